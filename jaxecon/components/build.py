@@ -1,0 +1,192 @@
+"""Build: mobile agents turn 1 Wood + 1 Stone into a House and earn coin.
+
+Follows ``ai_economist/foundation/components/build.py``.
+
+Action (mobile agents): one subspace ``Build`` with 1 action (1 = build on
+the agent's tile). An agent can build iff it holds >= 1 Wood and >= 1 Stone
+and its tile holds nothing (no resource, no landmark, no source block).
+Building: Wood -1, Stone -1, a House owned by the agent appears on its tile,
+Coin += build_payment, Labor += build_labor. Builders touch only their own
+tile, so the reference's random processing order cannot change the outcome
+and jaxecon builds all at once.
+
+Skills (at reset, per agent): ``skill_dist`` "none" -> skill 1, pay rate 1;
+"pareto" -> skill ~ Lomax(4) (numpy's ``pareto(4)``); "lognormal" -> skill ~
+LogNormal(-1, 0.5); pay rate = min(PMSM, (PMSM - 1) * skill + 1) with PMSM =
+payment_max_skill_multiplier; build_payment = pay rate * payment (coin).
+
+State (``state.components["Build"]``):
+    build_payment: float [n] coin earned per house.
+    build_skill: float [n] the sampled skill (what the agent observes).
+    n_builds: int32 [n] houses built this episode.
+    built: bool [n] whether the agent built on the last step (dense log).
+Observations (mobile): ``build_payment`` = build_payment / payment (0 when
+payment is 0, where Foundation divides by zero, quirk Q14), ``build_skill``.
+Mask (mobile): ``[can_build]``. Metrics: ``<i>/n_builds``, ``total_builds``
+(tiles with a House).
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import struct
+
+from jaxecon.core import config as cfg
+from jaxecon.core.component import Component
+from jaxecon.core.env import MOBILE
+from jaxecon.core.registry import component_registry
+from jaxecon.core.state import EnvState, float_dtype
+
+SKILL_DISTS = ("none", "pareto", "lognormal")
+
+
+@struct.dataclass
+class BuildParams:
+    """Numeric parameters of Build.
+
+    Attributes:
+        payment: float [] coin per house at pay rate 1 (Foundation casts to int).
+        payment_max_skill_multiplier: float [] the largest pay rate (>= 1).
+        build_labor: float [] labor per house.
+    """
+
+    payment: float = 10.0
+    payment_max_skill_multiplier: float = 1.0
+    build_labor: float = 10.0
+
+
+def sample_skill(key, skill_dist: str, shape, pmsm):
+    """(skill, pay_rate) float arrays of ``shape`` for a Build/Gather-style skill draw."""
+    f = float_dtype()
+    if skill_dist == "none":
+        return jnp.ones(shape, f), jnp.ones(shape, f)
+    if skill_dist == "pareto":
+        skill = jax.random.pareto(key, 4.0, shape, dtype=f) - 1.0  # Lomax(4), numpy's pareto(4)
+    else:
+        skill = jnp.exp(-1.0 + 0.5 * jax.random.normal(key, shape, dtype=f))
+    return skill, jnp.minimum(pmsm, (pmsm - 1) * skill + 1)
+
+
+@component_registry.add
+class Build(Component):
+    """Build houses from wood and stone for coin (see module docstring).
+
+    Args (Foundation's, with defaults):
+        payment: int >= 0 (10) coin per house at pay rate 1.
+        payment_max_skill_multiplier: int >= 1 (1).
+        skill_dist: "none" | "pareto" | "lognormal" ("none").
+        build_labor: float >= 0 (10.0).
+    Raises:
+        ValueError: for values outside those ranges.
+    """
+
+    name = "Build"
+    component_type = "Build"
+    required_entities = ("Wood", "Stone", "Coin", "House", "Labor")
+    agent_subclasses = (MOBILE,)
+    Params = BuildParams
+
+    def __init__(self, env, payment=10, payment_max_skill_multiplier=1, skill_dist="none", build_labor=10.0):
+        super().__init__(env)
+        self.payment = cfg.check_int("Build.payment", payment, minimum=0)
+        self.payment_max_skill_multiplier = cfg.check_int(
+            "Build.payment_max_skill_multiplier", payment_max_skill_multiplier, minimum=1
+        )
+        self.skill_dist = cfg.check_choice("Build.skill_dist", skill_dist, SKILL_DISTS)
+        self.build_labor = cfg.check_float("Build.build_labor", build_labor, minimum=0.0)
+
+    def default_params(self):
+        return BuildParams(
+            payment=float(self.payment),
+            payment_max_skill_multiplier=float(self.payment_max_skill_multiplier),
+            build_labor=self.build_labor,
+        )
+
+    def get_n_actions(self, agent_cls_name):
+        return 1 if agent_cls_name == MOBILE else None
+
+    def init(self, key, params):
+        n, f = self.n_agents, float_dtype()
+        return {
+            "build_payment": jnp.zeros(n, f),
+            "build_skill": jnp.ones(n, f),
+            "n_builds": jnp.zeros(n, jnp.int32),
+            "built": jnp.zeros(n, bool),
+        }
+
+    def reset(self, key, state: EnvState, params: BuildParams):
+        skill, pay_rate = sample_skill(
+            key, self.skill_dist, (self.n_agents,), params.payment_max_skill_multiplier
+        )
+        sub = self.init(key, params)
+        sub["build_payment"] = pay_rate * params.payment
+        sub["build_skill"] = skill
+        return state.replace(components={**state.components, self.name: sub})
+
+    def can_build(self, state: EnvState) -> jax.Array:
+        """bool [n]: holds Wood and Stone and stands on an empty tile."""
+        h, w = self.world_size
+        r, c = state.loc[:, 0], state.loc[:, 1]
+        placed = (r >= 0) & (c >= 0)
+        rr, cc = jnp.clip(r, 0, h - 1), jnp.clip(c, 0, w - 1)
+        occupied = jnp.zeros(r.shape, bool)
+        for k in self.env.map_keys:
+            occupied = occupied | (state.maps[k][rr, cc] > 0)
+        has = (state.inventory["Wood"] >= 1) & (state.inventory["Stone"] >= 1)
+        return has & placed & ~occupied
+
+    def step(self, key, state: EnvState, actions, params: BuildParams):
+        h, w = self.world_size
+        sub = state.components[self.name]
+        build = (actions["a"]["Build"] == 1) & self.can_build(state)
+        rows = jnp.where(build, state.loc[:, 0], h)  # h = out of bounds -> dropped
+        cols = state.loc[:, 1]
+        idx = jnp.arange(self.n_agents, dtype=jnp.int32)
+        maps = {**state.maps, "House": state.maps["House"].at[rows, cols].set(1.0, mode="drop")}
+        owner = {**state.owner, "House": state.owner["House"].at[rows, cols].set(idx, mode="drop")}
+        b = build.astype(float_dtype())
+        inventory = {
+            **state.inventory,
+            "Wood": state.inventory["Wood"] - b,
+            "Stone": state.inventory["Stone"] - b,
+            "Coin": state.inventory["Coin"] + b * sub["build_payment"],
+        }
+        endogenous = {**state.endogenous, "Labor": state.endogenous["Labor"] + b * params.build_labor}
+        sub = {**sub, "n_builds": sub["n_builds"] + build.astype(jnp.int32), "built": build}
+        return state.replace(
+            maps=maps,
+            owner=owner,
+            inventory=inventory,
+            endogenous=endogenous,
+            components={**state.components, self.name: sub},
+        )
+
+    def observe(self, state: EnvState, params: BuildParams):
+        sub = state.components[self.name]
+        pay = jnp.where(params.payment > 0, sub["build_payment"] / jnp.where(params.payment > 0, params.payment, 1.0), 0.0)
+        return {"a": {"build_payment": pay, "build_skill": sub["build_skill"]}}
+
+    def masks(self, state: EnvState, params):
+        return {"a": {"Build": self.can_build(state)[:, None]}}
+
+    def metrics(self, state: EnvState, params):
+        sub = state.components[self.name]
+        out = {f"{i}/n_builds": sub["n_builds"][i] for i in range(self.n_agents)}
+        out["total_builds"] = jnp.sum(state.maps["House"] > 0)
+        return out
+
+    def dense_log_entry(self, prev_state, state):
+        sub = state.components[self.name]
+        built = np.asarray(sub["built"])
+        loc = np.asarray(state.loc)
+        pay = np.asarray(sub["build_payment"])
+        return [
+            {"builder": int(i), "loc": [int(loc[i, 0]), int(loc[i, 1])], "income": float(pay[i])}
+            for i in np.flatnonzero(built)
+        ]
+
+    def agent_state_fields(self, state):
+        sub = state.components[self.name]
+        return {"build_payment": np.asarray(sub["build_payment"]), "build_skill": np.asarray(sub["build_skill"])}

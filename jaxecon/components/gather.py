@@ -1,0 +1,208 @@
+"""Gather: mobile agents move on the grid and collect resources.
+
+Follows ``ai_economist/foundation/components/move.py``.
+
+Action (mobile agents): one subspace ``Gather`` with 4 actions: 1 = left
+(col - 1), 2 = right (col + 1), 3 = up (row - 1), 4 = down (row + 1).
+Step: agents are processed in a random order (a permutation drawn from the
+key, as Foundation's ``get_random_order_agents``). Each moves to the target
+tile iff it is inside the grid, not blocked (Water), not another agent's House
+and not occupied by an agent at that moment, so an earlier agent can take a
+tile a later one aimed at (quirk Q2); a move costs ``move_labor`` only if it
+happened. Then every agent collects each collectible resource (Stone, Wood)
+with health >= 1 on its tile, including after a NO-OP (quirk Q10): the tile
+loses 1 health, the agent gains 1 unit, or 2 with probability
+``bonus_gather_prob``, and ``collect_labor`` labor. Agents never share a tile,
+so collection after all moves equals Foundation's interleaved order.
+
+Skills (at reset): ``skill_dist`` "none" -> bonus 0; "pareto" -> min(2,
+Lomax(3)) / 2; "lognormal" -> min(2, LogNormal(-2.022, 0.938)) / 2.
+
+State (``state.components["Gather"]``):
+    bonus_gather_prob: float [n] probability of a double collection.
+    collected: int32 [n, n_collectible] units collected on the last step, per
+        resource in ``env.collectible`` order (dense log).
+    moved: bool [n] whether the agent moved on the last step.
+Observations (mobile): ``bonus_gather_prob``. Mask (mobile): the 4 neighbours
+that are in bounds, unoccupied and accessible at observation time.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import struct
+
+from jaxecon.core import config as cfg
+from jaxecon.core import world
+from jaxecon.core.component import Component
+from jaxecon.core.env import MOBILE
+from jaxecon.core.registry import component_registry
+from jaxecon.core.state import EnvState, float_dtype
+
+SKILL_DISTS = ("none", "pareto", "lognormal")
+
+#: (d_row, d_col) of actions 0 (stay), 1 left, 2 right, 3 up, 4 down.
+MOVES = np.array([[0, 0], [0, -1], [0, 1], [-1, 0], [1, 0]], dtype=np.int32)
+
+
+@struct.dataclass
+class GatherParams:
+    """Numeric parameters of Gather.
+
+    Attributes:
+        move_labor: float [] labor per successful move.
+        collect_labor: float [] labor per collection.
+    """
+
+    move_labor: float = 1.0
+    collect_labor: float = 1.0
+
+
+@component_registry.add
+class Gather(Component):
+    """Move and collect (see module docstring).
+
+    Args (Foundation's, with defaults):
+        move_labor: float >= 0 (1.0).
+        collect_labor: float >= 0 (1.0).
+        skill_dist: "none" | "pareto" | "lognormal" ("none").
+    Raises:
+        ValueError: for values outside those ranges.
+    """
+
+    name = "Gather"
+    component_type = None
+    required_entities = ("Coin", "House", "Labor")
+    agent_subclasses = (MOBILE,)
+    Params = GatherParams
+
+    def __init__(self, env, move_labor=1.0, collect_labor=1.0, skill_dist="none"):
+        super().__init__(env)
+        self.move_labor = cfg.check_float("Gather.move_labor", move_labor, minimum=0.0)
+        self.collect_labor = cfg.check_float("Gather.collect_labor", collect_labor, minimum=0.0)
+        self.skill_dist = cfg.check_choice("Gather.skill_dist", skill_dist, SKILL_DISTS)
+
+    def default_params(self):
+        return GatherParams(move_labor=self.move_labor, collect_labor=self.collect_labor)
+
+    def get_n_actions(self, agent_cls_name):
+        return 4 if agent_cls_name == MOBILE else None
+
+    def init(self, key, params):
+        n, f = self.n_agents, float_dtype()
+        return {
+            "bonus_gather_prob": jnp.zeros(n, f),
+            "collected": jnp.zeros((n, len(self.env.collectible)), jnp.int32),
+            "moved": jnp.zeros(n, bool),
+        }
+
+    def reset(self, key, state: EnvState, params):
+        n, f = self.n_agents, float_dtype()
+        sub = self.init(key, params)
+        if self.skill_dist == "pareto":
+            x = jax.random.pareto(key, 3.0, (n,), dtype=f) - 1.0  # Lomax(3)
+            sub["bonus_gather_prob"] = jnp.minimum(2.0, x) / 2.0
+        elif self.skill_dist == "lognormal":
+            x = jnp.exp(-2.022 + 0.938 * jax.random.normal(key, (n,), dtype=f))
+            sub["bonus_gather_prob"] = jnp.minimum(2.0, x) / 2.0
+        return state.replace(components={**state.components, self.name: sub})
+
+    def _enterable(self, state: EnvState, idx, rows, cols):
+        """bool, shape of ``rows``: agent ``idx`` may enter tile (rows, cols), ignoring agents.
+
+        Not blocked (Water) and every private landmark there (House) is unowned
+        or owned by the agent. ``rows``/``cols`` must be in bounds.
+        """
+        ok = jnp.ones(rows.shape, bool)
+        for name in self.env.blocking_landmarks:
+            ok = ok & (state.maps[name][rows, cols] == 0)
+        for name in self.env.private_landmarks:
+            own = state.owner[name][rows, cols]
+            ok = ok & ((own == -1) | (own == idx))
+        return ok
+
+    def step(self, key, state: EnvState, actions, params: GatherParams):
+        h, w = self.world_size
+        n, f = self.n_agents, float_dtype()
+        k_perm, k_bonus = jax.random.split(key)
+        act = actions["a"]["Gather"]
+        target = state.loc + jnp.asarray(MOVES)[act]
+        inb = (target[:, 0] >= 0) & (target[:, 0] < h) & (target[:, 1] >= 0) & (target[:, 1] < w)
+        placed = state.loc[:, 0] >= 0
+        tr, tc = jnp.clip(target[:, 0], 0, h - 1), jnp.clip(target[:, 1], 0, w - 1)
+        enterable = self._enterable(state, jnp.arange(n), tr, tc)
+        wants = (act > 0) & inb & placed & enterable
+
+        def body(carry, i):
+            loc, occ = carry
+            ok = wants[i] & (occ[tr[i], tc[i]] == -1)
+            r, c = loc[i, 0], loc[i, 1]
+            occ = occ.at[r, c].set(jnp.where(ok, -1, occ[r, c]))
+            occ = occ.at[tr[i], tc[i]].set(jnp.where(ok, i, occ[tr[i], tc[i]]))
+            loc = loc.at[i].set(jnp.where(ok, jnp.stack([tr[i], tc[i]]), loc[i]))
+            return (loc, occ), ok
+
+        perm = jax.random.permutation(k_perm, n)
+        occ0 = world.loc_map(state, self.world_size)
+        (loc, _), moved_in_order = jax.lax.scan(body, (state.loc, occ0), perm)
+        moved = jnp.zeros(n, bool).at[perm].set(moved_in_order)
+
+        # Collection: every placed agent, on its (new) tile.
+        placed = loc[:, 0] >= 0
+        r = jnp.where(placed, loc[:, 0], h)
+        c = loc[:, 1]
+        rc, cc = jnp.clip(r, 0, h - 1), jnp.clip(c, 0, w - 1)
+        u = jax.random.uniform(k_bonus, (n, len(self.env.collectible)), dtype=f)
+        bonus = state.components[self.name]["bonus_gather_prob"]
+        maps, inventory = dict(state.maps), dict(state.inventory)
+        labor = state.endogenous["Labor"] + moved.astype(f) * params.move_labor
+        collected = []
+        for j, res in enumerate(self.env.collectible):
+            take = placed & (state.maps[res][rc, cc] >= 1)
+            amount = jnp.where(take, 1 + (u[:, j] < bonus).astype(jnp.int32), 0)
+            maps[res] = maps[res].at[r, c].add(-take.astype(f), mode="drop")
+            inventory[res] = inventory[res] + amount.astype(f)
+            labor = labor + take.astype(f) * params.collect_labor
+            collected.append(amount)
+        sub = {
+            **state.components[self.name],
+            "collected": jnp.stack(collected, axis=1).astype(jnp.int32),
+            "moved": moved,
+        }
+        return state.replace(
+            loc=loc,
+            maps=maps,
+            inventory=inventory,
+            endogenous={**state.endogenous, "Labor": labor},
+            components={**state.components, self.name: sub},
+        )
+
+    def observe(self, state: EnvState, params):
+        return {"a": {"bonus_gather_prob": state.components[self.name]["bonus_gather_prob"]}}
+
+    def masks(self, state: EnvState, params):
+        h, w = self.world_size
+        n = self.n_agents
+        target = state.loc[:, None, :] + jnp.asarray(MOVES[1:])[None]  # [n, 4, 2]
+        inb = (target[..., 0] >= 0) & (target[..., 0] < h) & (target[..., 1] >= 0) & (target[..., 1] < w)
+        tr, tc = jnp.clip(target[..., 0], 0, h - 1), jnp.clip(target[..., 1], 0, w - 1)
+        free = world.loc_map(state, self.world_size)[tr, tc] == -1
+        enterable = self._enterable(state, jnp.arange(n)[:, None], tr, tc)
+        return {"a": {"Gather": inb & free & enterable}}
+
+    def dense_log_entry(self, prev_state, state):
+        sub = state.components[self.name]
+        collected = np.asarray(sub["collected"])
+        loc = np.asarray(state.loc)
+        out = []
+        for i in range(self.n_agents):
+            for j, res in enumerate(self.env.collectible):
+                if collected[i, j] > 0:
+                    out.append({"agent": i, "resource": res, "n": int(collected[i, j]),
+                                "loc": [int(loc[i, 0]), int(loc[i, 1])]})
+        return out
+
+    def agent_state_fields(self, state):
+        return {"bonus_gather_prob": np.asarray(state.components[self.name]["bonus_gather_prob"])}

@@ -1,0 +1,21 @@
+"""jaxecon's core: state pytrees, registries, action spaces, the functional env."""
+
+from jaxecon.core.component import Component, NoParams
+from jaxecon.core.env import BaseEnvironment
+from jaxecon.core.registry import (
+    Registry,
+    agent_registry,
+    component_registry,
+    endogenous_registry,
+    landmark_registry,
+    resource_registry,
+    scenario_registry,
+)
+from jaxecon.core.spaces import ActionLayout
+from jaxecon.core.state import EnvParams, EnvState
+
+__all__ = [
+    "ActionLayout", "BaseEnvironment", "Component", "EnvParams", "EnvState", "NoParams",
+    "Registry", "agent_registry", "component_registry", "endogenous_registry",
+    "landmark_registry", "resource_registry", "scenario_registry",
+]

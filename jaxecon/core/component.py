@@ -1,0 +1,117 @@
+"""The Component protocol: a building block of an economy, as pure functions.
+
+Mirrors ``ai_economist/foundation/base/base_component.py``. A component is a
+small object built by ``jaxecon.make`` from its Foundation keyword arguments;
+it holds only static configuration and exposes pure functions over
+``EnvState``. To write your own, subclass ``Component`` in one file, register
+it with ``@jaxecon.components.add`` (or ``foundation.components.add``) and
+implement the methods below; the defaults do nothing.
+
+Per step the environment calls, in component-list order, ``step`` with the
+component's own decoded actions; after all components and the scenario step,
+``observe`` and ``masks`` build observations and action masks.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+from flax import struct
+
+from jaxecon.core.state import EnvState
+
+
+@struct.dataclass
+class NoParams:
+    """Parameter dataclass of a component without numeric parameters."""
+
+
+class Component:
+    """Base class of components.
+
+    Class attributes (as in Foundation):
+        name: registry name, e.g. ``"Gather"``.
+        component_type: shorthand used in metric and dense-log keys (``None`` -> name).
+        required_entities: resources/landmarks/endogenous it needs.
+        agent_subclasses: agent kinds it acts on (``BasicMobileAgent``, ``BasicPlanner``).
+        Params: flax dataclass of its numeric parameters (defaults = Foundation's).
+
+    Args:
+        env: the environment under construction (gives ``n_agents``,
+            ``world_size``, ``episode_length``, ``inv_scale``, ``resources``, ...).
+        **kwargs: Foundation's keyword arguments of this component. Unknown
+            ones raise ``TypeError``; bad values raise ``ValueError``.
+    """
+
+    name: str = ""
+    component_type: str | None = None
+    required_entities: tuple = ()
+    agent_subclasses: tuple = ()
+    Params: type = NoParams
+
+    def __init__(self, env):
+        self.env = env
+        self.n_agents = env.n_agents
+        self.world_size = tuple(env.world_size)
+        self.episode_length = env.episode_length
+        self.inv_scale = env.inv_scale
+
+    # ----- static structure -------------------------------------------------
+    @property
+    def shorthand(self) -> str:
+        """Key prefix of metrics and dense logs (Foundation's ``shorthand``)."""
+        return self.component_type or self.name
+
+    def default_params(self):
+        """This component's ``Params`` with the values given at construction."""
+        return self.Params()
+
+    def get_n_actions(self, agent_cls_name: str):
+        """Actions for an agent kind: ``None``/0, an int n, or a list of (sub_name, n)."""
+        return None
+
+    # ----- pure functions ---------------------------------------------------
+    def init(self, key: jax.Array, params) -> Any:
+        """The component's sub-state with the right shapes (values before reset)."""
+        return {}
+
+    def reset(self, key: jax.Array, state: EnvState, params) -> EnvState:
+        """Restore defaults at episode start (``additional_reset_steps``); may touch any field."""
+        return state
+
+    def step(self, key: jax.Array, state: EnvState, actions: dict, params) -> EnvState:
+        """Apply one step (``component_step``).
+
+        Args:
+            actions: ``{"a": {subspace name: int32 [n]}, "p": {subspace name: int32 []}}``,
+                local actions (0 = NO-OP), only this component's subspaces.
+        """
+        return state
+
+    def observe(self, state: EnvState, params) -> dict:
+        """Observations, unprefixed: ``{"a": {k: [n, ...]}, "p": {k: [...]}, "pa": {k: [n, ...]}}``.
+
+        ``"pa"`` entries are the planner's per-agent ``p<i>`` observations.
+        The environment prefixes every key with ``"<ComponentName>-"``.
+        """
+        return {}
+
+    def masks(self, state: EnvState, params) -> dict:
+        """Action masks: ``{"a": {subspace name: bool [n, size]}, "p": {name: bool [size]}}``."""
+        return {}
+
+    def metrics(self, state: EnvState, params) -> dict:
+        """Episode metrics, unprefixed (the env adds ``"<shorthand>/"``): ``{key: scalar}``."""
+        return {}
+
+    def dense_log_entry(self, prev_state: EnvState, state: EnvState) -> Any:
+        """Host-side: this step's dense-log entry (Python lists/dicts), or ``None`` for no log."""
+        return None
+
+    def agent_state_fields(self, state: EnvState) -> dict:
+        """Host-side: per-agent fields this component adds to Foundation's ``agent.state``.
+
+        Returns ``{field: np.ndarray [n]}`` (e.g. ``{"build_payment": ...}``).
+        """
+        return {}

@@ -1,0 +1,539 @@
+"""The functional environment: Foundation's ``BaseEnvironment`` as pure functions.
+
+Follows ``ai_economist/foundation/base/base_env.py``. A scenario subclasses
+``BaseEnvironment``; ``jaxecon.make`` builds one from Foundation's keyword
+arguments. The object holds only static structure; every call is a pure
+function of a PRNG key, an ``EnvState`` and ``EnvParams``::
+
+    env = jaxecon.make("layout_from_file/simple_wood_and_stone",
+                       components=[("Build", {}), ("Gather", {})],
+                       n_agents=4, world_size=[25, 25], episode_length=1000)
+    params = env.default_params
+    obs, state = env.reset(key, params)
+    obs, state, reward, done, info = env.step(key, state, actions, params)
+
+Reset order (``base_env.reset``): timestep 0, ``reset_starting_layout``,
+``reset_agent_states``, each component's ``reset`` in list order,
+``additional_reset_steps``, observations. Step order (``base_env.step``):
+timestep += 1, each component's ``step`` in list order, ``scenario_step``,
+observations and masks, rewards, ``done = timestep >= episode_length``.
+There is no auto-reset (Foundation has none; stepping past the end goes on,
+quirk Q12); see ``jaxecon.wrappers`` for one.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.experimental import checkify
+
+from jaxecon.core import config as cfg
+from jaxecon.core.component import NoParams
+from jaxecon.core.registry import (
+    component_registry,
+    endogenous_registry,
+    landmark_registry,
+    resource_registry,
+)
+from jaxecon.core.spaces import ActionLayout
+from jaxecon.core.state import EnvParams, EnvState, float_dtype
+
+MOBILE = "BasicMobileAgent"
+PLANNER = "BasicPlanner"
+
+
+def parse_components(components) -> list[tuple[str, dict]]:
+    """Normalise Foundation's ``components`` argument to ``[(name, kwargs), ...]``.
+
+    Accepts a list/tuple whose items are ``(name, kwargs)`` pairs or one-entry
+    ``{name: kwargs}`` dicts.
+
+    Raises:
+        ValueError: for any other shape, naming the bad item.
+    """
+    if not isinstance(components, (list, tuple)):
+        raise ValueError(
+            f"components must be a list of (name, kwargs) tuples or {{name: kwargs}} dicts, "
+            f"got {components!r}"
+        )
+    out = []
+    for item in components:
+        if isinstance(item, dict) and len(item) == 1:
+            (name, kwargs), = item.items()
+        elif isinstance(item, (list, tuple)) and len(item) == 2:
+            name, kwargs = item
+        else:
+            raise ValueError(
+                f"each entry of components must be (name, kwargs) or {{name: kwargs}}, got {item!r}"
+            )
+        if not isinstance(name, str) or not isinstance(kwargs, dict):
+            raise ValueError(
+                f"component entry {item!r}: name must be a str and kwargs a dict"
+            )
+        out.append((name, dict(kwargs)))
+    return out
+
+
+class BaseEnvironment:
+    """Base class of scenarios: static structure plus pure reset/step/observe.
+
+    Args (Foundation's ``BaseEnvironment`` keyword arguments and defaults):
+        components: list of ``(name, kwargs)`` or ``{name: kwargs}``; required.
+        n_agents: int >= 2, number of mobile agents.
+        world_size: [H, W] list/tuple of two positive ints.
+        episode_length: int >= 1, timesteps per episode.
+        multi_action_mode_agents: bool (False): one action per subspace per step.
+        multi_action_mode_planner: bool (True).
+        flatten_observations: bool (True): pack non-spatial obs into ``"flat"``.
+        flatten_masks: bool (True): action masks as one float vector.
+        allow_observation_scaling: bool (True): inventories observed x0.01 and
+            time as t / episode_length.
+        dense_log_frequency: None or int >= 1 (used by the stateful shim).
+        world_dense_log_frequency: int >= 1 (used by the stateful shim).
+        collate_agent_step_and_reset_data: bool (False) (used by the shim; the
+            functional API always returns ``{"a": ..., "p": ...}``).
+        seed: None or int >= 0: default seed of the shim and CLI. (Foundation
+            rejects 0, quirk Q11; jaxecon accepts it.)
+
+    Raises:
+        ValueError / TypeError: for bad values or unknown keyword arguments,
+            naming the argument and the allowed values.
+        KeyError: for an unknown component name, listing the known ones.
+    """
+
+    name: str = ""
+    agent_subclasses: tuple = (MOBILE, PLANNER)
+    required_entities: tuple = ()
+    Params: type = NoParams
+
+    def __init__(
+        self,
+        components=None,
+        n_agents=None,
+        world_size=None,
+        episode_length=1000,
+        multi_action_mode_agents=False,
+        multi_action_mode_planner=True,
+        flatten_observations=True,
+        flatten_masks=True,
+        allow_observation_scaling=True,
+        dense_log_frequency=None,
+        world_dense_log_frequency=50,
+        collate_agent_step_and_reset_data=False,
+        seed=None,
+    ):
+        if components is None:
+            raise ValueError("components is required: a list of (name, kwargs)")
+        if isinstance(n_agents, bool) or not isinstance(n_agents, (int, np.integer)):
+            raise ValueError(f"n_agents must be an int >= 2, got {n_agents!r}")
+        self.n_agents = cfg.check_int("n_agents", n_agents, minimum=2)
+        if not isinstance(world_size, (list, tuple)) or len(world_size) != 2:
+            raise ValueError(f"world_size must be [H, W] (two ints), got {world_size!r}")
+        self.world_size = (
+            cfg.check_int("world_size[0]", world_size[0], minimum=1),
+            cfg.check_int("world_size[1]", world_size[1], minimum=1),
+        )
+        self.episode_length = cfg.check_int("episode_length", episode_length, minimum=1)
+        self.multi_action_mode_agents = cfg.check_bool(
+            "multi_action_mode_agents", multi_action_mode_agents
+        )
+        self.multi_action_mode_planner = cfg.check_bool(
+            "multi_action_mode_planner", multi_action_mode_planner
+        )
+        self.flatten_observations = cfg.check_bool("flatten_observations", flatten_observations)
+        self.flatten_masks = cfg.check_bool("flatten_masks", flatten_masks)
+        self.allow_observation_scaling = cfg.check_bool(
+            "allow_observation_scaling", allow_observation_scaling
+        )
+        self.dense_log_frequency = (
+            None
+            if dense_log_frequency is None
+            else cfg.check_int("dense_log_frequency", dense_log_frequency, minimum=1)
+        )
+        self.world_dense_log_frequency = cfg.check_int(
+            "world_dense_log_frequency", world_dense_log_frequency, minimum=1
+        )
+        self.collate_agent_step_and_reset_data = cfg.check_bool(
+            "collate_agent_step_and_reset_data", collate_agent_step_and_reset_data
+        )
+        self.seed = None if seed is None else cfg.check_int("seed", seed, minimum=0)
+        self.inv_scale = 0.01 if self.allow_observation_scaling else 1.0
+
+        parsed = parse_components(components)
+        names = [n for n, _ in parsed]
+        classes = [component_registry.get(n) for n in names]
+        canonical = [c.name for c in classes]
+        if len(set(canonical)) != len(canonical):
+            raise ValueError(f"components must not repeat a name, got {canonical}")
+
+        # Entities: Coin and Labor always, plus what the scenario and components need.
+        entities = {"Coin", "Labor"} | set(self.required_entities)
+        for c in classes:
+            entities |= set(c.required_entities)
+        self.resources = sorted(e for e in entities if resource_registry.has(e))
+        self.endogenous = sorted(e for e in entities if endogenous_registry.has(e))
+        landmarks = sorted(e for e in entities if landmark_registry.has(e))
+        unknown = entities - set(self.resources) - set(self.endogenous) - set(landmarks)
+        if unknown:
+            raise ValueError(f"unknown entities required: {sorted(unknown)}")
+        self.collectible = [r for r in self.resources if resource_registry.get(r).collectible]
+        self.landmarks = landmarks + [r + "SourceBlock" for r in self.collectible]
+        self.map_keys = tuple(self.collectible + self.landmarks)
+        self.private_landmarks = tuple(
+            l for l in self.landmarks if landmark_registry.get(l).is_private()
+        )
+        self.blocking_landmarks = tuple(
+            l for l in self.landmarks if landmark_registry.get(l).is_blocking()
+        )
+
+        self.components = []
+        for cls, (_, kwargs) in zip(classes, parsed):
+            try:
+                self.components.append(cls(self, **kwargs))
+            except TypeError as e:
+                raise TypeError(f"component {cls.name}: {e}") from None
+        self.agent_actions = self._action_layout(MOBILE, self.multi_action_mode_agents)
+        self.planner_actions = self._action_layout(PLANNER, self.multi_action_mode_planner)
+
+        self._jit_step = jax.jit(self.step)
+        self._jit_reset = jax.jit(self.reset, static_argnames=())
+
+    # ------------------------------------------------------------------ structure
+    def _action_layout(self, agent_kind: str, multi: bool) -> ActionLayout:
+        names, sizes = [], []
+        for comp in self.components:
+            if agent_kind not in comp.agent_subclasses:
+                continue
+            n = comp.get_n_actions(agent_kind)
+            if n is None or (isinstance(n, int) and n == 0):
+                continue
+            if isinstance(n, (int, np.integer)):
+                names.append(comp.name)
+                sizes.append(int(n))
+            else:
+                for sub, k in n:
+                    if k:
+                        names.append(f"{comp.name}.{sub}")
+                        sizes.append(int(k))
+        return ActionLayout(tuple(names), tuple(sizes), multi)
+
+    def get_component(self, name: str):
+        """The component object by full name or shorthand.
+
+        Raises:
+            KeyError: if no component matches; lists the present ones.
+        """
+        for c in self.components:
+            if name in (c.name, c.shorthand):
+                return c
+        raise KeyError(
+            f"no component {name!r} in this environment; present: "
+            f"{[c.name for c in self.components]}"
+        )
+
+    def has_component(self, name: str) -> bool:
+        return any(name in (c.name, c.shorthand) for c in self.components)
+
+    def default_scenario_params(self):
+        """The scenario's ``Params`` with the values given at construction."""
+        return self.Params()
+
+    @property
+    def default_params(self) -> EnvParams:
+        """``EnvParams`` holding every numeric knob at the values given to ``make``."""
+        return EnvParams(
+            scenario=self.default_scenario_params(),
+            components={c.name: c.default_params() for c in self.components},
+        )
+
+    @property
+    def num_agents(self) -> int:
+        """Mobile agents plus the planner (Foundation's ``num_agents``)."""
+        return self.n_agents + 1
+
+    # ----------------------------------------------------------- scenario hooks
+    def init_scenario_state(self, params) -> Any:
+        """The scenario's sub-state with the right shapes."""
+        return {}
+
+    def reset_starting_layout(self, key, state: EnvState, params) -> EnvState:
+        """Part 1 of reset: the world layout (maps)."""
+        return state
+
+    def reset_agent_states(self, key, state: EnvState, params) -> EnvState:
+        """Part 2 of reset: inventories, escrow, endogenous, locations."""
+        return state
+
+    def additional_reset_steps(self, key, state: EnvState, params) -> EnvState:
+        """Last part of reset, after the components' resets."""
+        return state
+
+    def scenario_step(self, key, state: EnvState, params) -> EnvState:
+        """Scenario dynamics after the components' steps."""
+        return state
+
+    def generate_observations(self, state: EnvState, params) -> dict:
+        """Scenario observations, unprefixed: ``{"a": ..., "p": ..., "pa": ...}``."""
+        return {}
+
+    def compute_reward(self, state: EnvState, params):
+        """``(reward_a float [n], reward_p float [], new_state)``."""
+        f = float_dtype()
+        return jnp.zeros(self.n_agents, f), jnp.zeros((), f), state
+
+    def scenario_metrics(self, state: EnvState, params) -> dict:
+        """Scenario metrics ``{key: scalar}``."""
+        return {}
+
+    def step_info(self, state: EnvState, params) -> dict:
+        """Per-step ``info``: cheap metrics (``{key: scalar}``)."""
+        return {}
+
+    # --------------------------------------------------------------- functional
+    def init_state(self, key: jax.Array, params: EnvParams, completions=0) -> EnvState:
+        """An ``EnvState`` of the right shapes, before any reset logic."""
+        h, w = self.world_size
+        n = self.n_agents
+        f = float_dtype()
+        keys = jax.random.split(key, len(self.components) + 1)
+        return EnvState(
+            timestep=jnp.zeros((), jnp.int32),
+            completions=jnp.asarray(completions, jnp.int32),
+            maps={k: jnp.zeros((h, w), f) for k in self.map_keys},
+            owner={k: jnp.full((h, w), -1, jnp.int32) for k in self.private_landmarks},
+            loc=jnp.full((n, 2), -1, jnp.int32),
+            inventory={r: jnp.zeros(n, f) for r in self.resources},
+            escrow={r: jnp.zeros(n, f) for r in self.resources},
+            endogenous={e: jnp.zeros(n, f) for e in self.endogenous},
+            planner_inventory={r: jnp.zeros((), f) for r in self.resources},
+            planner_escrow={r: jnp.zeros((), f) for r in self.resources},
+            components={
+                c.name: c.init(k, params.components[c.name])
+                for c, k in zip(self.components, keys[1:])
+            },
+            scenario=self.init_scenario_state(params),
+        )
+
+    def reset(self, key: jax.Array, params: EnvParams, completions=0):
+        """Start an episode.
+
+        Args:
+            key: PRNG key; the only source of randomness.
+            params: ``EnvParams`` (e.g. ``env.default_params``).
+            completions: int [] episodes completed before this one (Foundation's
+                ``_completions``; drives annealing). Default 0.
+        Returns:
+            ``(obs, state)``: observations ``{"a": {...}, "p": {...}}`` and ``EnvState``.
+        """
+        k_init, k_layout, k_agents, k_comp, k_extra = jax.random.split(key, 5)
+        state = self.init_state(k_init, params, completions)
+        state = self.reset_starting_layout(k_layout, state, params)
+        state = self.reset_agent_states(k_agents, state, params)
+        ckeys = jax.random.split(k_comp, max(1, len(self.components)))
+        for comp, k in zip(self.components, ckeys):
+            state = comp.reset(k, state, params.components[comp.name])
+        state = self.additional_reset_steps(k_extra, state, params)
+        return self.observe(state, params), state
+
+    def _check_actions(self, actions):
+        """Trace-time validation of the action pytree; returns (a, p) int32 arrays."""
+        if actions is None:
+            actions = {}
+        if not isinstance(actions, dict):
+            raise ValueError(f'actions must be a dict {{"a": ..., "p": ...}}, got {type(actions)}')
+        extra = set(actions) - {"a", "p"}
+        if extra:
+            raise ValueError(f'actions has unknown keys {sorted(extra)}; allowed: "a", "p"')
+        out = []
+        for key, layout, lead in (("a", self.agent_actions, (self.n_agents,)), ("p", self.planner_actions, ())):
+            shape = lead + layout.action_shape
+            if key not in actions or actions[key] is None:
+                out.append(jnp.zeros(shape, jnp.int32))
+                continue
+            arr = jnp.asarray(actions[key])
+            if not jnp.issubdtype(arr.dtype, jnp.integer):
+                raise ValueError(
+                    f'actions["{key}"] must have an integer dtype, got {arr.dtype}'
+                )
+            if arr.shape != shape:
+                raise ValueError(
+                    f'actions["{key}"] must have shape {shape} '
+                    f'({"multi" if layout.multi_action_mode else "single"}-action mode), got {arr.shape}'
+                )
+            out.append(arr.astype(jnp.int32))
+        return out
+
+    def _step(self, key, state: EnvState, actions, params: EnvParams, checked: bool):
+        a, p = self._check_actions(actions)
+        if checked:
+            ok_a = self.agent_actions.in_range(a)
+            checkify.check(
+                jnp.all(ok_a),
+                "out-of-range mobile-agent action: {} (allowed: " + self._range_text(self.agent_actions) + ")",
+                a,
+            )
+            if not self.planner_actions.passive:
+                checkify.check(
+                    jnp.all(self.planner_actions.in_range(p)),
+                    "out-of-range planner action: {} (allowed: " + self._range_text(self.planner_actions) + ")",
+                    p,
+                )
+        local_a = self.agent_actions.decode(a)
+        local_p = self.planner_actions.decode(p)
+        state = state.replace(timestep=state.timestep + 1)
+        keys = jax.random.split(key, len(self.components) + 1)
+        for comp, k in zip(self.components, keys[1:]):
+            prefix = comp.name
+            acts = {
+                "a": {n: v for n, v in local_a.items() if n.split(".")[0] == prefix},
+                "p": {n: v for n, v in local_p.items() if n.split(".")[0] == prefix},
+            }
+            state = comp.step(k, state, acts, params.components[comp.name])
+        state = self.scenario_step(keys[0], state, params)
+        obs = self.observe(state, params)
+        rew_a, rew_p, state = self.compute_reward(state, params)
+        done = state.timestep >= self.episode_length
+        state = state.replace(completions=state.completions + done.astype(jnp.int32))
+        info = self.step_info(state, params)
+        return obs, state, {"a": rew_a, "p": rew_p}, done, info
+
+    @staticmethod
+    def _range_text(layout: ActionLayout) -> str:
+        if layout.multi_action_mode:
+            return f"per subspace 0..dims-1 with dims={layout.dims.tolist()}"
+        return f"0..{layout.n_actions - 1}"
+
+    def step(self, key: jax.Array, state: EnvState, actions: dict, params: EnvParams):
+        """Advance one timestep.
+
+        Args:
+            key: PRNG key for this step.
+            state: ``EnvState``.
+            actions: ``{"a": int [n_agents] (single-action mode) or
+                int [n_agents, n_subspaces] (multi-action mode), "p": int [] or
+                int [n_planner_subspaces]}``; a missing entry means NO-OP.
+                Out-of-range indices act as NO-OP (see ``checked_step``).
+            params: ``EnvParams``.
+        Returns:
+            ``(obs, state, reward, done, info)`` with ``reward = {"a": float [n],
+            "p": float []}``, ``done`` bool [] (timestep >= episode_length).
+        Raises:
+            ValueError: at trace time, for a wrong action structure, shape or dtype.
+        """
+        return self._step(key, state, actions, params, checked=False)
+
+    def checked_step(self, key, state, actions, params):
+        """``step`` under ``jax.experimental.checkify``: returns ``(err, outputs)``.
+
+        ``err.throw()`` raises ``JaxRuntimeError`` if any action was out of range.
+        Works under ``jax.jit``.
+        """
+        fn = checkify.checkify(functools.partial(self._step, checked=True))
+        return fn(key, state, actions, params)
+
+    # -------------------------------------------------------------- observation
+    def observe(self, state: EnvState, params: EnvParams) -> dict:
+        """Observations with Foundation's keys, shapes and scaling, plus action masks.
+
+        Returns ``{"a": {field: [n, ...]}, "p": {field: ..., "p0": ..., ...}}``.
+        With ``flatten_observations``, non-spatial fields are packed into
+        ``"flat"`` (float32) in sorted key order; fields with more than one
+        per-agent dimension (``world-map``, ``world-idx_map``) and ``time`` stay
+        separate; each planner ``p<i>`` entry is its own flat vector.
+        """
+        n = self.n_agents
+        groups = {"a": {}, "p": {}, "pa": {}}
+        for prefix, source in [("world", self.generate_observations(state, params))] + [
+            (c.name, c.observe(state, params.components[c.name])) for c in self.components
+        ]:
+            for g, entries in source.items():
+                for k, v in entries.items():
+                    groups[g][f"{prefix}-{k}"] = jnp.asarray(v)
+        t = state.timestep.astype(jnp.float32) / (
+            float(self.episode_length) if self.allow_observation_scaling else 1.0
+        )
+        groups["a"]["time"] = jnp.broadcast_to(t, (n, 1))
+        groups["p"]["time"] = jnp.reshape(t, (1,))
+
+        masks = self.masks(state, params)
+        obs_a = self._pack(groups["a"], batched=True)
+        obs_p = self._pack(groups["p"], batched=False)
+        if groups["pa"]:
+            pa = self._pack(groups["pa"], batched=True, with_time=False)
+            for i in range(n):
+                if self.flatten_observations:
+                    obs_p[f"p{i}"] = pa["flat"][i]
+                else:
+                    obs_p[f"p{i}"] = {k: v[i] for k, v in pa.items()}
+        obs_a["action_mask"] = masks["a"]
+        obs_p["action_mask"] = masks["p"]
+        return {"a": obs_a, "p": obs_p}
+
+    def _pack(self, entries: dict, batched: bool, with_time: bool = True) -> dict:
+        """Foundation's observation packager (``base_env._generate_observations``)."""
+        if not self.flatten_observations:
+            return dict(entries)
+        base = 1 if batched else 0
+        keep, flat = {}, []
+        for k in sorted(entries):
+            v = entries[k]
+            if v.ndim - base > 1:
+                keep[k] = v
+                continue
+            if k == "time" and with_time:
+                keep[k] = v
+            flat.append(v.reshape(v.shape[:base] + (-1,)).astype(jnp.float32))
+        if flat:
+            keep["flat"] = jnp.concatenate(flat, axis=-1)
+        return keep
+
+    def masks(self, state: EnvState, params: EnvParams) -> dict:
+        """Action masks ``{"a": ..., "p": ...}``: flattened float32 vectors
+        (``flatten_masks``), else ``{subspace name: uint8 [..., size]}`` dicts."""
+        m = {"a": {}, "p": {}}
+        for c in self.components:
+            for g, entries in c.masks(state, params.components[c.name]).items():
+                m[g].update(entries)
+        n = self.n_agents
+        for g, layout, batch in (("a", self.agent_actions, (n,)), ("p", self.planner_actions, ())):
+            for name, size in zip(layout.names, layout.sizes):
+                if name not in m[g]:
+                    m[g][name] = jnp.ones(batch + (size,), bool)
+        if self.flatten_masks:
+            return {
+                "a": self.agent_actions.flatten_masks(m["a"], (n,)),
+                "p": self.planner_actions.flatten_masks(m["p"], ()),
+            }
+        return {
+            g: {k: v.astype(jnp.uint8) for k, v in m[g].items() if k in layout.names}
+            for g, layout in (("a", self.agent_actions), ("p", self.planner_actions))
+        }
+
+    def metrics(self, state: EnvState, params: EnvParams) -> dict:
+        """Foundation's ``env.metrics``: scenario metrics plus ``"<shorthand>/<key>"``
+        component metrics, as scalar arrays. Jittable."""
+        out = dict(self.scenario_metrics(state, params))
+        for c in self.components:
+            for k, v in c.metrics(state, params.components[c.name]).items():
+                out[f"{c.shorthand}/{k}"] = v
+        return out
+
+    # ---------------------------------------------------------------- utilities
+    def sample_actions(self, key: jax.Array, obs: dict) -> dict:
+        """Uniformly random valid actions from the flattened masks in ``obs``.
+
+        Returns the ``actions`` dict for ``step``. Requires ``flatten_masks``.
+        """
+        if not self.flatten_masks:
+            raise ValueError("sample_actions needs flatten_masks=True")
+        ka, kp = jax.random.split(key)
+        return {
+            "a": self.agent_actions.sample(ka, obs["a"]["action_mask"]),
+            "p": self.planner_actions.sample(kp, obs["p"]["action_mask"])
+            if (self.planner_actions.multi_action_mode or not self.planner_actions.passive)
+            else jnp.zeros((), jnp.int32),
+        }

@@ -1,0 +1,156 @@
+"""Action subspaces, action decoding and mask flattening.
+
+Follows ``ai_economist/foundation/base/base_agent.py`` (``register_components``,
+``parse_actions``, ``flatten_masks``): each component contributes zero, one or
+several action subspaces per agent kind, in component-list order. In
+single-action mode an agent picks one global index (0 = NO-OP, then every
+subspace's actions 1..n consecutively); in multi-action mode it picks one
+index per subspace (0 = that subspace's NO-OP).
+
+Out-of-range rule inside jit: an action index outside ``[0, n_actions)``
+(single-action mode) or outside ``[0, n_k]`` for subspace k (multi-action
+mode) is treated as NO-OP. Foundation raises ``ValueError`` in the component
+instead (quirk Q1); ``Env.checked_step`` reports such actions with
+``jax.experimental.checkify``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+
+@dataclass(frozen=True)
+class ActionLayout:
+    """The action subspaces of one agent kind (mobile agents or the planner).
+
+    Attributes:
+        names: subspace names in order, e.g. ``("Build", "Gather")`` or
+            ``("PeriodicBracketTax.TaxIndexBracket_000", ...)``.
+        sizes: number of actions of each subspace, excluding NO-OP.
+        multi_action_mode: whether the agent picks one action per subspace.
+    """
+
+    names: tuple
+    sizes: tuple
+    multi_action_mode: bool
+
+    @property
+    def passive(self) -> bool:
+        """True if the agent has no action subspace at all."""
+        return len(self.names) == 0
+
+    @property
+    def n_actions(self) -> int:
+        """Single-action mode: 1 + sum of sizes (Foundation's ``action_spaces``)."""
+        return 1 + int(sum(self.sizes))
+
+    @property
+    def dims(self) -> np.ndarray:
+        """Multi-action mode: int32 [n_subspaces] of sizes + 1 (own NO-OP each).
+
+        A passive multi-action agent has one placeholder subspace of size 1
+        (``PassiveAgentPlaceholder``), as in Foundation.
+        """
+        if self.passive:
+            return np.ones(1, dtype=np.int32)
+        return np.asarray(self.sizes, dtype=np.int32) + 1
+
+    @property
+    def mask_size(self) -> int:
+        """Length of the flattened action mask."""
+        if self.multi_action_mode:
+            return int(self.dims.sum())
+        return self.n_actions
+
+    @property
+    def action_shape(self) -> tuple:
+        """Trailing action shape per agent: () single-action, (n_subspaces,) multi-action."""
+        return (len(self.dims),) if self.multi_action_mode else ()
+
+    def single_action_map(self) -> dict:
+        """Global index -> (subspace name, local action), as Foundation's ``single_action_map``."""
+        out, g = {}, 1
+        for name, n in zip(self.names, self.sizes):
+            for k in range(1, n + 1):
+                out[g] = (name, k)
+                g += 1
+        return out
+
+    def _tables(self):
+        sub = np.full(self.n_actions, -1, dtype=np.int32)
+        local = np.zeros(self.n_actions, dtype=np.int32)
+        for g, (name, k) in self.single_action_map().items():
+            sub[g] = self.names.index(name)
+            local[g] = k
+        return sub, local
+
+    def in_range(self, actions: jax.Array) -> jax.Array:
+        """bool, same leading shape as ``actions`` minus the subspace axis: action is in range."""
+        if self.multi_action_mode:
+            dims = jnp.asarray(self.dims)
+            return jnp.all((actions >= 0) & (actions < dims), axis=-1)
+        return (actions >= 0) & (actions < self.n_actions)
+
+    def decode(self, actions: jax.Array) -> dict:
+        """Local action per subspace: ``{name: int32 [...]}`` (0 = NO-OP).
+
+        Args:
+            actions: int [...] (single-action) or int [..., n_subspaces] (multi-action).
+        """
+        if self.passive:
+            return {}
+        if self.multi_action_mode:
+            dims = jnp.asarray(self.dims)
+            ok = (actions >= 0) & (actions < dims)
+            actions = jnp.where(ok, actions, 0).astype(jnp.int32)
+            return {name: actions[..., i] for i, name in enumerate(self.names)}
+        sub, local = self._tables()
+        ok = (actions >= 0) & (actions < self.n_actions)
+        g = jnp.where(ok, actions, 0)
+        s = jnp.asarray(sub)[g]
+        loc = jnp.asarray(local)[g]
+        return {name: jnp.where(s == i, loc, 0) for i, name in enumerate(self.names)}
+
+    def flatten_masks(self, masks: dict, batch_shape: tuple) -> jax.Array:
+        """float32 [*batch_shape, mask_size]: Foundation's flattened action mask.
+
+        Args:
+            masks: ``{subspace name: bool/float [*batch_shape, size]}``; must hold
+                every subspace (``KeyError`` otherwise).
+        """
+        one = jnp.ones(batch_shape + (1,), dtype=jnp.float32)
+        if self.passive:
+            return one
+        parts = [] if self.multi_action_mode else [one]
+        for name in self.names:
+            if self.multi_action_mode:
+                parts.append(one)
+            parts.append(masks[name].astype(jnp.float32))
+        return jnp.concatenate(parts, axis=-1)
+
+    def sample(self, key: jax.Array, flat_mask: jax.Array) -> jax.Array:
+        """A uniformly random valid action from a flattened mask.
+
+        Single-action mode: uniform over the valid global indices (NO-OP included).
+        Multi-action mode: independently per subspace, uniform over its valid
+        indices (its NO-OP included).
+
+        Args:
+            key: PRNG key.
+            flat_mask: float [*batch, mask_size].
+        Returns:
+            int32 [*batch] or int32 [*batch, n_subspaces].
+        """
+        logits = jnp.where(flat_mask > 0, 0.0, -jnp.inf)
+        if not self.multi_action_mode:
+            return jax.random.categorical(key, logits, axis=-1).astype(jnp.int32)
+        out, start = [], 0
+        keys = jax.random.split(key, len(self.dims))
+        for i, d in enumerate(self.dims):
+            out.append(jax.random.categorical(keys[i], logits[..., start:start + d], axis=-1))
+            start += int(d)
+        return jnp.stack(out, axis=-1).astype(jnp.int32)

@@ -1,0 +1,88 @@
+"""The state and parameter pytrees of an economy.
+
+``EnvState`` holds everything about one economy at one timestep (nothing lives
+outside it); ``EnvParams`` holds every numeric knob, traced so that it can be
+vmapped over and differentiated. Static structure (which components, shapes,
+episode length) lives on the environment object built by ``jaxecon.make``.
+
+Field layout follows Foundation's ``World``/``Maps``/agent state
+(``ai_economist/foundation/base/world.py``, ``base_agent.py``), batched over
+agents along axis 0.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+from flax import struct
+
+
+@struct.dataclass
+class EnvState:
+    """One economy's complete state.
+
+    Shapes use ``n`` = n_agents (mobile agents), ``H, W`` = world_size.
+    "float" is float32, or float64 under ``jax_enable_x64``.
+
+    Attributes:
+        timestep: int32 [] — steps taken in this episode (Foundation's ``world.timestep``).
+        completions: int32 [] — episodes completed so far (Foundation's ``env._completions``);
+            drives energy warm-up and tax annealing. Incremented by every step that
+            returns ``done`` (also after the end, as Foundation does, quirk Q12).
+        maps: dict name -> float [H, W] — resource health (``Wood``, ``Stone``),
+            public/blocking landmarks (``WoodSourceBlock``, ``StoneSourceBlock``, ``Water``)
+            and the health of private landmarks (``House``). Keys in Foundation's map order.
+        owner: dict name -> int32 [H, W] — owner of each private landmark tile
+            (agent index, -1 = unowned), e.g. ``owner["House"]``.
+        loc: int32 [n, 2] — (row, col) of each mobile agent; -1 when not placed.
+        inventory: dict resource -> float [n] — e.g. ``inventory["Coin"]`` (coin),
+            ``inventory["Wood"]`` (units).
+        escrow: dict resource -> float [n] — resources held in escrow by open orders.
+        endogenous: dict name -> float [n] — ``endogenous["Labor"]`` (labor units).
+        planner_inventory: dict resource -> float [] — the planner's inventory.
+        planner_escrow: dict resource -> float [] — the planner's escrow.
+        components: dict component name -> that component's sub-state pytree.
+        scenario: the scenario's sub-state pytree (reward baselines, trackers).
+    """
+
+    timestep: jax.Array
+    completions: jax.Array
+    maps: dict
+    owner: dict
+    loc: jax.Array
+    inventory: dict
+    escrow: dict
+    endogenous: dict
+    planner_inventory: dict
+    planner_escrow: dict
+    components: dict
+    scenario: Any
+
+    def total_endowment(self, resource: str) -> jax.Array:
+        """Inventory plus escrow of ``resource`` per mobile agent: float [n]."""
+        return self.inventory[resource] + self.escrow[resource]
+
+
+@struct.dataclass
+class EnvParams:
+    """Every numeric knob of an economy, as a pytree of (traced) floats.
+
+    Attributes:
+        scenario: the scenario's parameter dataclass (e.g. isoelastic_eta, energy_cost).
+        components: dict component name -> that component's parameter dataclass
+            (e.g. ``components["Build"].payment``).
+
+    Leaves are Python floats (or arrays), so ``jax.grad`` with respect to them and
+    ``jax.vmap`` over a batch of them both work. Structure (which fields exist) is
+    fixed by ``jaxecon.make``.
+    """
+
+    scenario: Any
+    components: dict
+
+
+def float_dtype():
+    """The float dtype arrays are created with: float64 under ``jax_enable_x64``, else float32."""
+    return jnp.result_type(float)

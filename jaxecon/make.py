@@ -1,0 +1,63 @@
+"""``jaxecon.make`` and ``jaxecon.make_from_config``: build an environment by name.
+
+Mirrors ``ai_economist.foundation.make_env_instance``: the keyword arguments
+are exactly Foundation's scenario and component kwargs.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+from jaxecon.core.env import BaseEnvironment
+from jaxecon.core.registry import scenario_registry
+
+
+def _allowed_kwargs(cls) -> list[str]:
+    names = set()
+    for klass in cls.__mro__:
+        if "__init__" in vars(klass):
+            sig = inspect.signature(vars(klass)["__init__"])
+            names |= {p.name for p in sig.parameters.values()
+                      if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name != "self"}
+    return sorted(names)
+
+
+def make(scenario_name: str, **kwargs) -> BaseEnvironment:
+    """Build the scenario ``scenario_name`` with Foundation's keyword arguments.
+
+    Args:
+        scenario_name: a registered scenario name, e.g.
+            ``"layout_from_file/simple_wood_and_stone"`` (case-insensitive).
+        **kwargs: the scenario's and ``BaseEnvironment``'s keyword arguments
+            (``components``, ``n_agents``, ``world_size``, ``episode_length``, ...).
+    Returns:
+        The environment (a ``BaseEnvironment`` subclass instance).
+    Raises:
+        KeyError: unknown scenario (lists the known ones) or component.
+        TypeError: unknown keyword argument (lists the allowed ones).
+        ValueError: bad values (names the argument and the allowed values).
+    """
+    cls = scenario_registry.get(scenario_name)
+    allowed = _allowed_kwargs(cls)
+    unknown = sorted(set(kwargs) - set(allowed))
+    if unknown:
+        raise TypeError(
+            f"unknown keyword argument(s) {unknown} for scenario {cls.name!r}; allowed: {allowed}"
+        )
+    return cls(**kwargs)
+
+
+def make_from_config(env_config: dict) -> BaseEnvironment:
+    """Build from the dict Foundation users pass to ``make_env_instance(**env_config)``.
+
+    ``env_config["scenario_name"]`` names the scenario; every other key is a
+    keyword argument of ``make``.
+
+    Raises:
+        ValueError: if ``env_config`` is not a dict or lacks ``scenario_name``;
+            otherwise as ``make``.
+    """
+    if not isinstance(env_config, dict) or "scenario_name" not in env_config:
+        raise ValueError("env_config must be a dict with a 'scenario_name' key")
+    cfg = dict(env_config)
+    return make(cfg.pop("scenario_name"), **cfg)

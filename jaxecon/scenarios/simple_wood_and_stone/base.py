@@ -1,0 +1,368 @@
+"""Shared logic of the five wood-and-stone scenarios.
+
+Follows ``ai_economist/foundation/scenarios/simple_wood_and_stone/
+{layout_from_file,dynamic_layout}.py``: agent reset (fresh inventories and
+random placement), resource regeneration, observations (egocentric or full map
+windows, inventories, locations), rewards (marginal isoelastic utility for
+agents, marginal social welfare for the planner) and scenario metrics.
+
+Rewards (``compute_reward``): every step each agent's "optimization metric"
+U is recomputed and the reward is U_now - U_before (Foundation's
+``curr_optimization_metric``). Mobile: isoelastic_coin_minus_labor(total coin,
+Labor, isoelastic_eta, energy_weight * energy_cost). Planner, by
+``planner_reward_type``: coin_eq_times_productivity with equality weight
+1 - mixing_weight_gini_vs_coin, inv_income_weighted_coin_endowments, or
+inv_income_weighted_utility. ``energy_weight`` is 1 if
+energy_warmup_constant <= 0, else 1 - exp(-x / constant) with x = completed
+episodes ("decay") or the number of steps with positive mean agent reward so
+far ("auto", never reset).
+
+Scenario state (``state.scenario``):
+    curr_metric: float [n + 1] the last U of each agent and (last entry) the planner.
+    auto_warmup_integrator: int32 [] steps whose mean agent reward was > 0.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+from flax import struct
+
+from jaxecon import rewards, social_metrics
+from jaxecon.core import config as cfg
+from jaxecon.core import world
+from jaxecon.core.env import BaseEnvironment
+from jaxecon.core.state import EnvState, float_dtype
+
+PLANNER_REWARD_TYPES = (
+    "coin_eq_times_productivity",
+    "inv_income_weighted_coin_endowments",
+    "inv_income_weighted_utility",
+)
+
+
+@struct.dataclass
+class WoodAndStoneParams:
+    """Numeric parameters of a wood-and-stone scenario.
+
+    Attributes:
+        starting_agent_coin: float [] coin each mobile agent holds after reset.
+        isoelastic_eta: float [] in [0, 1], curvature of utility in coin.
+        energy_cost: float [] utility cost per unit of labor (after warm-up).
+        energy_warmup_constant: float [] warm-up time constant (0 = none).
+        mixing_weight_gini_vs_coin: float [] in [0, 1]; 0 = SWF eq*prod, 1 = prod.
+        regen_weight: dict resource -> float [] regeneration probability weight.
+        max_health: dict resource -> float [] cap of resource health per tile.
+    """
+
+    starting_agent_coin: float = 0.0
+    isoelastic_eta: float = 0.23
+    energy_cost: float = 0.21
+    energy_warmup_constant: float = 0.0
+    mixing_weight_gini_vs_coin: float = 0.0
+    regen_weight: dict = struct.field(default_factory=dict)
+    max_health: dict = struct.field(default_factory=dict)
+
+
+class WoodAndStoneScenario(BaseEnvironment):
+    """Base of the wood-and-stone scenarios (not registered itself).
+
+    Args (Foundation's shared scenario kwargs, with defaults):
+        planner_gets_spatial_info: bool (True) planner sees the map and agents' locations.
+        full_observability: bool (False) agents see the whole map, not a window.
+        mobile_agent_observation_range: int >= 0 (5) window half-width.
+        starting_agent_coin: float >= 0 (0).
+        isoelastic_eta: float in [0, 1] (0.23).
+        energy_cost: float >= 0 (0.21).
+        energy_warmup_constant: float >= 0 (0).
+        energy_warmup_method: "decay" | "auto" ("decay").
+        planner_reward_type: one of ``PLANNER_REWARD_TYPES``
+            ("coin_eq_times_productivity"). Foundation accepts any string and
+            fails at reset (quirk Q24); jaxecon rejects it at construction.
+        mixing_weight_gini_vs_coin: float in [0, 1] (0).
+        **base_env_kwargs: ``BaseEnvironment``'s.
+    Raises:
+        ValueError: for out-of-range values, naming the argument.
+    """
+
+    Params = WoodAndStoneParams
+    #: Per-resource regeneration kernel half-width (static: it sets the kernel shape).
+    regen_halfwidth: dict = {}
+
+    def __init__(
+        self,
+        planner_gets_spatial_info=True,
+        full_observability=False,
+        mobile_agent_observation_range=5,
+        starting_agent_coin=0,
+        isoelastic_eta=0.23,
+        energy_cost=0.21,
+        energy_warmup_constant=0,
+        energy_warmup_method="decay",
+        planner_reward_type="coin_eq_times_productivity",
+        mixing_weight_gini_vs_coin=0.0,
+        **base_env_kwargs,
+    ):
+        super().__init__(**base_env_kwargs)
+        if "House" not in self.landmarks:
+            # Foundation fails at reset here (quirk Q18); fail at construction instead.
+            raise ValueError(
+                f"{self.name} needs the House landmark: include a component that requires it "
+                f"(Build or Gather); got components {[c.name for c in self.components]}"
+            )
+        self.planner_gets_spatial_info = cfg.check_bool(
+            "planner_gets_spatial_info", planner_gets_spatial_info
+        )
+        self.full_observability = cfg.check_bool("full_observability", full_observability)
+        self.mobile_agent_observation_range = cfg.check_int(
+            "mobile_agent_observation_range", mobile_agent_observation_range, minimum=0
+        )
+        self.starting_agent_coin = cfg.check_float("starting_agent_coin", starting_agent_coin, minimum=0.0)
+        self.isoelastic_eta = cfg.check_float("isoelastic_eta", isoelastic_eta, 0.0, 1.0)
+        self.energy_cost = cfg.check_float("energy_cost", energy_cost, minimum=0.0)
+        self.energy_warmup_constant = cfg.check_float(
+            "energy_warmup_constant", energy_warmup_constant, minimum=0.0
+        )
+        self.energy_warmup_method = cfg.check_choice(
+            "energy_warmup_method", energy_warmup_method, ("decay", "auto")
+        )
+        self.planner_reward_type = cfg.check_choice(
+            "planner_reward_type", planner_reward_type, PLANNER_REWARD_TYPES
+        )
+        self.mixing_weight_gini_vs_coin = cfg.check_float(
+            "mixing_weight_gini_vs_coin", mixing_weight_gini_vs_coin, 0.0, 1.0
+        )
+
+    # ------------------------------------------------------------------ params
+    def regen_specs(self) -> dict:
+        """``{resource: (regen_weight, max_health)}`` given at construction."""
+        raise NotImplementedError
+
+    def default_scenario_params(self):
+        specs = self.regen_specs()
+        return WoodAndStoneParams(
+            starting_agent_coin=self.starting_agent_coin,
+            isoelastic_eta=self.isoelastic_eta,
+            energy_cost=self.energy_cost,
+            energy_warmup_constant=self.energy_warmup_constant,
+            mixing_weight_gini_vs_coin=self.mixing_weight_gini_vs_coin,
+            regen_weight={r: float(w) for r, (w, _) in specs.items()},
+            max_health={r: float(m) for r, (_, m) in specs.items()},
+        )
+
+    def init_scenario_state(self, params):
+        return {
+            "curr_metric": jnp.zeros(self.n_agents + 1, float_dtype()),
+            "auto_warmup_integrator": jnp.zeros((), jnp.int32),
+        }
+
+    # ------------------------------------------------------------------- reset
+    def reset_agent_states(self, key, state: EnvState, params) -> EnvState:
+        """Fresh inventories (Coin = starting_agent_coin), then random placement."""
+        f = float_dtype()
+        n = self.n_agents
+        inventory = {r: jnp.zeros(n, f) for r in self.resources}
+        inventory["Coin"] = jnp.full(n, params.scenario.starting_agent_coin, f)
+        state = state.replace(
+            loc=jnp.full((n, 2), -1, jnp.int32),
+            inventory=inventory,
+            escrow={r: jnp.zeros(n, f) for r in self.resources},
+            endogenous={e: jnp.zeros(n, f) for e in self.endogenous},
+            planner_inventory={r: jnp.zeros((), f) for r in self.resources},
+            planner_escrow={r: jnp.zeros((), f) for r in self.resources},
+        )
+        return state.replace(loc=self.place_agents(key, state, self.placement_region()))
+
+    def placement_region(self):
+        """bool [H, W] or None: tiles where agents may start (None = anywhere)."""
+        return None
+
+    def place_agents(self, key, state: EnvState, region, agent_regions=None) -> jax.Array:
+        """int32 [n, 2]: agents placed one by one, each uniformly on a tile it can occupy.
+
+        Equivalent in distribution to Foundation's rejection sampling
+        (``randint`` row/col until ``can_agent_occupy``), without its 200-try
+        limit. An agent with no free tile stays at (-1, -1) (Foundation raises
+        ``TimeoutError``).
+
+        Args:
+            region: bool [H, W] or None, allowed tiles for everyone.
+            agent_regions: bool [n, H, W] or None, allowed tiles per agent.
+        """
+        h, w = self.world_size
+        n = self.n_agents
+        keys = jax.random.split(key, n)
+        base = ~world.blocked_for_all(state, self.blocking_landmarks, self.world_size)
+        if region is not None:
+            base = base & region
+
+        def body(i, carry):
+            loc, occ = carry
+            free = base & (occ == -1)
+            for name in self.private_landmarks:
+                own = state.owner[name]
+                free = free & ((own == -1) | (own == i))
+            if agent_regions is not None:
+                free = free & agent_regions[i]
+            flat = free.reshape(-1)
+            pick = jax.random.categorical(keys[i], jnp.where(flat, 0.0, -jnp.inf))
+            ok = jnp.any(flat)
+            rc = jnp.where(ok, jnp.stack([pick // w, pick % w]), -1).astype(jnp.int32)
+            occ = occ.at[jnp.where(ok, rc[0], h), rc[1]].set(i, mode="drop")
+            return loc.at[i].set(rc), occ
+
+        loc, _ = jax.lax.fori_loop(
+            0, n, body, (jnp.full((n, 2), -1, jnp.int32), jnp.full((h, w), -1, jnp.int32))
+        )
+        return loc
+
+    def additional_reset_steps(self, key, state: EnvState, params) -> EnvState:
+        """Reset the reward baselines to the current utilities."""
+        util = self.optimization_metrics(state, params)
+        return state.replace(scenario={**state.scenario, "curr_metric": util})
+
+    # -------------------------------------------------------------- dynamics
+    def scenario_step(self, key, state: EnvState, params) -> EnvState:
+        """Stochastic regeneration of Wood then Stone on their source blocks.
+
+        Per resource: health = max(resource, source block); P = regen_weight *
+        mean of health over the (2h+1)^2 window (zero padded); each source tile
+        gains 1 with probability P, capped at max_health. Agents do not block it.
+        """
+        maps = dict(state.maps)
+        keys = jax.random.split(key, 2)
+        for k, res in zip(keys, ("Wood", "Stone")):
+            if res not in self.collectible:
+                continue
+            src = maps[res + "SourceBlock"]
+            health = jnp.maximum(maps[res], src)
+            hw = self.regen_halfwidth.get(res, 0)
+            if hw > 0:
+                d = 1 + 2 * hw
+                kernel = jnp.ones((d, d), health.dtype) / (d * d)
+                health = jax.scipy.signal.convolve2d(health, kernel, mode="same")
+            prob = params.scenario.regen_weight[res] * health
+            respawn = (jax.random.uniform(k, health.shape, dtype=health.dtype) < prob) & (src > 0)
+            maps[res] = jnp.minimum(maps[res] + respawn, params.scenario.max_health[res])
+        return state.replace(maps=maps)
+
+    # ------------------------------------------------------------ observation
+    def idx_maps(self, state: EnvState) -> jax.Array:
+        """int16 [L + 1, H, W]: private-landmark owners and agent locations, +2 (0 = nobody)."""
+        owners = [state.owner[k] for k in self.private_landmarks]
+        m = jnp.stack(owners + [world.loc_map(state, self.world_size)]) + 2
+        return jnp.where(m == 1, 0, m).astype(jnp.int16)
+
+    def generate_observations(self, state: EnvState, params) -> dict:
+        h, w = self.world_size
+        n = self.n_agents
+        scale = self.inv_scale
+        curr_map = world.map_stack(state, self.map_keys)
+        idx_map = self.idx_maps(state)
+        self_ids = (jnp.arange(n) + 2).astype(jnp.int16)
+        inv = {f"inventory-{r}": state.inventory[r] * scale for r in self.resources}
+        locs = {
+            "loc-row": state.loc[:, 0] / h,
+            "loc-col": state.loc[:, 1] / w,
+        }
+        planner = {f"inventory-{r}": state.planner_inventory[r] * scale for r in self.resources}
+        if self.planner_gets_spatial_info:
+            planner.update({"map": curr_map, "idx_map": idx_map})
+        if self.full_observability:
+            my_idx = jnp.where(idx_map[None] == self_ids[:, None, None, None], 1, idx_map[None])
+            agent = {
+                "map": jnp.broadcast_to(curr_map, (n,) + curr_map.shape),
+                "idx_map": my_idx.astype(jnp.int16),
+                **inv,
+            }
+            return {"a": agent, "p": planner}
+        r_ = self.mobile_agent_observation_range
+        padded_map = jnp.pad(
+            jnp.concatenate([curr_map, jnp.ones((1, h, w), jnp.float32)]),
+            ((0, 0), (r_, r_), (r_, r_)),
+        )
+        padded_idx = jnp.pad(idx_map, ((0, 0), (r_, r_), (r_, r_)))
+        size = 2 * r_ + 1
+
+        def window(loc, i):
+            vm = jax.lax.dynamic_slice(padded_map, (0, loc[0], loc[1]), (padded_map.shape[0], size, size))
+            vi = jax.lax.dynamic_slice(padded_idx, (0, loc[0], loc[1]), (padded_idx.shape[0], size, size))
+            vi = jnp.where(vi == i + 2, 1, vi).astype(jnp.int16)
+            return vm, vi
+
+        vis_map, vis_idx = jax.vmap(window)(state.loc, jnp.arange(n))
+        agent = {"map": vis_map, "idx_map": vis_idx, **locs, **inv}
+        per_agent = dict(inv)
+        if self.planner_gets_spatial_info:
+            per_agent.update(locs)
+        return {"a": agent, "p": planner, "pa": per_agent}
+
+    # --------------------------------------------------------------- rewards
+    def energy_weight(self, state: EnvState, params) -> jax.Array:
+        """float []: progress of the labor-cost warm-up (multiplies energy_cost)."""
+        const = params.scenario.energy_warmup_constant
+        if self.energy_warmup_method == "decay":
+            x = state.completions
+        else:
+            x = state.scenario["auto_warmup_integrator"]
+        safe = jnp.where(const > 0, const, 1.0)
+        return jnp.where(const <= 0, 1.0, 1.0 - jnp.exp(-x / safe))
+
+    def optimization_metrics(self, state: EnvState, params) -> jax.Array:
+        """float [n + 1]: each agent's utility and (last) the planner's social welfare."""
+        sp = params.scenario
+        coin = state.total_endowment("Coin")
+        util = rewards.isoelastic_coin_minus_labor(
+            coin,
+            state.endogenous["Labor"],
+            sp.isoelastic_eta,
+            self.energy_weight(state, params) * sp.energy_cost,
+        )
+        if self.planner_reward_type == "coin_eq_times_productivity":
+            swf = rewards.coin_eq_times_productivity(coin, 1 - sp.mixing_weight_gini_vs_coin)
+        elif self.planner_reward_type == "inv_income_weighted_coin_endowments":
+            swf = rewards.inv_income_weighted_coin_endowments(coin)
+        else:
+            swf = rewards.inv_income_weighted_utility(coin, util)
+        return jnp.concatenate([util, swf[None]])
+
+    def compute_reward(self, state: EnvState, params):
+        prev = state.scenario["curr_metric"]
+        curr = self.optimization_metrics(state, params)
+        rew = curr - prev
+        integ = state.scenario["auto_warmup_integrator"] + (jnp.mean(rew[:-1]) > 0).astype(jnp.int32)
+        state = state.replace(
+            scenario={**state.scenario, "curr_metric": curr, "auto_warmup_integrator": integ}
+        )
+        return rew[:-1], rew[-1], state
+
+    # --------------------------------------------------------------- metrics
+    def scenario_metrics(self, state: EnvState, params) -> dict:
+        coin = state.total_endowment("Coin")
+        util = state.scenario["curr_metric"]
+        m = {
+            "social/productivity": social_metrics.get_productivity(coin),
+            "social/equality": social_metrics.get_equality(coin),
+            "social_welfare/coin_eq_times_productivity": rewards.coin_eq_times_productivity(coin, 1.0),
+            "social_welfare/inv_income_weighted_coin_endow": rewards.inv_income_weighted_coin_endowments(coin),
+            "social_welfare/inv_income_weighted_utility": rewards.inv_income_weighted_utility(coin, util[:-1]),
+        }
+        for i in range(self.n_agents):
+            for r in self.resources:
+                m[f"endow/{i}/{r}"] = state.inventory[r][i] + state.escrow[r][i]
+            for e in self.endogenous:
+                m[f"endogenous/{i}/{e}"] = state.endogenous[e][i]
+            m[f"util/{i}"] = util[i]
+        for r in self.resources:
+            m[f"endow/p/{r}"] = state.planner_inventory[r] + state.planner_escrow[r]
+        m["util/p"] = util[-1]
+        m["labor/weighted_cost"] = params.scenario.energy_cost * self.energy_weight(state, params)
+        m["labor/warmup_integrator"] = state.scenario["auto_warmup_integrator"]
+        return m
+
+    def step_info(self, state: EnvState, params) -> dict:
+        coin = state.total_endowment("Coin")
+        return {
+            "social/productivity": social_metrics.get_productivity(coin),
+            "social/equality": social_metrics.get_equality(coin),
+        }
