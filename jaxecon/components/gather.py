@@ -144,7 +144,7 @@ class Gather(Component):
             loc = loc.at[i].set(jnp.where(ok, jnp.stack([tr[i], tc[i]]), loc[i]))
             return (loc, occ), ok
 
-        perm = jax.random.permutation(k_perm, n)
+        perm = jax.random.permutation(k_perm, n).astype(jnp.int32)
         occ0 = world.loc_map(state, self.world_size)
         (loc, _), moved_in_order = jax.lax.scan(body, (state.loc, occ0), perm)
         moved = jnp.zeros(n, bool).at[perm].set(moved_in_order)

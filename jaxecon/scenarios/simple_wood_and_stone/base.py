@@ -208,7 +208,7 @@ class WoodAndStoneScenario(BaseEnvironment):
             pick = jax.random.categorical(keys[i], jnp.where(flat, 0.0, -jnp.inf))
             ok = jnp.any(flat)
             rc = jnp.where(ok, jnp.stack([pick // w, pick % w]), -1).astype(jnp.int32)
-            occ = occ.at[jnp.where(ok, rc[0], h), rc[1]].set(i, mode="drop")
+            occ = occ.at[jnp.where(ok, rc[0], h), rc[1]].set(jnp.asarray(i, jnp.int32), mode="drop")
             return loc.at[i].set(rc), occ
 
         loc, _ = jax.lax.fori_loop(
@@ -285,8 +285,10 @@ class WoodAndStoneScenario(BaseEnvironment):
         size = 2 * r_ + 1
 
         def window(loc, i):
-            vm = jax.lax.dynamic_slice(padded_map, (0, loc[0], loc[1]), (padded_map.shape[0], size, size))
-            vi = jax.lax.dynamic_slice(padded_idx, (0, loc[0], loc[1]), (padded_idx.shape[0], size, size))
+            loc = loc.astype(jnp.int32)
+            zero = jnp.zeros((), jnp.int32)
+            vm = jax.lax.dynamic_slice(padded_map, (zero, loc[0], loc[1]), (padded_map.shape[0], size, size))
+            vi = jax.lax.dynamic_slice(padded_idx, (zero, loc[0], loc[1]), (padded_idx.shape[0], size, size))
             vi = jnp.where(vi == i + 2, 1, vi).astype(jnp.int16)
             return vm, vi
 
