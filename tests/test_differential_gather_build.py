@@ -25,7 +25,7 @@ from reference import GATHER_BUILD_CONFIG, make_reference_env, random_valid_acti
 
 require_foundation()
 
-N_STEPS = 150
+N_STEPS = 300
 
 
 def _config(regen: float, **overrides):

@@ -163,3 +163,25 @@ def test_bonus_gather_frequency():
         assert abs(got[:, j].mean() - p) < 4 * se, (j, got[:, j].mean())
     # one unit of health is consumed whatever the bonus
     np.testing.assert_array_equal(np.asarray(out.maps["Wood"])[:, src[:, 0], src[:, 1]], 0.0)
+
+
+@pytest.mark.reference
+def test_split_layout_matches_reference():
+    cfg = _cfg(fixed_four_skill_and_loc=False)
+    cfg["scenario_name"] = "split_layout/simple_wood_and_stone"
+    cfg["skill_rank_of_top_agents"] = [0, 1]
+    ref_env = make_reference_env(cfg, seed=4)
+    ref_env.reset()
+    env, st = _jax_resets(cfg, 100)
+    # same map (water row, resources removed from it) and ranked payments (within sampling error)
+    for k in ("Wood", "Stone", "Water"):
+        np.testing.assert_array_equal(np.asarray(st.maps[k][0]), ref_env.world.maps.get(k))
+    np.testing.assert_allclose(env.avg_ranked_skill, ref_env._avg_ranked_skill, rtol=1e-2)
+    loc = np.asarray(st.loc)
+    pay = np.asarray(st.components["Build"]["build_payment"])
+    top = loc[..., 0] < env.water_row
+    assert (loc[..., 0] != env.water_row).all()
+    # exactly the two highest payments start above the water row
+    assert (top.sum(axis=1) == 2).all()
+    np.testing.assert_allclose(np.sort(np.where(top, pay, 0), axis=1)[:, -2:],
+                               np.sort(env.avg_ranked_skill[:2])[None].repeat(100, 0), rtol=1e-5)

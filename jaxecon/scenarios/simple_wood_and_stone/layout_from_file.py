@@ -105,7 +105,9 @@ class LayoutFromFile(WoodAndStoneScenario):
             order, to four corner slots ranked by skill (top-right worst,
             then bottom-left, top-left, bottom-right best; quirk Q20 kept: the
             last uses (W-1, W-1)) and get the average ranked build payment of
-            their slot (computed once from numpy's seed 1, as Foundation). The
+            their slot (ranked pay rates computed once from numpy's seed 1 and the
+            construction-time payment_max_skill_multiplier, as Foundation;
+            times the traced ``Build`` payment parameter). The
             observed ``Build-build_skill`` stays the unrelated Pareto draw (Q15).
     Raises:
         ValueError: bad values, unknown/mis-sized layout, fixed_four without
@@ -129,10 +131,20 @@ class LayoutFromFile(WoodAndStoneScenario):
         self.fixed_four_skill_and_loc = cfg.check_bool("fixed_four_skill_and_loc", fixed_four_skill_and_loc)
         if self.fixed_four_skill_and_loc:
             build = self._pareto_build("fixed_four_skill_and_loc=True")
-            self.avg_ranked_skill = average_ranked_skills(
-                self.n_agents, build.payment_max_skill_multiplier, build.payment, np.random.RandomState(1)
+            self.avg_ranked_rate = average_ranked_skills(
+                self.n_agents, build.payment_max_skill_multiplier, 1.0, np.random.RandomState(1)
             )
             self.ranked_locs = self._fixed_four_slots()
+
+    @property
+    def avg_ranked_skill(self) -> np.ndarray:
+        """float64 [n]: the ranked build payments at the construction-time payment
+        (Foundation's ``_avg_ranked_skill``)."""
+        return self.avg_ranked_rate * self.get_component("Build").payment
+
+    def _ranked_payments(self, params, dtype):
+        """float [n]: ranked pay rates x ``params.components["Build"].payment`` (traced)."""
+        return jnp.asarray(self.avg_ranked_rate, dtype) * params.components["Build"].payment
 
     def _pareto_build(self, what):
         if not self.has_component("Build") or self.get_component("Build").skill_dist != "pareto":
@@ -168,10 +180,10 @@ class LayoutFromFile(WoodAndStoneScenario):
 
     def additional_reset_steps(self, key, state: EnvState, params) -> EnvState:
         if self.fixed_four_skill_and_loc:
-            state = self._assign_ranked_slots(key, state)
+            state = self._assign_ranked_slots(key, state, params)
         return super().additional_reset_steps(key, state, params)
 
-    def _assign_ranked_slots(self, key, state: EnvState) -> EnvState:
+    def _assign_ranked_slots(self, key, state: EnvState, params) -> EnvState:
         """The i-th agent of a random permutation takes slot i and its build payment."""
         perm = jax.random.permutation(key, self.n_agents)
         slots = jnp.asarray(self.ranked_locs)
@@ -186,7 +198,7 @@ class LayoutFromFile(WoodAndStoneScenario):
             jnp.where(ok[:, None], slots, -1)
         )
         build = state.components["Build"]
-        pay = build["build_payment"].at[perm].set(jnp.asarray(self.avg_ranked_skill, build["build_payment"].dtype))
+        pay = build["build_payment"].at[perm].set(self._ranked_payments(params, build["build_payment"].dtype))
         return state.replace(loc=loc, components={**state.components, "Build": {**build, "build_payment": pay}})
 
 
@@ -239,8 +251,8 @@ class SplitLayout(LayoutFromFile):
             )
         self.skill_rank_of_top_agents = ranks
         build = self._pareto_build(self.name)
-        self.avg_ranked_skill = average_ranked_skills(
-            self.n_agents, build.payment_max_skill_multiplier, build.payment, np.random.RandomState(1)
+        self.avg_ranked_rate = average_ranked_skills(
+            self.n_agents, build.payment_max_skill_multiplier, 1.0, np.random.RandomState(1)
         )[::-1].copy()
 
     def additional_reset_steps(self, key, state: EnvState, params) -> EnvState:
@@ -256,6 +268,6 @@ class SplitLayout(LayoutFromFile):
         cleared = state.replace(loc=jnp.full((n, 2), -1, jnp.int32))
         loc = self.place_agents(k_place, cleared, None, agent_regions=regions)
         build = state.components["Build"]
-        pay = build["build_payment"].at[perm].set(jnp.asarray(self.avg_ranked_skill, build["build_payment"].dtype))
+        pay = build["build_payment"].at[perm].set(self._ranked_payments(params, build["build_payment"].dtype))
         state = state.replace(loc=loc, components={**state.components, "Build": {**build, "build_payment": pay}})
         return WoodAndStoneScenario.additional_reset_steps(self, key, state, params)
