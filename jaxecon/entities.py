@@ -2,7 +2,7 @@
 
 Mirrors ``ai_economist/foundation/entities/{resources,landmarks,endogenous}.py``
 and ``agents/{mobiles,planners}.py``. In jaxecon these classes carry only
-static metadata (names, flags, colours); all quantities live in ``EnvState``.
+static metadata (names, flags, RGB colours in [0, 1] as in Foundation); all quantities live in ``EnvState``.
 
 Resources: ``Coin`` (not collectible), ``Stone`` and ``Wood`` (collectible;
 each implies a ``<R>SourceBlock`` landmark where it regenerates).
@@ -14,6 +14,8 @@ Agents: ``BasicMobileAgent`` (idx 0..n-1) and ``BasicPlanner`` (idx "p").
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from jaxecon.core.registry import (
     agent_registry,
@@ -27,7 +29,7 @@ class Resource:
     """Base of resources. ``collectible`` resources appear on the map and get a source block."""
 
     name = ""
-    color = (0, 0, 0)
+    color = np.array([0, 0, 0]) / 255.0
     collectible = False
 
 
@@ -36,7 +38,7 @@ class Wood(Resource):
     """Wood: collectible, gathered from WoodSourceBlock tiles."""
 
     name = "Wood"
-    color = (107, 143, 113)
+    color = np.array([107, 143, 113]) / 255.0
     collectible = True
 
 
@@ -45,7 +47,7 @@ class Stone(Resource):
     """Stone: collectible, gathered from StoneSourceBlock tiles."""
 
     name = "Stone"
-    color = (241, 233, 219)
+    color = np.array([241, 233, 219]) / 255.0
     collectible = True
 
 
@@ -54,7 +56,7 @@ class Coin(Resource):
     """Coin: the currency. Every environment has it; not collectible."""
 
     name = "Coin"
-    color = (229, 211, 82)
+    color = np.array([229, 211, 82]) / 255.0
     collectible = False
 
 
@@ -62,7 +64,7 @@ class Landmark:
     """Base of landmarks. ``ownable and solid`` = private, ``solid`` = blocking, else public."""
 
     name = ""
-    color = (0, 0, 0)
+    color = np.array([0, 0, 0]) / 255.0
     ownable = False
     solid = True
 
@@ -84,7 +86,7 @@ class House(Landmark):
     """House: built by mobile agents; private (only its owner may enter)."""
 
     name = "House"
-    color = (220, 20, 220)
+    color = np.array([220, 20, 220]) / 255.0
     ownable = True
     solid = True
 
@@ -94,7 +96,7 @@ class Water(Landmark):
     """Water: blocks movement for everyone."""
 
     name = "Water"
-    color = (50, 50, 250)
+    color = np.array([50, 50, 250]) / 255.0
     ownable = False
     solid = True
 
@@ -104,7 +106,7 @@ class WoodSourceBlock(Landmark):
     """Tile where Wood regenerates; public (anyone may stand on it)."""
 
     name = "WoodSourceBlock"
-    color = (107, 143, 113)
+    color = np.array([107, 143, 113]) / 255.0
     ownable = False
     solid = False
 
@@ -114,7 +116,7 @@ class StoneSourceBlock(Landmark):
     """Tile where Stone regenerates; public (anyone may stand on it)."""
 
     name = "StoneSourceBlock"
-    color = (241, 233, 219)
+    color = np.array([241, 233, 219]) / 255.0
     ownable = False
     solid = False
 

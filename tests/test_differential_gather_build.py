@@ -146,3 +146,30 @@ def test_step_parity_multi_action_agents_unscaled():
         mobile_agent_observation_range=3,
     )
     _run_parity(cfg, seed=11)
+
+
+@pytest.mark.reference
+def test_load_foundation_state_into_the_shim():
+    """The shim env continues from the reference's state: same obs and rewards."""
+    from jaxecon import foundation
+    from jaxecon.interop import load_foundation_state
+
+    cfg = _config(0.0, episode_length=40)
+    rng = np.random.default_rng(2)
+    with jax.enable_x64(True):
+        ref_env = make_reference_env(cfg, seed=2)
+        ref_obs = ref_env.reset()
+        for _ in range(15):  # move away from the reset state first
+            ref_obs, *_ = ref_env.step(_deconflict(random_valid_actions(ref_obs, ref_env, rng), ref_env))
+        env = foundation.make_env_instance(**copy.deepcopy(cfg))
+        env.reset()
+        load_foundation_state(env, ref_env)
+        assert env.world.timestep == ref_env.world.timestep == 15
+        for t in range(10):
+            actions = _deconflict(random_valid_actions(ref_obs, ref_env, rng), ref_env)
+            ref_obs, ref_rew, _, _ = ref_env.step(copy.deepcopy(actions))
+            obs, rew, _, _ = env.step(copy.deepcopy(actions))
+            for k in ref_obs:
+                for f in ref_obs[k]:
+                    np.testing.assert_allclose(obs[k][f], ref_obs[k][f], rtol=1e-6, err_msg=f"{t} {k} {f}")
+                np.testing.assert_allclose(rew[k], ref_rew[k], rtol=1e-9, atol=1e-9)

@@ -115,3 +115,7 @@ class Component:
         Returns ``{field: np.ndarray [n]}`` (e.g. ``{"build_payment": ...}``).
         """
         return {}
+
+    def planner_state_fields(self, state: EnvState) -> dict:
+        """Host-side: fields this component adds to the planner's ``state`` (``{field: scalar}``)."""
+        return {}

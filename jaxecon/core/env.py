@@ -199,8 +199,6 @@ class BaseEnvironment:
         self.agent_actions = self._action_layout(MOBILE, self.multi_action_mode_agents)
         self.planner_actions = self._action_layout(PLANNER, self.multi_action_mode_planner)
 
-        self._jit_step = jax.jit(self.step)
-        self._jit_reset = jax.jit(self.reset, static_argnames=())
 
     # ------------------------------------------------------------------ structure
     def _action_layout(self, agent_kind: str, multi: bool) -> ActionLayout:

@@ -141,4 +141,4 @@ def load_foundation_state(env, ref_env) -> None:
         ref_env: a live ``ai_economist`` environment.
     After this call both continue from one identical state.
     """
-    env.set_state(state_from_foundation(env.env, ref_env, env.params))
+    env.state = state_from_foundation(env.core, ref_env, env.params)
