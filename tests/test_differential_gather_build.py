@@ -173,3 +173,15 @@ def test_load_foundation_state_into_the_shim():
                 for f in ref_obs[k]:
                     np.testing.assert_allclose(obs[k][f], ref_obs[k][f], rtol=1e-6, err_msg=f"{t} {k} {f}")
                 np.testing.assert_allclose(rew[k], ref_rew[k], rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("scenario,regen", [("uniform", 1.0), ("quadrant", 0.0), ("multi_zone", 1.0)])
+def test_step_parity_dynamic_layouts(scenario, regen):
+    """The procedurally generated scenarios share the step; their reset state is loaded."""
+    cfg = _config(0.0, fixed_four_skill_and_loc=False, planner_gets_spatial_info=True)
+    for k in ("resource_regen_prob", "fixed_four_skill_and_loc", "env_layout_file"):
+        cfg.pop(k)
+    cfg.update(scenario_name=f"{scenario}/simple_wood_and_stone", wood_regen_weight=regen,
+               stone_regen_weight=regen, episode_length=100)
+    _run_parity(cfg, seed=13)

@@ -185,3 +185,62 @@ def test_split_layout_matches_reference():
     assert (top.sum(axis=1) == 2).all()
     np.testing.assert_allclose(np.sort(np.where(top, pay, 0), axis=1)[:, -2:],
                                np.sort(env.avg_ranked_skill[:2])[None].repeat(100, 0), rtol=1e-5)
+
+
+def _dynamic_cfg(scenario, **kw):
+    cfg = _cfg(fixed_four_skill_and_loc=False)
+    for k in ("fixed_four_skill_and_loc", "env_layout_file"):
+        cfg.pop(k)
+    cfg["scenario_name"] = f"{scenario}/simple_wood_and_stone"
+    cfg.update(kw)
+    return cfg
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("scenario", ["uniform", "quadrant", "multi_zone"])
+def test_dynamic_layouts_match(scenario):
+    """Tile counts and where Wood sits (mean row) agree in distribution."""
+    cfg = _dynamic_cfg(scenario)
+    ref_env = make_reference_env(cfg, seed=21)
+    ref = {"Wood": [], "Stone": [], "wood_row": []}
+    for _ in range(60):
+        ref_env.reset()
+        wood = ref_env.world.maps.get("Wood")
+        ref["Wood"].append(wood.sum())
+        ref["Stone"].append(ref_env.world.maps.get("Stone").sum())
+        ref["wood_row"].append(np.argwhere(wood > 0)[:, 0].mean())
+    env, st = _jax_resets(cfg, 60)
+    wood = np.asarray(st.maps["Wood"])
+    rows = np.arange(env.world_size[0])[None, :, None]
+    ours_row = (wood * rows).sum((1, 2)) / wood.sum((1, 2))
+    _close(wood.sum((1, 2)), ref["Wood"], f"{scenario} wood tiles")
+    _close(np.asarray(st.maps["Stone"]).sum((1, 2)), ref["Stone"], f"{scenario} stone tiles")
+    _close(ours_row, ref["wood_row"], f"{scenario} mean wood row")
+    assert not (wood * np.asarray(st.maps["Stone"])).any()
+    if scenario == "quadrant":
+        np.testing.assert_array_equal(np.asarray(st.maps["Water"][0]), ref_env.world.maps.get("Water"))
+
+
+@pytest.mark.reference
+def test_regeneration_with_halfwidth_matches():
+    """The convolution path (regen_halfwidth > 0, max_health > 1)."""
+    cfg = _dynamic_cfg("uniform", wood_regen_halfwidth=2, wood_regen_weight=0.5, wood_max_health=3,
+                       stone_regen_halfwidth=1, stone_regen_weight=0.3, stone_max_health=2)
+    ref_env = make_reference_env(cfg, seed=8)
+    ref_env.reset()
+    start = {r: ref_env.world.maps.get(r).copy() for r in ("Wood", "Stone")}
+    ref_counts = []
+    for _ in range(150):
+        for r in ("Wood", "Stone"):
+            ref_env.world.maps.set(r, start[r])
+        ref_env.scenario_step()
+        ref_counts.append([ref_env.world.maps.get(r).sum() for r in ("Wood", "Stone")])
+    env = jaxecon.make_from_config(cfg)
+    from jaxecon.interop import state_from_foundation
+    state = state_from_foundation(env, ref_env)
+    state = state.replace(maps={**state.maps, **{r: jnp.asarray(start[r], state.maps[r].dtype) for r in start}})
+    out = jax.jit(jax.vmap(lambda k: env.scenario_step(k, state, env.default_params)))(
+        jax.random.split(jax.random.key(3), 150))
+    ours = np.stack([np.asarray(out.maps[r]).sum(axis=(1, 2)) for r in ("Wood", "Stone")], axis=1)
+    _close(ours, np.array(ref_counts), "regenerated units with halfwidth")
+    assert np.asarray(out.maps["Wood"]).max() <= 3 and np.asarray(out.maps["Stone"]).max() <= 2
