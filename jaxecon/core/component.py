@@ -4,7 +4,7 @@ Mirrors ``ai_economist/foundation/base/base_component.py``. A component is a
 small object built by ``jaxecon.make`` from its Foundation keyword arguments;
 it holds only static configuration and exposes pure functions over
 ``EnvState``. To write your own, subclass ``Component`` in one file, register
-it with ``@jaxecon.components.add`` (or ``foundation.components.add``) and
+it with ``@jaxecon.component_registry.add`` (or ``foundation.components.add``) and
 implement the methods below; the defaults do nothing.
 
 Per step the environment calls, in component-list order, ``step`` with the

@@ -1,0 +1,744 @@
+"""The ``jaxecon`` command line: ``jaxecon run`` and ``jaxecon bench``.
+
+    jaxecon run                       # the default economy, 64 envs x 2 episodes
+    jaxecon run --config config.yaml --episodes 5 --batch 256 --out runs/mine
+    jaxecon bench                     # throughput table vs the reference
+
+``jaxecon run`` simulates a batch of economies with uniformly random valid
+actions. Each episode is a jitted ``lax.scan`` over steps of the batched
+(``jax.vmap``) step function, split into chunks of ``--chunk`` steps so that
+the progress bar moves; the scan also returns the state slices of env 0 that
+the dense log needs. It prints a table of per-episode metrics averaged over
+the batch and the throughput (excluding compile time, which is printed
+separately), and writes to ``--out``:
+
+- ``metrics.json``: the config, the run settings, compile time, throughput
+  and, per episode, every ``env.metrics`` key averaged over the batch (plus
+  its standard deviation over the batch) and the mean episode return.
+- ``dense_log.json``: env 0 of the last episode in Foundation's dense-log
+  layout (``world``: the maps every ``world_dense_log_frequency`` steps and at
+  the end, ``{}`` in between; ``states``: per step each agent's ``loc``,
+  ``inventory``, ``escrow``, ``endogenous`` and the planner's ``inventory``,
+  ``escrow``; ``actions``: per step the non-NO-OP actions by subspace;
+  ``rewards``: per step), list index = timestep 0..T.
+- ``world.png``: env 0's final world map (``jaxecon.render``).
+
+A config file is the dict Foundation users pass to ``make_env_instance``:
+YAML (``.yaml``/``.yml``) or JSON, either flat (with ``scenario_name``) or
+with it under an ``env:`` block, as in Foundation's RLlib tutorial
+``config.yaml`` (other blocks, e.g. ``trainer:``, are ignored).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import datetime
+import json
+import math
+import pathlib
+import sys
+import time
+
+__all__ = [
+    "DEFAULT_ECONOMY",
+    "default_config",
+    "gather_build_config",
+    "load_config",
+    "select_device",
+    "run_economy",
+    "main",
+]
+
+# --------------------------------------------------------------------------
+# The built-in default economy
+# --------------------------------------------------------------------------
+
+#: Foundation's canonical Gather-Trade-Build economy (tutorials/rllib
+#: phase2 config.yaml; the same as tests/reference.py ``CANONICAL_CONFIG``):
+#: 4 agents on the 25x25 quadrant map, 1000 steps. ``default_config()`` keeps
+#: only the components jaxecon implements.
+DEFAULT_ECONOMY: dict = {
+    "scenario_name": "layout_from_file/simple_wood_and_stone",
+    "components": [
+        {"Build": {"payment": 10, "payment_max_skill_multiplier": 3,
+                   "skill_dist": "pareto", "build_labor": 10}},
+        {"ContinuousDoubleAuction": {"max_bid_ask": 10, "max_num_orders": 5,
+                                     "order_duration": 50, "order_labor": 0.25}},
+        {"Gather": {"move_labor": 1, "collect_labor": 1, "skill_dist": "pareto"}},
+        {"PeriodicBracketTax": {"bracket_spacing": "us-federal", "disable_taxes": False,
+                                "period": 100, "rate_disc": 0.05,
+                                "tax_annealing_schedule": [-100, 0.001],
+                                "tax_model": "model_wrapper", "usd_scaling": 1000}},
+    ],
+    "env_layout_file": "quadrant_25x25_20each_30clump.txt",
+    "n_agents": 4,
+    "world_size": [25, 25],
+    "episode_length": 1000,
+    "fixed_four_skill_and_loc": True,
+    "starting_agent_coin": 0,
+    "isoelastic_eta": 0.23,
+    "energy_cost": 0.21,
+    "energy_warmup_constant": 0,
+    "planner_gets_spatial_info": False,
+    "planner_reward_type": "coin_eq_times_productivity",
+    "multi_action_mode_agents": False,
+    "multi_action_mode_planner": True,
+    "flatten_observations": True,
+    "flatten_masks": True,
+    "dense_log_frequency": None,
+}
+
+
+def _component_name(entry) -> str:
+    if isinstance(entry, dict):
+        return next(iter(entry))
+    return entry[0]
+
+
+def default_config() -> dict:
+    """A fresh copy of ``DEFAULT_ECONOMY`` with the components jaxecon lacks removed.
+
+    A component stays iff ``jaxecon.component_registry.has(name)``.
+    """
+    import jaxecon
+
+    cfg = copy.deepcopy(DEFAULT_ECONOMY)
+    cfg["components"] = [
+        c for c in cfg["components"] if jaxecon.component_registry.has(_component_name(c))
+    ]
+    return cfg
+
+
+def gather_build_config() -> dict:
+    """``DEFAULT_ECONOMY`` with only its Build and Gather components (same kwargs)."""
+    cfg = copy.deepcopy(DEFAULT_ECONOMY)
+    cfg["components"] = [
+        c for c in cfg["components"] if _component_name(c) in ("Build", "Gather")
+    ]
+    return cfg
+
+
+# --------------------------------------------------------------------------
+# Config files and devices
+# --------------------------------------------------------------------------
+
+
+class ConfigError(ValueError):
+    """A config file that cannot be read or has the wrong shape."""
+
+
+def load_config(path) -> dict:
+    """Read a Foundation-style env config from a YAML or JSON file.
+
+    Accepts a flat dict with ``scenario_name`` or a dict whose ``env`` entry
+    is such a dict (Foundation's RLlib tutorial ``config.yaml``).
+
+    Raises:
+        ConfigError: missing file, unknown extension, unparsable content, or
+            no ``scenario_name`` at the top level or under ``env:``.
+    """
+    path = pathlib.Path(path)
+    if not path.is_file():
+        raise ConfigError(f"config file {str(path)!r} does not exist")
+    ext = path.suffix.lower()
+    text = path.read_text()
+    try:
+        if ext in (".yaml", ".yml"):
+            import yaml
+
+            data = yaml.safe_load(text)
+        elif ext == ".json":
+            data = json.loads(text)
+        else:
+            raise ConfigError(
+                f"config file {str(path)!r} must end in .yaml, .yml or .json, got {ext or 'no extension'!r}"
+            )
+    except ConfigError:
+        raise
+    except Exception as exc:  # yaml.YAMLError, json.JSONDecodeError
+        raise ConfigError(f"cannot parse config file {str(path)!r}: {exc}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(
+            f"config file {str(path)!r} must hold a mapping, got {type(data).__name__}"
+        )
+    if isinstance(data.get("env"), dict) and "scenario_name" in data["env"]:
+        return dict(data["env"])
+    if "scenario_name" in data:
+        return dict(data)
+    raise ConfigError(
+        f"config file {str(path)!r} has no 'scenario_name', neither at the top level "
+        "nor under an 'env:' block"
+    )
+
+
+def select_device(kind: str | None):
+    """The first JAX device of ``kind`` ("cpu", "gpu" or "tpu"), or None for JAX's default.
+
+    Raises:
+        ValueError: if JAX has no device of that kind here (lists what it has).
+    """
+    import jax
+
+    if kind is None:
+        return None
+    try:
+        devices = jax.devices(kind)
+    except RuntimeError as exc:
+        have = sorted({d.platform for d in jax.devices()})
+        raise ValueError(
+            f"no {kind} device available to JAX ({str(exc).splitlines()[0]}); available: {have}"
+        ) from None
+    if not devices:
+        raise ValueError(f"no {kind} device available to JAX")
+    return devices[0]
+
+
+# --------------------------------------------------------------------------
+# jaxecon run
+# --------------------------------------------------------------------------
+
+
+def _chunk_lengths(total: int, chunk: int) -> list[int]:
+    """Split ``total`` steps into scan chunks of one length (plus at most one remainder).
+
+    Prefers the largest divisor of ``total`` in ``[chunk // 2, chunk]`` so that
+    a single compiled chunk covers the episode.
+    """
+    chunk = max(1, min(chunk, total))
+    for length in range(chunk, max(chunk // 2, 1) - 1, -1):
+        if total % length == 0:
+            return [length] * (total // length)
+    q, r = divmod(total, chunk)
+    return [chunk] * q + ([r] if r else [])
+
+
+def _env0_state(state) -> dict:
+    """The state pieces of env 0 (leading batch axis) that the dense log needs."""
+    take = lambda tree: {k: v[0] for k, v in tree.items()}  # noqa: E731
+    return {
+        "loc": state.loc[0],
+        "inventory": take(state.inventory),
+        "escrow": take(state.escrow),
+        "endogenous": take(state.endogenous),
+        "planner_inventory": take(state.planner_inventory),
+        "planner_escrow": take(state.planner_escrow),
+        "maps": take(state.maps),
+        "owner": take(state.owner),
+    }
+
+
+def _env0_slice(state, actions, reward) -> dict:
+    """``_env0_state`` plus env 0's actions and rewards of the step."""
+    return {
+        **_env0_state(state),
+        "action_a": actions["a"][0],
+        "action_p": actions["p"][0],
+        "reward_a": reward["a"][0],
+        "reward_p": reward["p"][0],
+    }
+
+
+def build_run_functions(env):
+    """The jittable pieces of ``jaxecon run`` for ``env`` (not yet jitted).
+
+    Returns ``(reset, chunk, metrics)``:
+        ``reset(keys [B], params, completions) -> carry``;
+        ``chunk(carry, params, xs [L]) -> (carry, log)``: ``L`` steps of the
+        batch as one ``lax.scan``, ``log`` = env 0's slices per step;
+        ``metrics(carry, params) -> {key: float [B]}``.
+    ``carry = (obs, state, keys [B], return_a [B, n], return_p [B])``.
+    """
+    import jax
+    import jax.numpy as jnp
+
+    v_reset = jax.vmap(env.reset, in_axes=(0, None, None))
+    v_sample = jax.vmap(env.sample_actions)
+    v_step = jax.vmap(env.step, in_axes=(0, 0, 0, None))
+    v_split = jax.vmap(lambda k: jax.random.split(k, 3))
+
+    def reset(keys, params, completions):
+        k_reset = jax.vmap(lambda k: jax.random.fold_in(k, 0))(keys)
+        k_steps = jax.vmap(lambda k: jax.random.fold_in(k, 1))(keys)
+        obs, state = v_reset(k_reset, params, completions)
+        b = keys.shape[0]
+        ret_a = jnp.zeros((b, env.n_agents), jnp.float32)
+        ret_p = jnp.zeros((b,), jnp.float32)
+        return obs, state, k_steps, ret_a, ret_p
+
+    def chunk(carry, params, xs):
+        def body(c, _):
+            obs, state, keys, ret_a, ret_p = c
+            k3 = v_split(keys)
+            actions = v_sample(k3[:, 1], obs)
+            obs, state, rew, _done, _info = v_step(k3[:, 2], state, actions, params)
+            ret_a = ret_a + rew["a"].astype(jnp.float32)
+            ret_p = ret_p + rew["p"].astype(jnp.float32)
+            return (obs, state, k3[:, 0], ret_a, ret_p), _env0_slice(state, actions, rew)
+
+        return jax.lax.scan(body, carry, xs)
+
+    v_metrics = jax.vmap(env.metrics, in_axes=(0, None))
+
+    def metrics(carry, params):
+        _obs, state, _keys, ret_a, ret_p = carry
+        out = dict(v_metrics(state, params))
+        out["return/agents_mean"] = jnp.mean(ret_a, axis=1)
+        out["return/planner"] = ret_p
+        return out
+
+    return reset, chunk, metrics
+
+
+def _tolist(x):
+    import numpy as np
+
+    a = np.asarray(x)
+    if a.dtype.kind == "f":
+        a = a.astype(np.float64)
+        if np.all(np.isfinite(a)) and np.all(a == np.round(a)):
+            return a.astype(np.int64).tolist()
+        return np.where(np.isfinite(a), a, np.nan).tolist()
+    return a.tolist()
+
+
+def _decode_actions(layout, action) -> dict:
+    """``{subspace name: local action}`` of the non-NO-OP actions (Foundation's dense log)."""
+    import numpy as np
+
+    if layout.passive:
+        return {}
+    a = np.asarray(action)
+    if layout.multi_action_mode:
+        return {n: int(v) for n, v in zip(layout.names, a.reshape(-1)) if v > 0}
+    g = int(a)
+    if g <= 0:
+        return {}
+    name, k = layout.single_action_map().get(g, (None, 0))
+    return {name: int(k)} if name is not None else {}
+
+
+def dense_log_from_slices(env, first: dict, log: dict, episode: int, frequency: int) -> dict:
+    """Foundation-style dense log of env 0 from the reset slice and the scan's per-step slices.
+
+    Args:
+        first: ``_env0_slice``-like dict of the state after reset (timestep 0),
+            without the action/reward entries.
+        log: per-step slices stacked over time (numpy, leading axis T).
+        frequency: world snapshots every ``frequency`` steps (and at the end).
+    """
+    import numpy as np
+
+    n = env.n_agents
+    T = int(np.asarray(log["loc"]).shape[0])
+
+    def at(tree, t):
+        if t == 0:
+            return first[tree]
+        v = log[tree]
+        return {k: a[t - 1] for k, a in v.items()} if isinstance(v, dict) else v[t - 1]
+
+    world, states = [], []
+    for t in range(T + 1):
+        if t % frequency == 0 or t == T:
+            maps = at("maps", t)
+            owner = at("owner", t)
+            entry = {}
+            for k, m in maps.items():
+                if k in owner:
+                    entry[k] = {"owner": _tolist(owner[k]), "health": _tolist(m)}
+                else:
+                    entry[k] = _tolist(m)
+            world.append(entry)
+        else:
+            world.append({})
+        loc = np.asarray(at("loc", t))
+        inv, esc, endo = at("inventory", t), at("escrow", t), at("endogenous", t)
+        pinv, pesc = at("planner_inventory", t), at("planner_escrow", t)
+        s = {
+            str(i): {
+                "loc": [int(loc[i, 0]), int(loc[i, 1])],
+                "inventory": {k: float(v[i]) for k, v in inv.items()},
+                "escrow": {k: float(v[i]) for k, v in esc.items()},
+                "endogenous": {k: float(v[i]) for k, v in endo.items()},
+            }
+            for i in range(n)
+        }
+        s["p"] = {
+            "inventory": {k: float(v) for k, v in pinv.items()},
+            "escrow": {k: float(v) for k, v in pesc.items()},
+        }
+        states.append(s)
+    actions, rewards = [], []
+    for t in range(T):
+        act = {str(i): _decode_actions(env.agent_actions, log["action_a"][t][i]) for i in range(n)}
+        act["p"] = _decode_actions(env.planner_actions, log["action_p"][t])
+        actions.append(act)
+        rew = {str(i): float(log["reward_a"][t][i]) for i in range(n)}
+        rew["p"] = float(log["reward_p"][t])
+        rewards.append(rew)
+    return {
+        "env_index": 0,
+        "episode": episode,
+        "episode_length": T,
+        "n_agents": n,
+        "world_size": list(env.world_size),
+        "world_dense_log_frequency": frequency,
+        "world": world,
+        "states": states,
+        "actions": actions,
+        "rewards": rewards,
+    }
+
+
+def run_economy(
+    env,
+    params=None,
+    *,
+    episodes: int = 2,
+    batch: int = 64,
+    seed: int = 0,
+    chunk: int = 100,
+    progress: bool = True,
+    device=None,
+) -> dict:
+    """Simulate ``batch`` economies for ``episodes`` episodes with random valid actions.
+
+    Returns a dict with ``compile_s`` (dict of the compile times), ``episodes``
+    (list of per-episode dicts: ``metrics`` and ``metrics_std`` over the
+    batch, ``wall_s``, ``env_steps_per_s``), ``env_steps_per_s`` and
+    ``agent_steps_per_s`` over all episodes (excluding compile), and, for
+    the last episode, ``dense_log`` (env 0) and ``final`` (env 0's final maps,
+    owner and loc as numpy arrays, for rendering).
+    """
+    import contextlib
+
+    import jax
+    import numpy as np
+
+    if params is None:
+        params = env.default_params
+    T = env.episode_length
+    lengths = _chunk_lengths(T, chunk)
+    ctx = jax.default_device(device) if device is not None else contextlib.nullcontext()
+    with ctx:
+        reset, chunk_fn, metrics_fn = build_run_functions(env)
+        root = jax.random.key(seed)
+        keys0 = jax.random.split(jax.random.fold_in(root, 0), batch)
+        compile_s = {}
+        t0 = time.perf_counter()
+        reset_c = jax.jit(reset).lower(keys0, params, 0).compile()
+        compile_s["reset"] = time.perf_counter() - t0
+        carry0 = reset_c(keys0, params, 0)
+        chunk_c = {}
+        t0 = time.perf_counter()
+        for length in sorted(set(lengths)):
+            xs = np.zeros((length,), np.int32)
+            chunk_c[length] = jax.jit(chunk_fn).lower(carry0, params, xs).compile()
+        compile_s["step_scan"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        metrics_c = jax.jit(metrics_fn).lower(carry0, params).compile()
+        compile_s["metrics"] = time.perf_counter() - t0
+        compile_s["total"] = sum(compile_s.values())
+        del carry0
+
+        bar = None
+        if progress:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=episodes * T, unit="step", desc="jaxecon run", leave=False,
+                       dynamic_ncols=True)
+        results = []
+        dense_log = final = None
+        try:
+            for ep in range(episodes):
+                last = ep == episodes - 1
+                keys = jax.random.split(jax.random.fold_in(root, ep), batch)
+                t_start = time.perf_counter()
+                carry = reset_c(keys, params, ep)
+                reset_state = carry[1] if last else None
+                logs = []
+                for length in lengths:
+                    carry, log = chunk_c[length](carry, params, np.zeros((length,), np.int32))
+                    jax.block_until_ready(carry[1].timestep)
+                    if last:
+                        logs.append(log)
+                    if bar is not None:
+                        bar.set_postfix_str(f"episode {ep + 1}/{episodes}", refresh=False)
+                        bar.update(length)
+                wall = time.perf_counter() - t_start
+                m = jax.device_get(metrics_c(carry, params))
+                results.append(
+                    {
+                        "episode": ep,
+                        "metrics": {k: float(np.mean(v)) for k, v in m.items()},
+                        "metrics_std": {k: float(np.std(v)) for k, v in m.items()},
+                        "wall_s": wall,
+                        "env_steps_per_s": batch * T / wall,
+                    }
+                )
+                if last:
+                    first = jax.device_get(_env0_state(reset_state))
+                    del reset_state
+                    logs = jax.device_get(logs)
+                    stacked = jax.tree_util.tree_map(lambda *a: np.concatenate(a, axis=0), *logs)
+                    dense_log = dense_log_from_slices(
+                        env, first, stacked, ep, env.world_dense_log_frequency
+                    )
+                    state = carry[1]
+                    final = {
+                        "maps": {k: np.asarray(v[0]) for k, v in state.maps.items()},
+                        "owner": {k: np.asarray(v[0]) for k, v in state.owner.items()},
+                        "loc": np.asarray(state.loc[0]),
+                    }
+        finally:
+            if bar is not None:
+                bar.close()
+    total_wall = sum(r["wall_s"] for r in results)
+    steps_per_s = batch * T * episodes / total_wall
+    return {
+        "compile_s": compile_s,
+        "episodes": results,
+        "env_steps_per_s": steps_per_s,
+        "agent_steps_per_s": steps_per_s * env.n_agents,
+        "chunk_lengths": sorted(set(lengths)),
+        "dense_log": dense_log,
+        "final": final,
+    }
+
+
+#: (column title, metrics key) of the printed table.
+TABLE_COLUMNS = (
+    ("productivity", "social/productivity"),
+    ("equality", "social/equality"),
+    ("welfare", "social_welfare/coin_eq_times_productivity"),
+    ("total_builds", "Build/total_builds"),
+)
+
+
+def format_table(results: list[dict]) -> str:
+    """The per-episode metrics table (batch means; '-' where a metric is absent)."""
+    head = ["episode"] + [c for c, _ in TABLE_COLUMNS] + ["env-steps/s"]
+    rows = []
+    for r in results:
+        row = [str(r["episode"])]
+        for _, key in TABLE_COLUMNS:
+            v = r["metrics"].get(key)
+            if v is None:
+                row.append("-")
+            else:
+                row.append(f"{0.0 if abs(v) < 1e-6 else v:.4g}")
+        row.append(f"{r['env_steps_per_s']:,.0f}")
+        rows.append(row)
+    widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(head)]
+    lines = ["  ".join(h.rjust(w) for h, w in zip(head, widths))]
+    lines += ["  ".join(c.rjust(w) for c, w in zip(row, widths)) for row in rows]
+    return "\n".join(lines)
+
+
+def _json_safe(x):
+    if isinstance(x, dict):
+        return {str(k): _json_safe(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_json_safe(v) for v in x]
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return x
+
+
+def _write_json(path, obj) -> None:
+    with open(path, "w") as f:
+        json.dump(_json_safe(obj), f, indent=1, allow_nan=False)
+        f.write("\n")
+
+
+def cmd_run(args, parser) -> int:
+    import jax
+
+    import jaxecon
+    from jaxecon.render import render_world, save_png
+
+    try:
+        device = select_device(args.device)
+    except ValueError as exc:
+        parser.error(f"--device {args.device}: {exc}")
+    if args.config is None:
+        cfg = default_config()
+        source = "the built-in default economy"
+    else:
+        try:
+            cfg = load_config(args.config)
+        except ConfigError as exc:
+            parser.error(f"--config: {exc}")
+        source = str(args.config)
+    cfg = copy.deepcopy(cfg)
+    if args.episode_length is not None:
+        cfg["episode_length"] = args.episode_length
+    if cfg.get("flatten_masks") is False:
+        print("note: flatten_masks=False in the config; jaxecon run uses flatten_masks=True "
+              "(the random policy samples from the flat masks)")
+        cfg["flatten_masks"] = True
+    seed = args.seed if args.seed is not None else int(cfg.get("seed") or 0)
+    try:
+        env = jaxecon.make_from_config(cfg)
+    except (KeyError, ValueError, TypeError) as exc:
+        msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
+        parser.error(f"cannot build the economy from {source}: {msg}")
+
+    out = pathlib.Path(args.out) if args.out else pathlib.Path(
+        "runs", datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    )
+    out.mkdir(parents=True, exist_ok=True)
+
+    dev = device if device is not None else jax.devices()[0]
+    comps = ", ".join(c.name for c in env.components)
+    print(
+        f"economy: {cfg['scenario_name']} ({source}), {env.n_agents} agents, "
+        f"{env.world_size[0]}x{env.world_size[1]}, components: {comps}"
+    )
+    print(
+        f"running {args.batch} envs x {args.episodes} episodes x {env.episode_length} steps, "
+        f"random valid actions, seed {seed}, device {dev.platform} ({dev})"
+    )
+    res = run_economy(
+        env,
+        episodes=args.episodes,
+        batch=args.batch,
+        seed=seed,
+        chunk=args.chunk,
+        progress=not args.no_progress,
+        device=device,
+    )
+    c = res["compile_s"]
+    print(
+        f"compile: {c['total']:.1f} s (reset {c['reset']:.1f} s, step scan {c['step_scan']:.1f} s, "
+        f"metrics {c['metrics']:.1f} s)"
+    )
+    print(format_table(res["episodes"]))
+    print(
+        f"throughput: {res['env_steps_per_s']:,.0f} env-steps/s, "
+        f"{res['agent_steps_per_s']:,.0f} agent-steps/s (excluding compile)"
+    )
+
+    metrics = {
+        "config": cfg,
+        "config_source": source,
+        "batch": args.batch,
+        "episodes_run": args.episodes,
+        "episode_length": env.episode_length,
+        "seed": seed,
+        "device": str(dev),
+        "platform": dev.platform,
+        "jax_version": jax.__version__,
+        "jaxecon_version": jaxecon.__version__,
+        "compile_s": c,
+        "chunk_lengths": res["chunk_lengths"],
+        "env_steps_per_s": res["env_steps_per_s"],
+        "agent_steps_per_s": res["agent_steps_per_s"],
+        "episodes": res["episodes"],
+    }
+    _write_json(out / "metrics.json", metrics)
+    _write_json(out / "dense_log.json", res["dense_log"])
+    fin = res["final"]
+    rgb = render_world(fin["maps"], owner=fin["owner"].get("House"), loc=fin["loc"])
+    save_png(rgb, out / "world.png")
+    print(f"wrote {out / 'metrics.json'}, {out / 'dense_log.json'}, {out / 'world.png'}")
+    return 0
+
+
+# --------------------------------------------------------------------------
+# Argument parsing
+# --------------------------------------------------------------------------
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an int >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer (>= 1), got {value}")
+    return value
+
+
+def nonnegative_int(text: str) -> int:
+    """argparse type: an int >= 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer (>= 0), got {value}")
+    return value
+
+
+DEVICE_KINDS = ("cpu", "gpu", "tpu")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="jaxecon",
+        description="jaxecon: Foundation (the AI Economist's economic simulation) in JAX.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="{run,bench}")
+    sub.required = True
+
+    run = sub.add_parser(
+        "run",
+        help="simulate a batch of economies with random valid actions",
+        description="Simulate a batch of economies with uniformly random valid actions; "
+        "print per-episode metrics and throughput; write metrics.json, "
+        "dense_log.json (env 0, last episode) and world.png to --out.",
+    )
+    run.add_argument("--config", metavar="FILE",
+                     help="Foundation env config (.yaml/.yml/.json; flat with scenario_name, "
+                          "or under an env: block). Default: the built-in canonical economy")
+    run.add_argument("--episodes", type=positive_int, default=2, metavar="N",
+                     help="episodes to run (default 2)")
+    run.add_argument("--batch", type=positive_int, default=64, metavar="B",
+                     help="economies simulated in parallel (default 64)")
+    run.add_argument("--episode-length", type=positive_int, default=None, metavar="T",
+                     help="steps per episode (default: the config's episode_length)")
+    run.add_argument("--seed", type=nonnegative_int, default=None, metavar="S",
+                     help="PRNG seed (default: the config's seed, else 0)")
+    run.add_argument("--out", metavar="DIR", default=None,
+                     help="output directory (default runs/<timestamp>)")
+    run.add_argument("--device", choices=DEVICE_KINDS, default=None,
+                     help="JAX device kind (default: JAX's default device)")
+    run.add_argument("--chunk", type=positive_int, default=100, metavar="K",
+                     help="steps per jitted scan call, i.e. per progress update (default 100)")
+    run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    run.set_defaults(handler=cmd_run, subparser=run)
+
+    from jaxecon import bench  # light: imports jax lazily
+
+    b = sub.add_parser(
+        "bench",
+        help="throughput of jaxecon vs the reference numpy implementation",
+        description=bench.__doc__.strip().splitlines()[0],
+    )
+    bench.add_arguments(b)
+    b.set_defaults(handler=cmd_bench, subparser=b)
+    return parser
+
+
+def cmd_bench(args, parser) -> int:
+    from jaxecon import bench
+
+    bench.run_from_args(args, parser)
+    return 0
+
+
+def main(argv=None) -> int:
+    """Entry point of the ``jaxecon`` command. Returns 0 on success.
+
+    Bad arguments exit through ``argparse`` (``SystemExit(2)`` with a message).
+    """
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    return args.handler(args, args.subparser)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,188 @@
+"""Tests of the ``jaxecon`` command line (``jaxecon.cli``) and ``jaxecon.bench``.
+
+Tiny settings only (a few envs, tens of steps): they check outputs and
+errors, not speed.
+"""
+
+import copy
+import json
+
+import jax
+import pytest
+import yaml
+
+from jaxecon import cli
+
+try:  # tests/ on sys.path (pytest's default "prepend" import mode)
+    import reference as R
+except ImportError:  # tests/ is a package
+    from tests import reference as R
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _err(capsys, argv):
+    """Run ``cli.main(argv)``, expect an argparse error; return its stderr."""
+    with pytest.raises(SystemExit) as exc:
+        cli.main(argv)
+    assert exc.value.code == 2
+    return capsys.readouterr().err
+
+
+def test_default_economy_is_the_canonical_config():
+    import jaxecon
+
+    assert cli.DEFAULT_ECONOMY == R.CANONICAL_CONFIG
+    cfg = cli.default_config()
+    names = [next(iter(c)) for c in cfg["components"]]
+    assert "Build" in names and "Gather" in names
+    assert all(jaxecon.component_registry.has(n) for n in names)
+    assert [next(iter(c)) for c in cli.gather_build_config()["components"]] == ["Build", "Gather"]
+    assert cli.gather_build_config() == R.GATHER_BUILD_CONFIG
+
+
+def test_run_default_writes_metrics_dense_log_and_png(tmp_path, capsys):
+    out = tmp_path / "run"
+    rc = cli.main(["run", "--episodes", "1", "--batch", "2", "--episode-length", "20",
+                   "--out", str(out), "--no-progress"])
+    assert rc == 0
+    text = capsys.readouterr().out
+    assert "productivity" in text and "equality" in text and "welfare" in text
+    assert "env-steps/s" in text and "compile" in text
+
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["batch"] == 2 and metrics["episode_length"] == 20
+    assert metrics["config"]["episode_length"] == 20
+    assert metrics["env_steps_per_s"] > 0 and metrics["compile_s"]["total"] > 0
+    (ep,) = metrics["episodes"]
+    for key in ("social/productivity", "social/equality",
+                "social_welfare/coin_eq_times_productivity", "Build/total_builds"):
+        assert key in ep["metrics"]
+
+    log = json.loads((out / "dense_log.json").read_text())
+    assert len(log["states"]) == 21 and len(log["world"]) == 21
+    assert len(log["actions"]) == 20 and len(log["rewards"]) == 20
+    # world snapshots at t = 0 (every 50 steps) and at the end, {} in between
+    assert log["world"][0] and log["world"][20] and not any(log["world"][1:20])
+    assert log["world"][0]["House"].keys() == {"owner", "health"}
+    assert len(log["world"][0]["Wood"]) == 25
+    agent = log["states"][5]["0"]
+    assert set(agent) == {"loc", "inventory", "escrow", "endogenous"}
+    assert "Labor" in agent["endogenous"] and "Coin" in agent["inventory"]
+    assert set(log["rewards"][0]) == {"0", "1", "2", "3", "p"}
+    # labor only grows, one step at a time
+    labor = [s["0"]["endogenous"]["Labor"] for s in log["states"]]
+    assert labor == sorted(labor)
+
+    png = (out / "world.png").read_bytes()
+    assert png[:8] == PNG_MAGIC
+
+
+def test_config_file_round_trip_yaml_env_block(tmp_path, capsys):
+    env_cfg = copy.deepcopy(cli.gather_build_config())
+    env_cfg["episode_length"] = 12
+    env_cfg["world_dense_log_frequency"] = 5
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump({"env": env_cfg, "trainer": {"num_workers": 1}}))
+    assert cli.load_config(path) == env_cfg
+
+    out = tmp_path / "out"
+    assert cli.main(["run", "--config", str(path), "--episodes", "2", "--batch", "1",
+                     "--seed", "3", "--out", str(out), "--no-progress"]) == 0
+    assert "productivity" in capsys.readouterr().out
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["config"] == env_cfg
+    assert metrics["seed"] == 3 and len(metrics["episodes"]) == 2
+    log = json.loads((out / "dense_log.json").read_text())
+    assert log["episode"] == 1 and len(log["states"]) == 13
+    assert [t for t, w in enumerate(log["world"]) if w] == [0, 5, 10, 12]
+
+
+def test_load_config_flat_json_and_errors(tmp_path):
+    flat = tmp_path / "flat.json"
+    flat.write_text(json.dumps(cli.default_config()))
+    assert cli.load_config(flat) == cli.default_config()
+    bad_ext = tmp_path / "c.txt"
+    bad_ext.write_text("{}")
+    with pytest.raises(cli.ConfigError, match="yaml"):
+        cli.load_config(bad_ext)
+    no_name = tmp_path / "c.yaml"
+    no_name.write_text(yaml.safe_dump({"env": {"n_agents": 4}}))
+    with pytest.raises(cli.ConfigError, match="scenario_name"):
+        cli.load_config(no_name)
+    with pytest.raises(cli.ConfigError, match="does not exist"):
+        cli.load_config(tmp_path / "missing.yaml")
+
+
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["run", "--episodes", "0"], "--episodes"),
+        (["run", "--batch", "-3"], "--batch"),
+        (["run", "--batch", "many"], "--batch"),
+        (["run", "--episode-length", "0"], "--episode-length"),
+        (["run", "--seed", "-1"], "--seed"),
+        (["run", "--device", "abacus"], "--device"),
+        (["run", "--frobnicate"], "unrecognized"),
+        (["bench", "--batch-sizes", "1,0"], "--batch-sizes"),
+        (["bench", "--batch-sizes", "a,b"], "--batch-sizes"),
+        (["bench", "--economies", "nope"], "--economies"),
+        (["bench", "--steps", "0"], "--steps"),
+        ([], "required"),
+    ],
+)
+def test_bad_arguments_are_argparse_errors(capsys, argv, needle):
+    assert needle in _err(capsys, argv)
+
+
+def test_bad_config_files_are_argparse_errors(tmp_path, capsys):
+    err = _err(capsys, ["run", "--config", str(tmp_path / "missing.yaml")])
+    assert "does not exist" in err
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("env: [unclosed")
+    assert "cannot parse" in _err(capsys, ["run", "--config", str(bad)])
+    unknown = copy.deepcopy(cli.gather_build_config())
+    unknown["components"].append({"NoSuchComponent": {}})
+    path = tmp_path / "unknown.yaml"
+    path.write_text(yaml.safe_dump({"env": unknown}))
+    assert "NoSuchComponent" in _err(capsys, ["run", "--config", str(path)])
+    typo = copy.deepcopy(cli.gather_build_config())
+    typo["n_agentz"] = 4
+    path = tmp_path / "typo.json"
+    path.write_text(json.dumps(typo))
+    assert "n_agentz" in _err(capsys, ["run", "--config", str(path)])
+
+
+def test_missing_device_kind_is_an_error(capsys):
+    kind = next((k for k in ("tpu", "gpu") if not _has_devices(k)), None)
+    if kind is None:
+        pytest.skip("this machine has both a GPU and a TPU")
+    err = _err(capsys, ["run", "--device", kind, "--batch", "1"])
+    assert f"no {kind} device" in err
+    assert f"no {kind} device" in _err(capsys, ["bench", "--device", kind])
+
+
+def _has_devices(kind):
+    try:
+        return bool(jax.devices(kind))
+    except RuntimeError:
+        return False
+
+
+def test_bench_tiny_no_reference_writes_json(tmp_path, capsys):
+    path = tmp_path / "bench.json"
+    rc = cli.main(["bench", "--batch-sizes", "3", "--steps", "4", "--loop-steps", "3",
+                   "--economies", "gather_build", "--min-time", "0", "--no-reference",
+                   "--device", "cpu", "--json", str(path)])
+    assert rc == 0
+    text = capsys.readouterr().out
+    assert "env-steps/s" in text and "skipped" in text
+    result = json.loads(path.read_text())
+    rows = result["results"]
+    assert [(r["mode"], r["batch"]) for r in rows] == [
+        ("python loop", 1), ("scan+vmap", 3)]
+    for r in rows:
+        assert r["env_steps_per_s"] > 0
+        assert r["agent_steps_per_s"] == pytest.approx(4 * r["env_steps_per_s"])
+        assert r["compile_s"] > 0 and r["ratio"] is None
+    assert result["reference"]["gather_build"] == {"skipped": "--no-reference"}
