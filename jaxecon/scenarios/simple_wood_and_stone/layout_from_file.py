@@ -167,6 +167,10 @@ class LayoutFromFile(WoodAndStoneScenario):
     def regen_specs(self):
         return {"Wood": (self.resource_regen_prob, 1.0), "Stone": (self.resource_regen_prob, 1.0)}
 
+    def regen_candidates(self, resource):
+        """The file's source tiles (fixed for every episode)."""
+        return np.argwhere(self.source_maps[resource] > 0).astype(np.int32)
+
     def reset_starting_layout(self, key, state: EnvState, params) -> EnvState:
         """Maps from the file; every source tile holds 1 unit; no houses."""
         f = float_dtype()
