@@ -1104,7 +1104,7 @@ class FoundationEnv:
             "step": [],
         }
         self._key, use = jax.random.split(key)
-        obs, state = self._reset_fn(use, self._params, count)
+        obs, state = self._reset_fn(use, self._params, count, self._state)
         self.state = state
         for agent in self.all_agents:
             agent.reset_actions()

@@ -80,6 +80,10 @@ class Component:
         """Restore defaults at episode start (``additional_reset_steps``); may touch any field."""
         return state
 
+    def carry_over(self, prev_state: EnvState, state: EnvState, params) -> EnvState:
+        """After ``reset``: keep what Foundation keeps across episodes (default: nothing)."""
+        return state
+
     def step(self, key: jax.Array, state: EnvState, actions: dict, params) -> EnvState:
         """Apply one step (``component_step``).
 

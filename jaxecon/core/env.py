@@ -316,17 +316,23 @@ class BaseEnvironment:
             scenario=self.init_scenario_state(params),
         )
 
-    def reset(self, key: jax.Array, params: EnvParams, completions=0):
+    def reset(self, key: jax.Array, params: EnvParams, completions=None, prev_state=None):
         """Start an episode.
 
         Args:
             key: PRNG key; the only source of randomness.
             params: ``EnvParams`` (e.g. ``env.default_params``).
             completions: int [] episodes completed before this one (Foundation's
-                ``_completions``; drives annealing). Default 0.
+                ``_completions``; drives annealing). Default: ``prev_state``'s,
+                else 0.
+            prev_state: optional ``EnvState`` of the previous episode; what
+                Foundation keeps across episodes (e.g. the saez tax buffer) is
+                carried over from it by each component's ``carry_over``.
         Returns:
             ``(obs, state)``: observations ``{"a": {...}, "p": {...}}`` and ``EnvState``.
         """
+        if completions is None:
+            completions = 0 if prev_state is None else prev_state.completions
         k_init, k_layout, k_agents, k_comp, k_extra = jax.random.split(key, 5)
         state = self.init_state(k_init, params, completions)
         state = self.reset_starting_layout(k_layout, state, params)
@@ -334,6 +340,8 @@ class BaseEnvironment:
         ckeys = jax.random.split(k_comp, max(1, len(self.components)))
         for comp, k in zip(self.components, ckeys):
             state = comp.reset(k, state, params.components[comp.name])
+            if prev_state is not None:
+                state = comp.carry_over(prev_state, state, params.components[comp.name])
         state = self.additional_reset_steps(k_extra, state, params)
         return self.observe(state, params), state
 
