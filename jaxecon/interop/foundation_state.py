@@ -71,9 +71,11 @@ def _load_gather(comp, ref_comp, ref_env, state):
 
 def _load_scenario(env, ref_env, state):
     sub = dict(state.scenario)
-    if "curr_metric" in sub and hasattr(ref_env, "curr_optimization_metric"):
-        m = ref_env.curr_optimization_metric
-        vals = [m[a.idx] for a in _agents(ref_env)] + [m[ref_env.world.planner.idx]]
+    # wood-and-stone: curr_optimization_metric; one-step-economy: curr_optimization_metrics
+    # (keyed by str(idx) before its first reset, by idx after).
+    m = getattr(ref_env, "curr_optimization_metric", getattr(ref_env, "curr_optimization_metrics", None))
+    if "curr_metric" in sub and m is not None:
+        vals = [m[k] if k in m else m[str(k)] for k in [a.idx for a in _agents(ref_env)] + [ref_env.world.planner.idx]]
         sub["curr_metric"] = jnp.asarray(np.array(vals, np.float64), float_dtype())
     if "auto_warmup_integrator" in sub and hasattr(ref_env, "_auto_warmup_integrator"):
         sub["auto_warmup_integrator"] = jnp.asarray(ref_env._auto_warmup_integrator, jnp.int32)

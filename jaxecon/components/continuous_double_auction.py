@@ -1,0 +1,470 @@
+"""ContinuousDoubleAuction ("Trade"): a market where agents trade resources for coin.
+
+Follows ``ai_economist/foundation/components/continuous_double_auction.py``.
+
+Every collectible resource c (``env.collectible`` order: Stone, Wood) gets its
+own order book. A bid says the most coin an agent will pay for one unit of c,
+an ask the least coin it will accept for one unit; prices are integers
+0..max_bid_ask (P = max_bid_ask + 1 price levels).
+
+Actions (mobile agents), per commodity c in order: ``Buy_c`` and ``Sell_c``,
+each with P actions; local action k >= 1 means price k - 1 (0 = NO-OP).
+
+Step (``component_step``), in Foundation's order:
+
+1. Orders. For c in commodities, for every agent (index order): the agent's
+   price history for c decays (x 0.995); a Buy action places a bid iff the
+   agent has fewer than ``max_num_orders`` open orders (bids + asks) for c
+   and Coin >= price (the price moves from Coin inventory to escrow); then a
+   Sell action places an ask iff the agent (still) has fewer than
+   ``max_num_orders`` orders for c and holds c (one unit moves to escrow).
+   Each order placed costs ``order_labor`` Labor. An agent only touches its
+   own inventory, escrow, labor and orders here, so jaxecon places all agents'
+   orders for c at once (same result as Foundation's loop over agents).
+2. Matching, for each commodity. Bids rank by price (high first), then age
+   (old first), then creation order; asks by price (low first), then age,
+   then creation order. Every buyer starts "possibly matchable". Each round
+   takes the best-ranked bid among matchable buyers and the best-ranked ask
+   from another agent: if there is none, or it asks more than the bid
+   offers, the buyer is marked unmatchable for the rest of this commodity's
+   matching; otherwise they trade and a new round starts. Matching ends when
+   no matchable buyer has a bid. The price is the ask's if the bid is not
+   older than the ask (the bid triggered the trade; both placed this step
+   counts too), else the bid's. The buyer receives the unit and the coin it
+   had escrowed beyond the price; the seller receives the price; the
+   seller's price history gets +1 at that price.
+3. Expiry. Every open order ages by one step; orders older than
+   ``order_duration`` are removed and their escrow returned. An order placed
+   at step t can trade at steps t..t+order_duration.
+
+Matching is sequential (each trade changes the next round), so it runs as one
+``lax.while_loop`` over all commodities (at most bids + buyers + 1 rounds per
+commodity), each round a few masked reductions over the fixed-size book; coin
+and goods change in the reference's order, so float64 results are
+bit-for-bit Foundation's. Matching decisions never depend on coin or
+inventories, so the loop runs on ``stop_gradient``-ed values and the
+derivative (1: trades add integer amounts) is re-attached: ``jax.grad`` flows
+through the market although a while_loop is not reverse-differentiable.
+
+Order-book layout and the tie-break proof: every agent owns ``M =
+max_num_orders`` bid slots and M ask slots per commodity (it never has more
+than M orders of one kind, since bids + asks <= M), so the owner of a slot is
+its index // M and no owner field is stored. Foundation keeps each book as a
+list: survivors in sorted order, then new orders appended in agent order,
+sorted each step with Python's stable sort on (price, age). Two orders with
+equal price and equal age were created in the same step, and an agent places
+at most one bid and one ask per commodity per step, so such orders belong to
+different agents and were appended in agent-index order; stable sorting and
+removals never swap them. "Creation order" among exact ties is therefore
+"lower agent index first" = lower slot index first, which is what
+``jnp.argmax`` picks among equal keys — no sequence number is needed.
+
+Observations (mobile agent i), for each commodity c:
+    ``market_rate-c`` float []: sum_p p * H[p] / max(0.001, sum_p H[p]) with H
+        the price history summed over sellers (a decayed histogram of trade
+        prices).
+    ``price_history-c`` float [P]: H * inv_scale.
+    ``available_asks-c`` / ``available_bids-c`` float [P]: open asks / bids of
+        the other agents, counted per price.
+    ``my_asks-c`` / ``my_bids-c`` float [P]: the agent's own open orders.
+Observations (planner): ``market_rate-c``, ``price_history-c``,
+``full_asks-c``, ``full_bids-c`` (all agents' open orders per price).
+Masks (mobile): ``Sell_c`` all ones iff the agent has fewer than M orders for
+c and holds c, else all zeros; ``Buy_c`` = (price <= Coin) iff fewer than M
+orders, else all zeros.
+Metrics (``Trade/`` prefix added by the env), per agent i and commodity c:
+``<i>/Sell<c>/price``, ``/cost``, ``/income`` (mean price over the agent's
+sales this episode, all three equal; NaN without sales, quirk Q25),
+``<i>/Sell<c>/n_sales``; the same under ``Buy<c>`` for purchases; and
+``n_trades`` (all trades this episode).
+Dense log: per step, the list of trades (dicts with Foundation's keys
+``commodity, buyer, bid, bid_lifetime, seller, ask, ask_lifetime, price,
+cost, income``).
+
+State (``state.components["ContinuousDoubleAuction"]``), with C commodities,
+n agents, M = max_num_orders, P price levels, T = n*M // 2 (most trades one
+commodity can see in one step):
+    bid_price, ask_price: int32 [C, n, M] order prices (0 in free slots).
+    bid_lifetime, ask_lifetime: int32 [C, n, M] steps since placement.
+    bid_active, ask_active: bool [C, n, M] slot holds an open order.
+    price_history: float [C, n, P] per seller, decayed counts of sale prices.
+    trade_buyer, trade_seller, trade_bid, trade_ask, trade_bid_lifetime,
+        trade_ask_lifetime, trade_price: int32 [C, T] this step's trades, in
+        execution order (first ``n_step_trades[c]`` entries valid).
+    n_step_trades: int32 [C] trades of each commodity this step.
+    sell_count, buy_count: int32 [C, n] sales / purchases this episode.
+    sell_value, buy_value: int32 [C, n] sum of their prices this episode.
+Open-order counts and per-price histograms are derived from the book
+(``order_counts``, ``histograms``).
+
+Usage::
+
+    env = jaxecon.make("layout_from_file/simple_wood_and_stone",
+        components=[("Build", {}), ("ContinuousDoubleAuction", {"max_num_orders": 5}),
+                    ("Gather", {})], n_agents=4, world_size=[25, 25],
+        env_layout_file="quadrant_25x25_20each_30clump.txt")
+    obs, state = env.reset(jax.random.key(0), env.default_params)
+    book = state.components["ContinuousDoubleAuction"]
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import struct
+
+from jaxecon.core import config as cfg
+from jaxecon.core.component import Component
+from jaxecon.core.env import MOBILE
+from jaxecon.core.registry import component_registry
+from jaxecon.core.state import EnvState, float_dtype
+
+#: per-step decay of every agent's price history (Foundation's constant).
+PRICE_HISTORY_DECAY = 0.995
+
+_I32_MIN = np.iinfo(np.int32).min
+
+TRADE_FIELDS = ("buyer", "seller", "bid", "ask", "bid_lifetime", "ask_lifetime", "price")
+BOOK_FIELDS = ("bid_price", "bid_lifetime", "bid_active", "ask_price", "ask_lifetime", "ask_active")
+COUNT_FIELDS = ("sell_count", "sell_value", "buy_count", "buy_value")
+
+
+@struct.dataclass
+class ContinuousDoubleAuctionParams:
+    """Numeric parameters of ContinuousDoubleAuction.
+
+    Attributes:
+        order_labor: float [] labor charged per order placed.
+    """
+
+    order_labor: float = 0.25
+
+
+def _first_best(eligible, primary, secondary):
+    """Index of the eligible entry with the largest ``primary``, then the
+    largest ``secondary``, then the lowest index; and whether any is eligible."""
+    best_p = jnp.max(jnp.where(eligible, primary, _I32_MIN))
+    e = eligible & (primary == best_p)
+    best_s = jnp.max(jnp.where(e, secondary, _I32_MIN))
+    e = e & (secondary == best_s)
+    return jnp.argmax(e), jnp.any(eligible)
+
+
+@component_registry.add
+class ContinuousDoubleAuction(Component):
+    """A continuous double auction per collectible resource (see module docstring).
+
+    Args (Foundation's, with defaults):
+        max_bid_ask: int >= 1 (10), highest bid/ask price; prices are 0..max_bid_ask.
+        order_labor: float >= 0 (0.25), labor per order placed. Foundation
+            silently turns a negative value into 0 (quirk Q23); jaxecon rejects it.
+        order_duration: int >= 1 (50), steps an unfilled order stays open.
+        max_num_orders: None or int >= 1 (None), most open orders (bids + asks)
+            per agent and commodity. None and 0 both mean ``order_duration``
+            (Foundation's ``max_num_orders or order_duration``, kept; quirk Q23).
+    Raises:
+        ValueError: for values outside those ranges, naming the argument.
+    """
+
+    name = "ContinuousDoubleAuction"
+    component_type = "Trade"
+    required_entities = ("Coin", "Labor")
+    agent_subclasses = (MOBILE,)
+    Params = ContinuousDoubleAuctionParams
+
+    def __init__(self, env, max_bid_ask=10, order_labor=0.25, order_duration=50, max_num_orders=None):
+        super().__init__(env)
+        self.max_bid_ask = cfg.check_int("ContinuousDoubleAuction.max_bid_ask", max_bid_ask, minimum=1)
+        self.order_labor = cfg.check_float("ContinuousDoubleAuction.order_labor", order_labor, minimum=0.0)
+        self.order_duration = cfg.check_int(
+            "ContinuousDoubleAuction.order_duration", order_duration, minimum=1
+        )
+        if max_num_orders is None or (not isinstance(max_num_orders, bool) and max_num_orders == 0):
+            max_num_orders = self.order_duration
+        self.max_num_orders = cfg.check_int(
+            "ContinuousDoubleAuction.max_num_orders", max_num_orders, minimum=1
+        )
+        self.commodities = tuple(env.collectible)
+        self.n_prices = self.max_bid_ask + 1
+        self.trade_capacity = max(1, self.n_agents * self.max_num_orders // 2)
+
+    def default_params(self):
+        return ContinuousDoubleAuctionParams(order_labor=self.order_labor)
+
+    def get_n_actions(self, agent_cls_name):
+        if agent_cls_name != MOBILE:
+            return None
+        out = []
+        for c in self.commodities:
+            out += [(f"Buy_{c}", self.n_prices), (f"Sell_{c}", self.n_prices)]
+        return out
+
+    # ------------------------------------------------------------------ state
+    def init(self, key, params):
+        C, n, M, P, T = (len(self.commodities), self.n_agents, self.max_num_orders,
+                         self.n_prices, self.trade_capacity)
+        zi = jnp.zeros((C, n, M), jnp.int32)
+        zb = jnp.zeros((C, n, M), bool)
+        sub = {
+            "bid_price": zi, "bid_lifetime": zi, "bid_active": zb,
+            "ask_price": zi, "ask_lifetime": zi, "ask_active": zb,
+            "price_history": jnp.zeros((C, n, P), float_dtype()),
+            "n_step_trades": jnp.zeros(C, jnp.int32),
+            "sell_count": jnp.zeros((C, n), jnp.int32), "sell_value": jnp.zeros((C, n), jnp.int32),
+            "buy_count": jnp.zeros((C, n), jnp.int32), "buy_value": jnp.zeros((C, n), jnp.int32),
+        }
+        for k in TRADE_FIELDS:
+            sub[f"trade_{k}"] = jnp.zeros((C, T), jnp.int32)
+        return sub
+
+    def reset(self, key, state: EnvState, params):
+        return state.replace(components={**state.components, self.name: self.init(key, params)})
+
+    def order_counts(self, sub) -> jax.Array:
+        """int32 [C, n]: open orders (bids + asks) per commodity and agent."""
+        return (jnp.sum(sub["bid_active"], axis=-1) + jnp.sum(sub["ask_active"], axis=-1)).astype(jnp.int32)
+
+    def histograms(self, sub):
+        """(bid_hist, ask_hist), float [C, n, P]: open orders per commodity, agent and price."""
+        P = self.n_prices
+        f = float_dtype()
+
+        def hist(side):
+            onehot = jax.nn.one_hot(sub[f"{side}_price"], P, dtype=f)
+            return jnp.sum(onehot * sub[f"{side}_active"][..., None].astype(f), axis=-2)
+
+        return hist("bid"), hist("ask")
+
+    # ------------------------------------------------------------------- step
+    def step(self, key, state: EnvState, actions, params: ContinuousDoubleAuctionParams):
+        if not self.commodities:  # no collectible resource: nothing to trade
+            return state
+        f = float_dtype()
+        C, M, D = len(self.commodities), self.max_num_orders, self.order_duration
+        sub = dict(state.components[self.name])
+        coin, esc_coin = state.inventory["Coin"], state.escrow["Coin"]
+        goods = jnp.stack([state.inventory[c] for c in self.commodities])  # [C, n]
+        goods_esc = jnp.stack([state.escrow[c] for c in self.commodities])
+        labor = state.endogenous["Labor"]
+        book = {k: sub[k] for k in BOOK_FIELDS}
+        slot = jnp.arange(M)
+
+        def place(side, ci, ok, price):
+            """Write a new order of each agent with ``ok`` into its first free slot."""
+            active = book[f"{side}_active"][ci]
+            write = ok[:, None] & (slot[None, :] == jnp.argmin(active, axis=-1)[:, None])
+            book[f"{side}_price"] = book[f"{side}_price"].at[ci].set(
+                jnp.where(write, price[:, None], book[f"{side}_price"][ci]))
+            book[f"{side}_lifetime"] = book[f"{side}_lifetime"].at[ci].set(
+                jnp.where(write, 0, book[f"{side}_lifetime"][ci]))
+            book[f"{side}_active"] = book[f"{side}_active"].at[ci].set(active | write)
+
+        # 1. Orders. Each agent touches only its own state, so all agents at once;
+        # commodities in order (a Stone bid spends coin before the Wood bid is checked).
+        ph = sub["price_history"] * PRICE_HISTORY_DECAY
+        for ci, c in enumerate(self.commodities):
+            buy = actions["a"][f"{self.name}.Buy_{c}"]
+            sell = actions["a"][f"{self.name}.Sell_{c}"]
+            n_open = jnp.sum(book["bid_active"][ci], -1) + jnp.sum(book["ask_active"][ci], -1)
+            bid_ok = (buy >= 1) & (n_open < M) & (coin >= buy - 1)
+            moved = jnp.where(bid_ok, buy - 1, 0).astype(f)
+            coin, esc_coin = coin - moved, esc_coin + moved
+            labor = labor + jnp.where(bid_ok, params.order_labor, 0.0)
+            place("bid", ci, bid_ok, buy - 1)
+            ask_ok = (sell >= 1) & (n_open + bid_ok < M) & (goods[ci] > 0)
+            goods = goods.at[ci].add(-ask_ok.astype(f))
+            goods_esc = goods_esc.at[ci].add(ask_ok.astype(f))
+            labor = labor + jnp.where(ask_ok, params.order_labor, 0.0)
+            place("ask", ci, ask_ok, sell - 1)
+
+        # 2. Matching (all commodities, in order, in one loop). Its decisions depend
+        # only on the book, and every float it updates ends as its input plus integer
+        # deltas: it runs on stop_gradient'ed values and the identity derivative is
+        # re-attached (x - stop_gradient(x) is exactly 0.0), so values stay
+        # bit-for-bit Foundation's while jax.grad flows through the market (a
+        # while_loop is not reverse-differentiable).
+        floats = {"coin": coin, "esc_coin": esc_coin, "goods": goods, "goods_esc": goods_esc, "ph": ph}
+        out = self._match(book, jax.lax.stop_gradient(floats))
+        for k, x in floats.items():
+            out[k] = out[k] + (x - jax.lax.stop_gradient(x))
+        coin, esc_coin, goods, goods_esc = out["coin"], out["esc_coin"], out["goods"], out["goods_esc"]
+
+        # 3. Expiry: age every open order; refund those older than order_duration.
+        life = {}
+        for side in ("bid", "ask"):
+            active = out[f"{side}_active"]
+            life[side] = jnp.where(active, book[f"{side}_lifetime"] + 1, 0)
+            expired = active & (life[side] > D)
+            book[f"{side}_active"] = active & ~expired
+            if side == "bid":
+                refund = jnp.sum(jnp.where(expired, book["bid_price"], 0), -1).astype(f)  # [C, n]
+            else:
+                refund = jnp.sum(expired, -1).astype(f)
+                goods, goods_esc = goods + refund, goods_esc - refund
+                continue
+            for ci in range(C):  # coin refunds in Foundation's commodity order
+                esc_coin, coin = esc_coin - refund[ci], coin + refund[ci]
+        for side in ("bid", "ask"):
+            active = book[f"{side}_active"]
+            book[f"{side}_lifetime"] = jnp.where(active, life[side], 0)
+            book[f"{side}_price"] = jnp.where(active, book[f"{side}_price"], 0)
+
+        sub.update(book)
+        sub["price_history"] = out["ph"]
+        sub["n_step_trades"] = out["k"]
+        for k in TRADE_FIELDS:
+            sub[f"trade_{k}"] = out["rec"][k]
+        for k in COUNT_FIELDS:
+            sub[k] = sub[k] + out[k]
+        inventory = {**state.inventory, "Coin": coin}
+        escrow = {**state.escrow, "Coin": esc_coin}
+        for ci, c in enumerate(self.commodities):
+            inventory[c], escrow[c] = goods[ci], goods_esc[ci]
+        return state.replace(
+            inventory=inventory,
+            escrow=escrow,
+            endogenous={**state.endogenous, "Labor": labor},
+            components={**state.components, self.name: sub},
+        )
+
+    def _match(self, book, floats):
+        """Foundation's ``match_orders``: every commodity's book, Stone then Wood.
+
+        One ``while_loop``; each iteration is a matching round of the current
+        commodity ``ci``, or, once no matchable buyer has a bid there, the move
+        to the next commodity (all buyers matchable again).
+        """
+        C, n, M, T, P = len(self.commodities), self.n_agents, self.max_num_orders, self.trade_capacity, self.n_prices
+        f = float_dtype()
+        owner = jnp.repeat(jnp.arange(n, dtype=jnp.int32), M)  # slot -> agent
+        flat = {k: book[k].reshape(C, n * M) for k in BOOK_FIELDS}
+        agents, slots, rows, levels, coms = (jnp.arange(n), jnp.arange(n * M), jnp.arange(T),
+                                             jnp.arange(P), jnp.arange(C))
+
+        def body(carry):
+            ci = carry["ci"]
+            bid_active, ask_active = carry["bid_active"][ci], carry["ask_active"][ci]
+            bid_price, bid_life = flat["bid_price"][ci], flat["bid_lifetime"][ci]
+            ask_price, ask_life = flat["ask_price"][ci], flat["ask_lifetime"][ci]
+            b, any_bid = _first_best(bid_active & carry["matchable"][owner], bid_price, bid_life)
+            buyer = owner[b]
+            a, any_ask = _first_best(ask_active & (owner != buyer), -ask_price, ask_life)
+            seller = owner[a]
+            bid, ask = bid_price[b], ask_price[a]
+            ok = any_bid & any_ask & (ask <= bid)
+            price = jnp.where(bid_life[b] <= ask_life[a], ask, bid)
+            # One-hot updates (cheaper to compile than scatters); adding exact zeros
+            # elsewhere leaves every other entry bit-for-bit unchanged.
+            here = coms == ci
+            is_buyer, is_seller = agents == buyer, agents == seller
+            sold = ok & is_seller
+            bought = ok & is_buyer
+            sold_c = here[:, None] & sold[None, :]
+            bought_c = here[:, None] & bought[None, :]
+            row = here[:, None] & (ok & (rows == carry["k"][ci]))[None, :]
+            vals = {"buyer": buyer, "seller": seller, "bid": bid, "ask": ask,
+                    "bid_lifetime": bid_life[b], "ask_lifetime": ask_life[a], "price": price}
+            return {
+                "ci": ci + (~any_bid).astype(jnp.int32),
+                "matchable": jnp.where(any_bid, carry["matchable"] & ~(is_buyer & ~ok), True),
+                "bid_active": carry["bid_active"] & ~(here[:, None] & (ok & (slots == b))[None, :]),
+                "ask_active": carry["ask_active"] & ~(here[:, None] & (ok & (slots == a))[None, :]),
+                "goods_esc": carry["goods_esc"] - sold_c.astype(f),
+                "goods": carry["goods"] + bought_c.astype(f),
+                "esc_coin": carry["esc_coin"] - jnp.where(bought, bid, 0).astype(f),
+                "coin": carry["coin"] + jnp.where(sold, price, jnp.where(bought, bid - price, 0)).astype(f),
+                "ph": carry["ph"] + (sold_c[:, :, None] & (levels == price)[None, None, :]).astype(f),
+                "k": carry["k"] + (here & ok).astype(jnp.int32),
+                "sell_count": carry["sell_count"] + sold_c.astype(jnp.int32),
+                "sell_value": carry["sell_value"] + jnp.where(sold_c, price, 0),
+                "buy_count": carry["buy_count"] + bought_c.astype(jnp.int32),
+                "buy_value": carry["buy_value"] + jnp.where(bought_c, price, 0),
+                "rec": {k: jnp.where(row, vals[k], carry["rec"][k]) for k in TRADE_FIELDS},
+            }
+
+        zc = jnp.zeros((C, n), jnp.int32)
+        carry = {
+            "ci": jnp.zeros((), jnp.int32),
+            "matchable": jnp.ones(n, bool),
+            "bid_active": flat["bid_active"], "ask_active": flat["ask_active"],
+            **floats,
+            "k": jnp.zeros(C, jnp.int32),
+            "sell_count": zc, "sell_value": zc, "buy_count": zc, "buy_value": zc,
+            "rec": {k: jnp.zeros((C, T), jnp.int32) for k in TRADE_FIELDS},
+        }
+        out = jax.lax.while_loop(lambda c: c["ci"] < C, body, carry)
+        out["bid_active"] = out["bid_active"].reshape(C, n, M)
+        out["ask_active"] = out["ask_active"].reshape(C, n, M)
+        return out
+
+    # ------------------------------------------------------- observation etc.
+    def observe(self, state: EnvState, params):
+        sub = state.components[self.name]
+        n, f = self.n_agents, float_dtype()
+        bid_hist, ask_hist = self.histograms(sub)
+        history = jnp.sum(sub["price_history"], axis=1)  # [C, P]
+        prices = jnp.arange(self.n_prices, dtype=f)
+        rate = (history @ prices) / jnp.maximum(0.001, jnp.sum(history, axis=-1))
+        scaled = history * self.inv_scale
+        obs_a, obs_p = {}, {}
+        for ci, c in enumerate(self.commodities):
+            full_asks, full_bids = jnp.sum(ask_hist[ci], 0), jnp.sum(bid_hist[ci], 0)
+            obs_p.update({
+                f"market_rate-{c}": rate[ci],
+                f"price_history-{c}": scaled[ci],
+                f"full_asks-{c}": full_asks,
+                f"full_bids-{c}": full_bids,
+            })
+            obs_a.update({
+                f"market_rate-{c}": jnp.broadcast_to(rate[ci], (n,)),
+                f"price_history-{c}": jnp.broadcast_to(scaled[ci], (n, self.n_prices)),
+                f"available_asks-{c}": full_asks[None] - ask_hist[ci],
+                f"available_bids-{c}": full_bids[None] - bid_hist[ci],
+                f"my_asks-{c}": ask_hist[ci],
+                f"my_bids-{c}": bid_hist[ci],
+            })
+        return {"a": obs_a, "p": obs_p}
+
+    def masks(self, state: EnvState, params):
+        sub = state.components[self.name]
+        room = self.order_counts(sub) < self.max_num_orders  # [C, n]
+        can_pay = jnp.arange(self.n_prices)[None, :] <= state.inventory["Coin"][:, None]
+        out = {}
+        for ci, c in enumerate(self.commodities):
+            can_sell = room[ci] & (state.inventory[c] > 0)
+            out[f"{self.name}.Sell_{c}"] = jnp.broadcast_to(can_sell[:, None], (self.n_agents, self.n_prices))
+            out[f"{self.name}.Buy_{c}"] = room[ci][:, None] & can_pay
+        return {"a": out}
+
+    def metrics(self, state: EnvState, params):
+        sub = state.components[self.name]
+        f = float_dtype()
+        out = {}
+        for i in range(self.n_agents):
+            for ci, c in enumerate(self.commodities):
+                for prefix, side in (("Sell", "sell"), ("Buy", "buy")):
+                    n = sub[f"{side}_count"][ci, i]
+                    mean = jnp.where(
+                        n > 0, sub[f"{side}_value"][ci, i].astype(f) / jnp.maximum(n, 1).astype(f), jnp.nan
+                    )
+                    for k in ("price", "cost", "income"):
+                        out[f"{i}/{prefix}{c}/{k}"] = mean
+                    out[f"{i}/{prefix}{c}/n_sales"] = n
+        out["n_trades"] = jnp.sum(sub["sell_count"])
+        return out
+
+    def dense_log_entry(self, prev_state, state):
+        sub = state.components[self.name]
+        count = np.asarray(sub["n_step_trades"])
+        rec = {k: np.asarray(sub[f"trade_{k}"]) for k in TRADE_FIELDS}
+        trades = []
+        for ci, c in enumerate(self.commodities):
+            for j in range(int(count[ci])):
+                t = {"commodity": c}
+                t.update({k: int(rec[k][ci, j]) for k in ("buyer", "bid", "bid_lifetime",
+                                                          "seller", "ask", "ask_lifetime", "price")})
+                t["cost"] = t["price"]
+                t["income"] = t["price"]
+                trades.append(t)
+        return trades

@@ -1,0 +1,231 @@
+"""``one-step-economy``: the planner sets taxes, then agents choose how much to work.
+
+Follows ``ai_economist/foundation/scenarios/one_step_economy/one_step_economy.py``
+(the two-decision economy of Zheng et al., "The AI Economist: Optimal Economic
+Policy Design via Two-level Deep Reinforcement Learning", arXiv:2108.02755).
+
+Intended configuration: components ``[("SimpleLabor", {...}),
+("PeriodicBracketTax", {"period": 2, ...})]`` (this order), episode_length 2.
+Step 1: the planner picks bracket rates (agents' labor actions are masked).
+Step 2: each agent picks hours k in 1..100, earns k * skill; taxes on that
+income are collected and redistributed in equal lump sums on the same step.
+There is no space: no maps, agents stay at (-1, -1); ``world_size`` may be
+``[1, 1]``.
+
+Reset: zero inventories, escrow and Labor; planner Coin 0. No randomness
+(SimpleLabor's skills are drawn when the environment is built).
+
+Observations: mobile agents get no scenario entries (only ``time`` and the
+components'); planner: ``world-normalized_per_capita_productivity`` (total Coin
+/ n / 1000) and ``world-equality`` (1 - Gini of Coin).
+
+Rewards: each agent's and the planner's change in "optimization metric" U
+since the last step (undiscounted, so an episode's return is U at the end
+minus U at reset). Agents, by ``agent_reward_type``:
+``coin_minus_labor_cost`` U = coin - labor_cost * Labor ** labor_exponent, or
+``isoelastic_coin_minus_labor`` U = (coin^(1-eta) - 1) / (1 - eta) -
+labor_cost * Labor (coin = inventory + escrow). Planner, by
+``planner_reward_type``: ``inv_income_weighted_utility`` = sum_i U_i pi_i with
+pi_i proportional to 1 / max(1, pre-tax income_i) (SimpleLabor's
+``production``, not post-tax coin), or ``coin_eq_times_productivity`` =
+(w * equality + 1 - w) * mean coin with w = 1 - mixing_weight_gini_vs_coin.
+
+Metrics: ``social/productivity``, ``social/equality``,
+``social_welfare/coin_eq_times_productivity`` (w = 1),
+``social_welfare/inv_income_weighted_utility`` (pre-tax weights),
+``endow/avg_agent/Coin``, ``endogenous/avg_agent/Labor``, ``util/avg_agent``,
+``endow/p/Coin`` (planner inventory), ``util/p``; plus the components'.
+
+Scenario state (``state.scenario``):
+    curr_metric: float [n + 1] the last U of each agent and (last) the planner.
+
+Usage::
+
+    import jax, jaxecon
+    env = jaxecon.make("one-step-economy", n_agents=4, world_size=[1, 1],
+                       episode_length=2, seed=1,
+                       components=[("SimpleLabor", {}),
+                                   ("PeriodicBracketTax", {"period": 2})])
+    obs, state = env.reset(jax.random.key(0), env.default_params)
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+from flax import struct
+
+from jaxecon import rewards, social_metrics
+from jaxecon.core import config as cfg
+from jaxecon.core.env import BaseEnvironment
+from jaxecon.core.registry import scenario_registry
+from jaxecon.core.state import EnvState, float_dtype
+
+AGENT_REWARD_TYPES = ("coin_minus_labor_cost", "isoelastic_coin_minus_labor")
+PLANNER_REWARD_TYPES = ("inv_income_weighted_utility", "coin_eq_times_productivity")
+
+
+@struct.dataclass
+class OneStepEconomyParams:
+    """Numeric parameters of the one-step economy.
+
+    Attributes:
+        isoelastic_eta: float [] in [0, 1] curvature of isoelastic utility.
+        labor_exponent: float [] > 1 exponent of the labor cost.
+        labor_cost: float [] utility cost per unit of (Labor ** exponent).
+        mixing_weight_gini_vs_coin: float [] in [0, 1]; 0 = equality x
+            productivity, 1 = productivity only.
+    """
+
+    isoelastic_eta: float = 0.23
+    labor_exponent: float = 2.0
+    labor_cost: float = 1.0
+    mixing_weight_gini_vs_coin: float = 0.0
+
+
+@scenario_registry.add
+class OneStepEconomy(BaseEnvironment):
+    """Taxes then labor, one decision each (see module docstring).
+
+    Args (Foundation's, with defaults):
+        agent_reward_type: "coin_minus_labor_cost" | "isoelastic_coin_minus_labor"
+            ("coin_minus_labor_cost").
+        isoelastic_eta: float (0.23), in [0, 1] for the isoelastic utility.
+        labor_exponent: float (2.0), > 1 for coin_minus_labor_cost.
+        labor_cost: float (1.0).
+        planner_reward_type: "inv_income_weighted_utility" |
+            "coin_eq_times_productivity" ("inv_income_weighted_utility").
+        mixing_weight_gini_vs_coin: float in [0, 1] (0).
+        **base_env_kwargs: ``BaseEnvironment``'s.
+    Raises:
+        ValueError: for a bad value (Foundation only fails when rewards are
+            first computed, at reset; quirk Q24), or without a SimpleLabor
+            component (the planner's weights need pre-tax incomes).
+    """
+
+    name = "one-step-economy"
+    required_entities = ("Coin",)
+    Params = OneStepEconomyParams
+
+    def __init__(
+        self,
+        agent_reward_type="coin_minus_labor_cost",
+        isoelastic_eta=0.23,
+        labor_exponent=2.0,
+        labor_cost=1.0,
+        planner_reward_type="inv_income_weighted_utility",
+        mixing_weight_gini_vs_coin=0,
+        **base_env_kwargs,
+    ):
+        super().__init__(**base_env_kwargs)
+        if not self.has_component("SimpleLabor"):
+            raise ValueError(
+                "one-step-economy needs the SimpleLabor component (pre-tax incomes); got "
+                f"components {[c.name for c in self.components]}"
+            )
+        self.agent_reward_type = cfg.check_choice("agent_reward_type", agent_reward_type, AGENT_REWARD_TYPES)
+        if self.agent_reward_type == "isoelastic_coin_minus_labor":
+            self.isoelastic_eta = cfg.check_float("isoelastic_eta", isoelastic_eta, 0.0, 1.0)
+        else:
+            self.isoelastic_eta = cfg.check_float("isoelastic_eta", isoelastic_eta)
+        self.labor_exponent = cfg.check_float("labor_exponent", labor_exponent)
+        if self.agent_reward_type == "coin_minus_labor_cost" and not self.labor_exponent > 1.0:
+            raise ValueError(f"labor_exponent must be > 1 for coin_minus_labor_cost, got {labor_exponent!r}")
+        self.labor_cost = cfg.check_float("labor_cost", labor_cost)
+        self.planner_reward_type = cfg.check_choice(
+            "planner_reward_type", planner_reward_type, PLANNER_REWARD_TYPES
+        )
+        self.mixing_weight_gini_vs_coin = cfg.check_float(
+            "mixing_weight_gini_vs_coin", mixing_weight_gini_vs_coin, 0.0, 1.0
+        )
+
+    def default_scenario_params(self):
+        return OneStepEconomyParams(
+            isoelastic_eta=self.isoelastic_eta,
+            labor_exponent=self.labor_exponent,
+            labor_cost=self.labor_cost,
+            mixing_weight_gini_vs_coin=self.mixing_weight_gini_vs_coin,
+        )
+
+    def init_scenario_state(self, params):
+        return {"curr_metric": jnp.zeros(self.n_agents + 1, float_dtype())}
+
+    # ------------------------------------------------------------------ reset
+    def reset_agent_states(self, key, state: EnvState, params) -> EnvState:
+        """Empty inventories, escrow and endogenous quantities; agents unplaced."""
+        f = float_dtype()
+        n = self.n_agents
+        return state.replace(
+            loc=jnp.full((n, 2), -1, jnp.int32),
+            inventory={r: jnp.zeros(n, f) for r in self.resources},
+            escrow={r: jnp.zeros(n, f) for r in self.resources},
+            endogenous={e: jnp.zeros(n, f) for e in self.endogenous},
+            planner_inventory={r: jnp.zeros((), f) for r in self.resources},
+        )
+
+    def additional_reset_steps(self, key, state: EnvState, params) -> EnvState:
+        """Reward baselines := the utilities at reset."""
+        return state.replace(scenario={**state.scenario, "curr_metric": self.optimization_metrics(state, params)})
+
+    # ------------------------------------------------------------ observation
+    def generate_observations(self, state: EnvState, params) -> dict:
+        coin = state.total_endowment("Coin")
+        productivity = social_metrics.get_productivity(coin)
+        return {
+            "p": {
+                "normalized_per_capita_productivity": productivity / self.n_agents / 1000,
+                "equality": social_metrics.get_equality(coin),
+            }
+        }
+
+    # --------------------------------------------------------------- rewards
+    def optimization_metrics(self, state: EnvState, params) -> jnp.ndarray:
+        """float [n + 1]: each agent's utility and (last) the planner's social welfare."""
+        sp = params.scenario
+        coin = state.total_endowment("Coin")
+        labor = state.endogenous["Labor"]
+        if self.agent_reward_type == "isoelastic_coin_minus_labor":
+            util = rewards.isoelastic_coin_minus_labor(coin, labor, sp.isoelastic_eta, sp.labor_cost)
+        else:
+            util = rewards.coin_minus_labor_cost(coin, labor, sp.labor_exponent, sp.labor_cost)
+        if self.planner_reward_type == "coin_eq_times_productivity":
+            swf = rewards.coin_eq_times_productivity(coin, 1 - sp.mixing_weight_gini_vs_coin)
+        else:
+            pretax = state.components["SimpleLabor"]["production"]
+            swf = rewards.inv_income_weighted_utility(pretax, util)
+        return jnp.concatenate([util, swf[None]])
+
+    def compute_reward(self, state: EnvState, params):
+        curr = self.optimization_metrics(state, params)
+        rew = curr - state.scenario["curr_metric"]
+        state = state.replace(scenario={**state.scenario, "curr_metric": curr})
+        return rew[:-1], rew[-1], state
+
+    # --------------------------------------------------------------- metrics
+    def scenario_metrics(self, state: EnvState, params) -> dict:
+        coin = state.total_endowment("Coin")
+        pretax = state.components["SimpleLabor"]["production"]
+        util = state.scenario["curr_metric"]
+        m = {
+            "social/productivity": social_metrics.get_productivity(coin),
+            "social/equality": social_metrics.get_equality(coin),
+            "social_welfare/coin_eq_times_productivity": rewards.coin_eq_times_productivity(coin, 1.0),
+            "social_welfare/inv_income_weighted_utility": rewards.inv_income_weighted_utility(
+                pretax, util[:-1]
+            ),
+        }
+        for r in self.resources:
+            m[f"endow/avg_agent/{r}"] = jnp.mean(state.inventory[r] + state.escrow[r])
+        for e in self.endogenous:
+            m[f"endogenous/avg_agent/{e}"] = jnp.mean(state.endogenous[e])
+        m["util/avg_agent"] = jnp.mean(util[:-1])
+        for r in self.resources:
+            m[f"endow/p/{r}"] = state.planner_inventory[r]
+        m["util/p"] = util[-1]
+        return m
+
+    def step_info(self, state: EnvState, params) -> dict:
+        coin = state.total_endowment("Coin")
+        return {
+            "social/productivity": social_metrics.get_productivity(coin),
+            "social/equality": social_metrics.get_equality(coin),
+        }
