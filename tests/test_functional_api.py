@@ -229,3 +229,19 @@ def test_eta_one_is_log_utility():
     np.testing.assert_allclose(np.asarray(u), [0.0, 0.0, np.log(10.0)], rtol=1e-6)
     g = jax.grad(lambda eta: rewards.isoelastic_coin_minus_labor(10.0, 0.0, eta, 0.0))(1.0)
     assert np.isfinite(g)
+
+
+def test_sample_actions_uniform_over_valid_entries():
+    from jaxecon.core.spaces import ActionLayout
+
+    single = ActionLayout(("A", "B"), (2, 3), False)
+    mask = jnp.array([[1, 0, 1, 1, 0, 0], [1, 1, 1, 1, 1, 1]], jnp.float32)
+    draws = np.asarray(jax.vmap(lambda k: single.sample(k, mask))(jax.random.split(jax.random.key(0), 6000)))
+    assert set(np.unique(draws[:, 0])) == {0, 2, 3}
+    for row, valid in ((0, [0, 2, 3]), (1, range(6))):
+        freq = np.bincount(draws[:, row], minlength=6)[list(valid)] / 6000
+        np.testing.assert_allclose(freq, 1 / len(freq), atol=0.03)
+    multi = ActionLayout(("A", "B"), (2, 3), True)
+    mmask = jnp.array([1, 0, 1, 1, 0, 0, 1], jnp.float32)  # A: [noop, 0, 1]; B: [noop, 0, 0, 1]
+    draws = np.asarray(jax.vmap(lambda k: multi.sample(k, mmask))(jax.random.split(jax.random.key(1), 4000)))
+    assert set(np.unique(draws[:, 0])) == {0, 2} and set(np.unique(draws[:, 1])) == {0, 3}

@@ -145,12 +145,27 @@ class ActionLayout:
         Returns:
             int32 [*batch] or int32 [*batch, n_subspaces].
         """
-        logits = jnp.where(flat_mask > 0, 0.0, -jnp.inf)
         if not self.multi_action_mode:
-            return jax.random.categorical(key, logits, axis=-1).astype(jnp.int32)
+            return _uniform_valid_index(key, flat_mask)
         out, start = [], 0
         keys = jax.random.split(key, len(self.dims))
         for i, d in enumerate(self.dims):
-            out.append(jax.random.categorical(keys[i], logits[..., start:start + d], axis=-1))
+            out.append(_uniform_valid_index(keys[i], flat_mask[..., start:start + d]))
             start += int(d)
-        return jnp.stack(out, axis=-1).astype(jnp.int32)
+        return jnp.stack(out, axis=-1)
+
+
+def _uniform_valid_index(key, mask):
+    """int32 [...]: a uniformly random index among the entries of ``mask`` [..., K] > 0.
+
+    One uniform per row: pick the r-th valid entry, r = floor(u * n_valid)
+    (cheaper than a Gumbel/categorical draw over K entries). Rows with no
+    valid entry give 0.
+    """
+    valid = mask > 0
+    count = jnp.sum(valid, axis=-1)
+    u = jax.random.uniform(key, count.shape)
+    r = jnp.minimum(jnp.floor(u * count).astype(jnp.int32), jnp.maximum(count - 1, 0))
+    rank = jnp.cumsum(valid, axis=-1) - 1  # rank of each valid entry
+    hit = valid & (rank == r[..., None])
+    return jnp.argmax(hit, axis=-1).astype(jnp.int32)
