@@ -5,7 +5,8 @@ Follows ``ai_economist/foundation/components/move.py``.
 Action (mobile agents): one subspace ``Gather`` with 4 actions: 1 = left
 (col - 1), 2 = right (col + 1), 3 = up (row - 1), 4 = down (row + 1).
 Step: agents are processed in a random order (a permutation drawn from the
-key, as Foundation's ``get_random_order_agents``). Each moves to the target
+key, as Foundation's ``get_random_order_agents``; resolved with array
+operations by ``resolve_moves``). Each moves to the target
 tile iff it is inside the grid, not blocked (Water), not another agent's House
 and not occupied by an agent at that moment, so an earlier agent can take a
 tile a later one aimed at (quirk Q2); a move costs ``move_labor`` only if it
@@ -45,6 +46,46 @@ SKILL_DISTS = ("none", "pareto", "lognormal")
 
 #: (d_row, d_col) of actions 0 (stay), 1 left, 2 right, 3 up, 4 down.
 MOVES = np.array([[0, 0], [0, -1], [0, 1], [-1, 0], [1, 0]], dtype=np.int32)
+
+
+def resolve_moves(wants, target, occupant, rank):
+    """bool [n]: which agents move when they move one by one in order of ``rank``.
+
+    Foundation processes agents sequentially in a random order; an agent moves
+    iff its target tile is free at its turn. Equivalently, agent i moves iff it
+    ``wants`` to (target in bounds and enterable), no agent earlier in the order
+    moved onto the same target, and the tile's initial ``occupant`` (if any)
+    moved away earlier in the order. Each agent's outcome depends only on
+    earlier agents, so iterating this rule from "everyone who wants to moves"
+    reaches the sequential outcome exactly, after at most n rounds (usually
+    two): array operations instead of a loop over agents.
+
+    Args:
+        wants: bool [n].
+        target: int [n] flat index of each agent's target tile.
+        occupant: int32 [n] agent standing on each target at the start, -1 if none.
+        rank: int32 [n] position of each agent in the processing order.
+    """
+    earlier = rank[None, :] < rank[:, None]  # [i, k]: k goes before i
+    same_target = target[:, None] == target[None, :]
+    occ = jnp.maximum(occupant, 0)
+    vacated_in_time = (occupant < 0) | (rank[occ] < rank)
+
+    def update(moved):
+        taken = jnp.any(earlier & same_target & moved[None, :], axis=1)
+        vacated = vacated_in_time & ((occupant < 0) | moved[occ])
+        return wants & ~taken & vacated
+
+    def cond(carry):
+        prev, curr, i = carry
+        return jnp.any(prev != curr) & (i < wants.shape[0])
+
+    def body(carry):
+        _, curr, i = carry
+        return curr, update(curr), i + 1
+
+    _, moved, _ = jax.lax.while_loop(cond, body, (~wants, wants, jnp.zeros((), jnp.int32)))
+    return moved
 
 
 @struct.dataclass
@@ -135,19 +176,10 @@ class Gather(Component):
         enterable = self._enterable(state, jnp.arange(n), tr, tc)
         wants = (act > 0) & inb & placed & enterable
 
-        def body(carry, i):
-            loc, occ = carry
-            ok = wants[i] & (occ[tr[i], tc[i]] == -1)
-            r, c = loc[i, 0], loc[i, 1]
-            occ = occ.at[r, c].set(jnp.where(ok, -1, occ[r, c]))
-            occ = occ.at[tr[i], tc[i]].set(jnp.where(ok, i, occ[tr[i], tc[i]]))
-            loc = loc.at[i].set(jnp.where(ok, jnp.stack([tr[i], tc[i]]), loc[i]))
-            return (loc, occ), ok
-
-        perm = jax.random.permutation(k_perm, n).astype(jnp.int32)
-        occ0 = world.loc_map(state, self.world_size)
-        (loc, _), moved_in_order = jax.lax.scan(body, (state.loc, occ0), perm)
-        moved = jnp.zeros(n, bool).at[perm].set(moved_in_order)
+        rank = jnp.zeros(n, jnp.int32).at[jax.random.permutation(k_perm, n)].set(jnp.arange(n, dtype=jnp.int32))
+        occupant = world.loc_map(state, self.world_size)[tr, tc]
+        moved = resolve_moves(wants, tr * w + tc, occupant, rank)
+        loc = jnp.where(moved[:, None], jnp.stack([tr, tc], axis=1), state.loc)
 
         # Collection: every placed agent, on its (new) tile.
         placed = loc[:, 0] >= 0
