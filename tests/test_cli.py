@@ -11,6 +11,7 @@ import jax
 import pytest
 import yaml
 
+import jaxecon
 from jaxecon import cli
 
 try:  # tests/ on sys.path (pytest's default "prepend" import mode)
@@ -186,3 +187,30 @@ def test_bench_tiny_no_reference_writes_json(tmp_path, capsys):
         assert r["agent_steps_per_s"] == pytest.approx(4 * r["env_steps_per_s"])
         assert r["compile_s"] > 0 and r["ratio"] is None
     assert result["reference"]["gather_build"] == {"skipped": "--no-reference"}
+    info = result["economies"]["gather_build"]
+    # memory per env: the state pytree of the 25x25, 4-agent economy
+    env = jaxecon.make_from_config(cli.gather_build_config())
+    _obs, state = env.reset(jax.random.key(0), env.default_params)
+    assert info["memory"]["state_bytes"] == sum(x.nbytes for x in jax.tree.leaves(state))
+    assert info["memory"]["state_bytes"] <= 32 * 1024
+    assert info["bytes_per_env_step"] > 2 * info["memory"]["state_bytes"]
+    assert info["episode_compile_s"] > 0
+    assert result["system"]["bandwidth_bytes_per_s"] > 0
+    for r in rows:
+        assert r["bandwidth_fraction"] == pytest.approx(
+            r["env_steps_per_s"] * r["bytes_per_env_step"] / result["system"]["bandwidth_bytes_per_s"])
+    assert path.with_suffix(".png").stat().st_size > 1000
+
+
+def test_bench_economies_are_foundation_configs():
+    """Each benchmark economy builds, and gtb100 is the canonical economy scaled to 100 agents, 40x40."""
+    from jaxecon import bench
+
+    big = bench.gtb100_config()
+    assert big["n_agents"] == 100 and big["world_size"] == [40, 40]
+    assert big["components"] == cli.default_config()["components"]
+    assert big["scenario_name"] == "uniform/simple_wood_and_stone"
+    for name, make_cfg in bench._economies().items():
+        assert name in bench.ECONOMIES
+        env = jaxecon.make_from_config(make_cfg())
+        assert env.n_agents == make_cfg()["n_agents"]
