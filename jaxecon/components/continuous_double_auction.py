@@ -38,9 +38,10 @@ Step (``component_step``), in Foundation's order:
    at step t can trade at steps t..t+order_duration.
 
 Matching is sequential (each trade changes the next round), so it runs as one
-``lax.while_loop`` over all commodities (at most bids + buyers + 1 rounds per
-commodity), each round a few masked reductions over the fixed-size book; coin
-and goods change in the reference's order, so float64 results are
+``lax.while_loop`` over all commodities (trades + at most 3 rounds per
+commodity: a failed round ends the commodity unless the buyer failed only
+because the best ask is its own), each round a few masked reductions over
+the fixed-size book; coin and goods change in the reference's order, so float64 results are
 bit-for-bit Foundation's. Matching decisions never depend on coin or
 inventories, so the loop runs on ``stop_gradient``-ed values and the
 derivative (1: trades add integer amounts) is re-attached: ``jax.grad`` flows
@@ -353,6 +354,13 @@ class ContinuousDoubleAuction(Component):
             seller = owner[a]
             bid, ask = bid_price[b], ask_price[a]
             ok = any_bid & any_ask & (ask <= bid)
+            # Shortcut (same outcome, fewer rounds): when the failed buyer's best
+            # ask is the best ask of the whole book, every other matchable buyer
+            # bids no more and faces no better ask, so all of them would fail
+            # in turn; end this commodity now instead of one round per buyer.
+            best_all, any_ask_all = _first_best(ask_active, -ask_price, ask_life)
+            all_fail = ~ok & (~any_ask_all | (owner[best_all] != buyer))
+            next_commodity = ~any_bid | all_fail
             price = jnp.where(bid_life[b] <= ask_life[a], ask, bid)
             # One-hot updates (cheaper to compile than scatters); adding exact zeros
             # elsewhere leaves every other entry bit-for-bit unchanged.
@@ -366,8 +374,8 @@ class ContinuousDoubleAuction(Component):
             vals = {"buyer": buyer, "seller": seller, "bid": bid, "ask": ask,
                     "bid_lifetime": bid_life[b], "ask_lifetime": ask_life[a], "price": price}
             return {
-                "ci": ci + (~any_bid).astype(jnp.int32),
-                "matchable": jnp.where(any_bid, carry["matchable"] & ~(is_buyer & ~ok), True),
+                "ci": ci + next_commodity.astype(jnp.int32),
+                "matchable": jnp.where(next_commodity, True, carry["matchable"] & ~(is_buyer & ~ok)),
                 "bid_active": carry["bid_active"] & ~(here[:, None] & (ok & (slots == b))[None, :]),
                 "ask_active": carry["ask_active"] & ~(here[:, None] & (ok & (slots == a))[None, :]),
                 "goods_esc": carry["goods_esc"] - sold_c.astype(f),
