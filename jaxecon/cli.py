@@ -434,7 +434,9 @@ def run_economy(
         t0 = time.perf_counter()
         for length in sorted(set(lengths)):
             xs = np.zeros((length,), np.int32)
-            chunk_c[length] = jax.jit(chunk_fn).lower(carry0, params, xs).compile()
+            # the carry (obs, states, keys of the batch) is donated: each chunk
+            # writes the next carry into the previous one's buffers
+            chunk_c[length] = jax.jit(chunk_fn, donate_argnums=0).lower(carry0, params, xs).compile()
         compile_s["step_scan"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         metrics_c = jax.jit(metrics_fn).lower(carry0, params).compile()
@@ -456,7 +458,8 @@ def run_economy(
                 keys = jax.random.split(jax.random.fold_in(root, ep), batch)
                 t_start = time.perf_counter()
                 carry = reset_c(keys, params, ep)
-                reset_state = carry[1] if last else None
+                # a copy: the chunks below donate (overwrite) the carry's buffers
+                reset_state = jax.tree.map(jax.numpy.copy, carry[1]) if last else None
                 logs = []
                 for length in lengths:
                     carry, log = chunk_c[length](carry, params, np.zeros((length,), np.int32))
