@@ -5,6 +5,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 SCRIPT = textwrap.dedent('''
     import jax, numpy as np, jaxecon
     from jaxecon import sharding
@@ -36,3 +38,57 @@ def test_sharded_rollout_matches_single_device():
     out = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
     assert "SHARDED-OK" in out.stdout
+
+
+def _free_port():
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("localhost", 0))
+        return s.getsockname()[1]
+
+
+def test_multihost_worked_command_two_processes():
+    """benchmarks/multihost.py's documented command: two processes x 2 CPU devices, one batch.
+
+    Each process's economies must end as they do when run alone on one device.
+    """
+    import pathlib
+    import re
+
+    script = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "multihost.py"
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=2", JAX_PLATFORMS="cpu")
+    port = _free_port()
+    procs = [
+        subprocess.Popen([sys.executable, str(script), "--coordinator", f"localhost:{port}",
+                          "--num-processes", "2", "--process-id", str(i), "--batch", "8", "--steps", "5"],
+                         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for i in range(2)
+    ]
+    outs = [p.communicate(timeout=600) for p in procs]
+    for p, (out, err) in zip(procs, outs):
+        assert p.returncode == 0, err[-3000:]
+    got = {}
+    for out, _ in outs:
+        m = re.search(r"process (\d)/2: 2 local of 4 devices; 8 envs x 5 steps.*over my 4 envs (\S+)", out)
+        assert m, out
+        got[int(m.group(1))] = float(m.group(2))
+    assert sorted(got) == [0, 1]
+
+    check = textwrap.dedent('''
+        import jax, jaxecon
+        from jaxecon import sharding
+        from jaxecon.cli import default_config
+        env = jaxecon.make_from_config(default_config())
+        one = sharding.env_mesh(jax.devices()[:1])
+        for i in range(2):
+            keys = jax.random.split(jax.random.fold_in(jax.random.key(0), i), 4)
+            state, _ = sharding.sharded_rollout(env, 5, one)(keys, env.default_params)
+            print(float(state.endogenous["Labor"].sum(axis=1).mean()))
+    ''')
+    out = subprocess.run([sys.executable, "-c", check], env=dict(os.environ, JAX_PLATFORMS="cpu"),
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    alone = [float(x) for x in out.stdout.split()]
+    assert min(alone) > 0  # labor is spent by every move, gather, build and order
+    assert alone == [pytest.approx(got[0], abs=1e-5), pytest.approx(got[1], abs=1e-5)]
