@@ -1,0 +1,497 @@
+"""COVID-19 policy components: state stringency, federal subsidies, vaccine deliveries.
+
+Follows ``ai_economist/foundation/components/covid19_components.py`` (Trott et
+al., "Building a Foundation for Data-Driven, Interpretable, and Robust Policy
+Design using the AI Economist", arXiv:2108.02904). These components only work
+inside the ``CovidAndEconomySimulation`` scenario
+(``jaxecon/scenarios/covid19``), which gives them, as Foundation's ``world``
+does, the static attributes ``n_stringency_levels``, ``start_date``,
+``use_real_world_policies``, ``real_world_stringency_policy`` and
+``real_world_subsidy`` on the environment object, and the per-episode "world"
+entries of ``state.scenario``:
+
+    ``stringency_level``: float [n] open/close level of each state at the
+        current timestep (Foundation's ``global_state["Stringency Level"][t]``),
+        written by ControlUSStateOpenCloseStatus.
+    ``subsidy``: float [n] US$ of direct payments each state receives at the
+        current timestep (``global_state["Subsidy"][t]``), written by
+        FederalGovernmentSubsidy.
+    ``us_state_population``: float [n] people, ``us_population``: float []
+        people (copied from the scenario's params at reset).
+
+There are n = 51 mobile agents (the US states and DC) and the planner (the
+federal government). No randomness anywhere.
+
+Numerics: Foundation keeps its world arrays in float32 and mixes float32 and
+float64 arithmetic. Under ``jax_enable_x64`` jaxecon computes in float64 and
+rounds with ``as_float32`` exactly where Foundation's float32 arrays round, so
+the dynamics agree to the last float32 bit; without x64 everything is float32.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import struct
+
+from jaxecon.core import config as cfg
+from jaxecon.core.component import Component
+from jaxecon.core.env import MOBILE, PLANNER
+from jaxecon.core.registry import component_registry
+from jaxecon.core.state import EnvState, float_dtype
+
+__all__ = [
+    "ControlUSStateOpenCloseStatus",
+    "FederalGovernmentSubsidy",
+    "VaccinationCampaign",
+    "as_float32",
+    "straight_through_trunc",
+]
+
+
+def as_float32(x):
+    """``x`` rounded to float32 precision, keeping its dtype (identity for float32).
+
+    Marks where Foundation stores or computes a value in float32; differentiable
+    (the rounding passes gradients through unchanged).
+    """
+    x = jnp.asarray(x)
+    if x.dtype == jnp.float32:
+        return x
+    return x.astype(jnp.float32).astype(x.dtype)
+
+
+def straight_through_trunc(x):
+    """``trunc(x)`` in the forward pass (Foundation's ``astype(int32)``), identity gradient."""
+    return x + jax.lax.stop_gradient(jnp.trunc(x) - x)
+
+
+def _require_covid_world(env, who):
+    needed = ("n_stringency_levels", "start_date", "use_real_world_policies")
+    if not all(hasattr(env, a) for a in needed):
+        raise ValueError(
+            f"{who} only works inside the CovidAndEconomySimulation scenario "
+            f"(it needs the world attributes {list(needed)})"
+        )
+
+
+def _set_world(state: EnvState, **entries) -> EnvState:
+    return state.replace(scenario={**state.scenario, **entries})
+
+
+# --------------------------------------------------------------------------
+# ControlUSStateOpenCloseStatus
+# --------------------------------------------------------------------------
+
+
+@component_registry.add
+class ControlUSStateOpenCloseStatus(Component):
+    """Each US state sets its open/close stringency level (1 = open .. n_levels = closed).
+
+    Args (Foundation's, with defaults):
+        n_stringency_levels: int >= 2 (10); must equal the data's
+            ``NUM_STRINGENCY_LEVELS`` (Foundation checks at the first step;
+            jaxecon at construction).
+        action_cooldown_period: int >= 0 (28) days during which a state that
+            changed its level cannot change it again.
+    Raises:
+        ValueError: bad values, or used outside ``CovidAndEconomySimulation``.
+
+    Action (mobile agents): subspace ``ControlUSStateOpenCloseStatus`` with
+    ``n_stringency_levels`` actions; local action k >= 1 sets the level to k,
+    NO-OP (0) keeps it. With ``use_real_world_policies`` the actions are ignored
+    and the level at step t is the recorded policy of day ``start + t - 1``.
+
+    Step t (``component_step``): level[t] = level[t-1] if action == 0 else
+    action; if t == cooldown_until + 1 the cooldown moves on by 1 (NO-OP) or by
+    ``action_cooldown_period`` (a change). Masks are advisory (an action in
+    cooldown is applied, but moves no cooldown), as in Foundation.
+
+    Masks (mobile, bool [n, n_levels]): all True with real-world policies; else
+    False while ``timestep < cooldown_until``.
+
+    Observations: ``"a"``: ``agent_policy_indicators`` float [n] = level /
+    n_levels (each state its own); ``"p"``: the same float [n] vector.
+
+    State (``state.components["ControlUSStateOpenCloseStatus"]``):
+        action_in_cooldown_until: int32 [n] timestep until which actions are masked.
+    Writes ``state.scenario["stringency_level"]`` (float [n]).
+    """
+
+    name = "ControlUSStateOpenCloseStatus"
+    component_type = None
+    required_entities = ()
+    agent_subclasses = (MOBILE,)
+
+    def __init__(self, env, n_stringency_levels=10, action_cooldown_period=28):
+        super().__init__(env)
+        _require_covid_world(env, self.name)
+        self.n_stringency_levels = cfg.check_int(
+            "ControlUSStateOpenCloseStatus.n_stringency_levels", n_stringency_levels, minimum=2
+        )
+        if self.n_stringency_levels != int(env.n_stringency_levels):
+            raise ValueError(
+                "ControlUSStateOpenCloseStatus.n_stringency_levels must equal the data's "
+                f"NUM_STRINGENCY_LEVELS={env.n_stringency_levels} (the model was fitted with it), "
+                f"got {n_stringency_levels!r}"
+            )
+        self.action_cooldown_period = cfg.check_int(
+            "ControlUSStateOpenCloseStatus.action_cooldown_period", action_cooldown_period, minimum=0
+        )
+        self.use_real_world_policies = bool(env.use_real_world_policies)
+        if self.use_real_world_policies:
+            #: int32 [episode_length, n]: the recorded level applied at step t is row t-1.
+            self.real_world_policy = np.asarray(env.real_world_stringency_policy, np.int32)
+
+    def get_n_actions(self, agent_cls_name):
+        return self.n_stringency_levels if agent_cls_name == MOBILE else None
+
+    def init(self, key, params):
+        return {"action_in_cooldown_until": jnp.zeros(self.n_agents, jnp.int32)}
+
+    def reset(self, key, state: EnvState, params):
+        sub = {"action_in_cooldown_until": jnp.full(self.n_agents, state.timestep, jnp.int32)}
+        return state.replace(components={**state.components, self.name: sub})
+
+    def step(self, key, state: EnvState, actions, params):
+        t = state.timestep
+        until = state.components[self.name]["action_in_cooldown_until"]
+        if self.use_real_world_policies:
+            row = jnp.clip(t - 1, 0, self.real_world_policy.shape[0] - 1)
+            action = jnp.asarray(self.real_world_policy)[row]
+        else:
+            action = actions["a"][self.name]
+        prev = state.scenario["stringency_level"]
+        level = jnp.where(action == 0, prev, action.astype(prev.dtype))
+        at_end = t == until + 1
+        until = jnp.where(
+            at_end, until + jnp.where(action == 0, 1, self.action_cooldown_period), until
+        ).astype(jnp.int32)
+        state = _set_world(state, stringency_level=level)
+        return state.replace(
+            components={**state.components, self.name: {"action_in_cooldown_until": until}}
+        )
+
+    def observe(self, state: EnvState, params):
+        ind = as_float32(state.scenario["stringency_level"] / self.n_stringency_levels)
+        return {"a": {"agent_policy_indicators": ind}, "p": {"agent_policy_indicators": ind}}
+
+    def masks(self, state: EnvState, params):
+        shape = (self.n_agents, self.n_stringency_levels)
+        if self.use_real_world_policies:
+            return {"a": {self.name: jnp.ones(shape, bool)}}
+        free = state.timestep >= state.components[self.name]["action_in_cooldown_until"]
+        return {"a": {self.name: jnp.broadcast_to(free[:, None], shape)}}
+
+    def agent_state_fields(self, state):
+        return {"Current Open Close Stringency Level": np.asarray(state.scenario["stringency_level"], np.float32)}
+
+
+# --------------------------------------------------------------------------
+# FederalGovernmentSubsidy
+# --------------------------------------------------------------------------
+
+
+@struct.dataclass
+class FederalGovernmentSubsidyParams:
+    """Numeric parameters of FederalGovernmentSubsidy.
+
+    Attributes:
+        max_annual_subsidy_per_person: float [] US$ per person per year paid at
+            the highest subsidy level.
+    """
+
+    max_annual_subsidy_per_person: float = 20000.0
+
+
+@component_registry.add
+class FederalGovernmentSubsidy(Component):
+    """The federal government (planner) sets a direct-payment level every ``subsidy_interval`` days.
+
+    Args (Foundation's, with defaults):
+        subsidy_interval: int >= 1 (90) days between decisions; a level is paid
+            out evenly over the interval.
+        num_subsidy_levels: int >= 1 (20).
+        max_annual_subsidy_per_person: float >= 0 (20000) US$/person/year at the
+            top level (a traced ``Params`` leaf).
+        reference_subsidy_accumulation_bug: bool (False), jaxecon only. With
+            real-world policies Foundation builds its table of replayed subsidy
+            levels once per environment object and adds to it again in every
+            episode, so episode k pays (k + 1) times the recorded subsidies (and
+            eventually trips its own range assert). jaxecon rebuilds the levels
+            every episode; True reproduces the accumulation.
+    Raises:
+        ValueError: bad values, or used outside ``CovidAndEconomySimulation``.
+
+    Action (planner): subspace ``FederalGovernmentSubsidy`` with
+    ``num_subsidy_levels`` actions, local action k = level k, NO-OP = level 0.
+    It is read only at steps t with ``(t - 1) % subsidy_interval == 0``;
+    otherwise the current level is kept. With ``use_real_world_policies`` the
+    level at step t is the sum over recorded payments of the last
+    ``subsidy_interval`` days (including day start + t - 1) of
+    ``round(payment / amount_per_level)``, amount_per_level = US population x
+    max_annual / levels x interval / 365.
+
+    Step t: subsidy[t] = level / levels x max_daily_subsidy_per_state, with
+    max_daily_subsidy_per_state = state population x max_annual / 365 (US$/day).
+
+    Masks (planner, bool [levels]): all True at ``t % subsidy_interval == 0``
+    or with real-world policies, else all False.
+
+    Observations: ``"a"``: ``t_until_next_subsidy`` = (interval - t % interval)
+    / interval and ``current_subsidy_level`` = level / levels, float [n] (the
+    same for every state); ``"p"``: the same two as float [].
+
+    State (``state.components["FederalGovernmentSubsidy"]``):
+        current_subsidy_level: int32 [] (planner's ``Current Subsidy Level``).
+        total_subsidy: float [] US$ paid this episode (``Total Subsidy``).
+    Writes ``state.scenario["subsidy"]`` (float [n], US$ per day).
+    """
+
+    name = "FederalGovernmentSubsidy"
+    component_type = None
+    required_entities = ()
+    agent_subclasses = (PLANNER,)
+    Params = FederalGovernmentSubsidyParams
+
+    def __init__(
+        self,
+        env,
+        subsidy_interval=90,
+        num_subsidy_levels=20,
+        max_annual_subsidy_per_person=20000,
+        reference_subsidy_accumulation_bug=False,
+    ):
+        super().__init__(env)
+        _require_covid_world(env, self.name)
+        self.subsidy_interval = cfg.check_int(
+            "FederalGovernmentSubsidy.subsidy_interval", subsidy_interval, minimum=1
+        )
+        self.num_subsidy_levels = cfg.check_int(
+            "FederalGovernmentSubsidy.num_subsidy_levels", num_subsidy_levels, minimum=1
+        )
+        self.max_annual_subsidy_per_person = cfg.check_float(
+            "FederalGovernmentSubsidy.max_annual_subsidy_per_person", max_annual_subsidy_per_person, minimum=0.0
+        )
+        self.reference_subsidy_accumulation_bug = cfg.check_bool(
+            "FederalGovernmentSubsidy.reference_subsidy_accumulation_bug", reference_subsidy_accumulation_bug
+        )
+        self.use_real_world_policies = bool(env.use_real_world_policies)
+        if self.use_real_world_policies:
+            #: float64 [episode_length]: recorded US$ enacted on day start + t - 1 (row t - 1).
+            self.real_world_subsidy = np.asarray(env.real_world_subsidy, np.float64).reshape(-1)
+
+    def default_params(self):
+        return FederalGovernmentSubsidyParams(max_annual_subsidy_per_person=self.max_annual_subsidy_per_person)
+
+    def get_n_actions(self, agent_cls_name):
+        return self.num_subsidy_levels if agent_cls_name == PLANNER else None
+
+    def init(self, key, params):
+        return {
+            "current_subsidy_level": jnp.zeros((), jnp.int32),
+            "total_subsidy": jnp.zeros((), float_dtype()),
+        }
+
+    def reset(self, key, state: EnvState, params):
+        return state.replace(components={**state.components, self.name: self.init(key, params)})
+
+    def _real_world_level(self, state: EnvState, params):
+        f = float_dtype()
+        amounts = jnp.asarray(self.real_world_subsidy, f)
+        per_level = (
+            state.scenario["us_population"] * params.max_annual_subsidy_per_person
+            / self.num_subsidy_levels * self.subsidy_interval / 365
+        )
+        day_levels = jnp.where(amounts > 0, jnp.round(amounts / per_level), 0.0)
+        days = jnp.arange(amounts.shape[0])
+        now = state.timestep - 1
+        window = (days <= now) & (days > now - self.subsidy_interval)
+        level = jnp.sum(jnp.where(window, day_levels, 0.0))
+        if self.reference_subsidy_accumulation_bug:
+            level = level * (1 + state.completions).astype(f)
+        return level
+
+    def step(self, key, state: EnvState, actions, params):
+        f = float_dtype()
+        sub = state.components[self.name]
+        t = state.timestep
+        if self.use_real_world_policies:
+            level = self._real_world_level(state, params)
+        else:
+            decide = (t - 1) % self.subsidy_interval == 0
+            level = jnp.where(decide, actions["p"][self.name], sub["current_subsidy_level"]).astype(f)
+        max_daily = state.scenario["us_state_population"] * params.max_annual_subsidy_per_person / 365
+        daily = level / self.num_subsidy_levels * max_daily
+        sub = {
+            "current_subsidy_level": straight_through_trunc(level).astype(jnp.int32),
+            "total_subsidy": sub["total_subsidy"] + jnp.sum(daily),
+        }
+        state = _set_world(state, subsidy=as_float32(daily))
+        return state.replace(components={**state.components, self.name: sub})
+
+    def observe(self, state: EnvState, params):
+        f = float_dtype()
+        t = state.timestep
+        until = (self.subsidy_interval - t % self.subsidy_interval).astype(f) / self.subsidy_interval
+        lvl = state.components[self.name]["current_subsidy_level"].astype(f) / self.num_subsidy_levels
+        ones = jnp.ones(self.n_agents, f)
+        return {
+            "a": {"t_until_next_subsidy": until * ones, "current_subsidy_level": lvl * ones},
+            "p": {"t_until_next_subsidy": until, "current_subsidy_level": lvl},
+        }
+
+    def masks(self, state: EnvState, params):
+        if self.use_real_world_policies:
+            on = jnp.ones((), bool)
+        else:
+            on = state.timestep % self.subsidy_interval == 0
+        return {"p": {self.name: jnp.broadcast_to(on, (self.num_subsidy_levels,))}}
+
+    def planner_state_fields(self, state):
+        sub = state.components[self.name]
+        return {
+            "Total Subsidy": np.float64(sub["total_subsidy"]),
+            "Current Subsidy Level": np.int32(sub["current_subsidy_level"]),
+        }
+
+
+# --------------------------------------------------------------------------
+# VaccinationCampaign
+# --------------------------------------------------------------------------
+
+
+@struct.dataclass
+class VaccinationCampaignParams:
+    """Numeric parameters of VaccinationCampaign.
+
+    Attributes:
+        daily_vaccines_per_million_people: float [] vaccines per million residents
+            per day (deliveries are floored to whole vaccines, so its gradient is 0).
+    """
+
+    daily_vaccines_per_million_people: float = 4500.0
+
+
+@component_registry.add
+class VaccinationCampaign(Component):
+    """Passive: every ``delivery_interval`` days from a start date, each state receives vaccines.
+
+    Args (Foundation's, with defaults):
+        daily_vaccines_per_million_people: int in [0, 1e6] (4500).
+        delivery_interval: int in [1, 5000] (1) days between deliveries.
+        vaccine_delivery_start_date: "YYYY-MM-DD" ("2020-12-22"). (Foundation
+            only prints a message for a malformed date and fails later; jaxecon
+            raises ValueError.)
+        observe_rate: bool (False) also observe ``next_vaccination_rate``.
+    Raises:
+        ValueError: bad values, or used outside ``CovidAndEconomySimulation``.
+
+    No actions, no masks. Deliveries: at step t with t >= begin (days from the
+    scenario's start date to the delivery start date) and t % interval == 0,
+    ``vaccines_available[i] += floor(interval x pop_i / 1e6 x daily_per_million)``.
+    The scenario's SIR step then vaccinates with all of them (moving them out).
+
+    Observations (first delivery t0 = begin rounded up to a multiple of the
+    interval, next_t = t + 1): if next_t <= t0, t_until = min(1, (t0 - next_t)
+    / interval) and rate 0; else t_until = interval - next_t % interval and rate
+    = daily_per_million / 1e6. ``"a"``: ``t_until_next_vaccines`` = t_until /
+    interval, float [n]; ``"p"``: float []; with ``observe_rate`` also
+    ``next_vaccination_rate`` (float [n] / float []).
+
+    State (``state.components["VaccinationCampaign"]``):
+        vaccines_available: int32 [n] vaccines delivered but not yet used
+            (``Vaccines Available``).
+    """
+
+    name = "VaccinationCampaign"
+    component_type = None
+    required_entities = ()
+    agent_subclasses = (MOBILE,)
+    Params = VaccinationCampaignParams
+
+    def __init__(
+        self,
+        env,
+        daily_vaccines_per_million_people=4500,
+        delivery_interval=1,
+        vaccine_delivery_start_date="2020-12-22",
+        observe_rate=False,
+    ):
+        super().__init__(env)
+        _require_covid_world(env, self.name)
+        self.daily_vaccines_per_million_people = cfg.check_int(
+            "VaccinationCampaign.daily_vaccines_per_million_people",
+            int(daily_vaccines_per_million_people)
+            if isinstance(daily_vaccines_per_million_people, float) else daily_vaccines_per_million_people,
+            minimum=0, maximum=1_000_000,
+        )
+        self.delivery_interval = cfg.check_int(
+            "VaccinationCampaign.delivery_interval", delivery_interval, minimum=1, maximum=5000
+        )
+        try:
+            self.vaccine_delivery_start_date = datetime.strptime(str(vaccine_delivery_start_date), "%Y-%m-%d")
+        except ValueError:
+            raise ValueError(
+                "VaccinationCampaign.vaccine_delivery_start_date must be a date 'YYYY-MM-DD', "
+                f"got {vaccine_delivery_start_date!r}"
+            ) from None
+        self.observe_rate = cfg.check_bool("VaccinationCampaign.observe_rate", observe_rate)
+        #: int: step from which deliveries happen (days after the scenario's start date).
+        self.time_when_vaccine_delivery_begins = (self.vaccine_delivery_start_date - env.start_date).days
+        t0 = int(self.time_when_vaccine_delivery_begins)
+        while t0 % self.delivery_interval != 0:  # Python modulo, as Foundation
+            t0 += 1
+        #: int: the first delivery step.
+        self.t_first_delivery = t0
+
+    def default_params(self):
+        return VaccinationCampaignParams(
+            daily_vaccines_per_million_people=float(self.daily_vaccines_per_million_people)
+        )
+
+    def num_vaccines_per_delivery(self, state: EnvState, params) -> jax.Array:
+        """int32 [n] vaccines each state receives per delivery."""
+        pop = state.scenario["us_state_population"]
+        daily = pop / 1e6 * params.daily_vaccines_per_million_people
+        return jnp.floor(self.delivery_interval * daily).astype(jnp.int32)
+
+    def init(self, key, params):
+        return {"vaccines_available": jnp.zeros(self.n_agents, jnp.int32)}
+
+    def reset(self, key, state: EnvState, params):
+        return state.replace(components={**state.components, self.name: self.init(key, params)})
+
+    def step(self, key, state: EnvState, actions, params):
+        t = state.timestep
+        deliver = (t >= self.time_when_vaccine_delivery_begins) & (t % self.delivery_interval == 0)
+        avail = state.components[self.name]["vaccines_available"]
+        avail = jnp.where(deliver, avail + self.num_vaccines_per_delivery(state, params), avail)
+        return state.replace(components={**state.components, self.name: {"vaccines_available": avail}})
+
+    def observe(self, state: EnvState, params):
+        f = float_dtype()
+        interval = self.delivery_interval
+        next_t = state.timestep + 1
+        before = next_t <= self.t_first_delivery
+        t_until = jnp.where(
+            before,
+            jnp.minimum(1.0, (self.t_first_delivery - next_t).astype(f) / interval),
+            (interval - next_t % interval).astype(f),
+        )
+        rate = jnp.where(before, 0.0, params.daily_vaccines_per_million_people / 1e6).astype(f)
+        ones = jnp.ones(self.n_agents, f)
+        out = {
+            "a": {"t_until_next_vaccines": t_until / interval * ones},
+            "p": {"t_until_next_vaccines": t_until / interval},
+        }
+        if self.observe_rate:
+            out["a"]["next_vaccination_rate"] = rate * ones
+            out["p"]["next_vaccination_rate"] = rate
+        return out
+
+    def agent_state_fields(self, state):
+        return {"Vaccines Available": np.asarray(state.components[self.name]["vaccines_available"])}

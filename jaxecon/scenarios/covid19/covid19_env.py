@@ -1,0 +1,770 @@
+"""``CovidAndEconomySimulation``: COVID-19 and the economy of the 50 US states and DC.
+
+Follows ``ai_economist/foundation/scenarios/covid19/covid19_env.py`` (class
+``CovidAndEconomyEnvironment``, CPU path; Trott et al., arXiv:2108.02904),
+without its activation-code gate. 51 mobile agents (the US states and DC, in
+the order of the data's ``US_STATE_IDX_TO_STATE_NAME``) choose open/close
+stringency levels; the planner (the federal government) chooses direct
+payments. Day 0 of an episode is ``start_date``; a step is one day.
+
+Intended components (``default_covid_config()`` in ``config.py``), in this order:
+``ControlUSStateOpenCloseStatus``, ``FederalGovernmentSubsidy``,
+``VaccinationCampaign`` (``jaxecon/components/covid19.py``).
+
+Dynamics of step t (after the components; all per state, float [n]):
+
+1. SIR with vaccination (fitted model; with ``use_real_world_data`` the
+   recorded series of day start + t are copied instead). Lagged stringency
+   s = level[t - BETA_DELAY] (recorded policy before day start, 1 before the
+   data); beta = beta_intercept x m_i + beta_slope x m_s x s; all delivered
+   vaccines v are used: vacc = min(v, S), frac = min(1, v / S);
+   dS = -beta S I / N (1 - frac) - vacc, dR = gamma I + vacc, dI = -dS - dR,
+   dV = vacc; S, I, R, V clipped at 0; deaths D = mortality x (R - V).
+2. Unemployment (fitted model; recorded with ``use_real_world_data``): the
+   last FILTER_LEN changes of the level, delta[tau], through k exponential
+   filters: x = m_u sum_k w[i, k] sum_tau delta[tau] exp(-(FILTER_LEN - 1 -
+   tau) / lambda_k); rate (%) = softplus(x) + bias; unemployed = rate x N / 100.
+3. Economy: can't work = (too_sick_rate x I + D) x p18 + unemployed;
+   productivity = max(0, N p18 - can't work) x daily production per worker
+   (US$/day, calibrated so that the pre-pandemic economy produces
+   GDP_PER_CAPITA per resident and year); postsubsidy productivity =
+   productivity + subsidy.
+
+Rewards (step t): marginal deaths dD = D[t] - D[t-1]; agent health index
+h = -dD x VALUE_OF_LIFE / (365 x max productivity), economic index
+e = crra(postsubsidy / (365 x max productivity)), crra(x) = (1 + ((clip(365 x,
+0.1, 3))^(1 - eta) - 1) / (1 - eta)) / 365 (log for eta = 1); both min-max
+normalised with the fitted bounds; reward = (a h + (1 - a) e) / reward
+normalisation, with a = the fitted health weight scaled by
+``health_priority_scaling_agents`` (z = a / (1 - a) -> s z, a' = s z / (1 +
+s z)). The planner: the same on US totals with the subsidy's cost (1 +
+risk_free_interest_rate) x subsidy subtracted from productivity.
+
+Observations (``flatten_observations=False`` shapes; Foundation stacks the
+agents along the LAST axis of ``"a"`` entries, jaxecon along the first):
+``"a"``: ``world-agent_index`` int32 [n, n] (one-hot), ``world-agent_state``
+float [n, 6] = (S, I, R, D, V, unemployed) / N, ``world-agent_postsubsidy_productivity``
+float [n] = postsubsidy / max productivity, ``world-lagged_stringency_level``
+float [n] = level[t - BETA_DELAY + 1] / levels, ``time``, the components'.
+``"p"``: the same without agent_index, ``world-agent_state`` float [6, n] as in
+Foundation. Masks: the components'.
+
+Metrics (Foundation's keys): per state ``<State>/infected (millions)``,
+``/recovered (millions)``, ``/deaths (millions)``, ``/mean_unemployment_rate (%)``,
+``/mean_open_close_stringency_level``, ``/total_productivity (billion $)``,
+``/health_index_at_end_of_episode``, ``/economic_index_at_end_of_episode``;
+``usa/vaccinated (% of population)``, ``usa/deaths (thousands)``,
+``usa/mean_unemployment_rate (%)``, ``usa/total_amount_subsidized (trillion $)``,
+``usa/total_productivity (trillion $)``, ``usa/health_index_at_end_of_episode``,
+``usa/economic_index_at_end_of_episode``. Means are over the episode
+(divided by episode_length, as Foundation's means over its zero-initialised
+arrays).
+
+``info`` per step: Foundation's global-state rows at t, float [n] each:
+``Susceptible``, ``Infected``, ``Recovered``, ``Deaths``, ``Vaccinated``,
+``Unemployed``, ``Stringency Level``, ``Subsidy``, ``Postsubsidy Productivity``
+(stack them with ``lax.scan`` for plots, see ``plots.py``).
+
+Scenario state (``state.scenario``; float = float32 or float64 under x64,
+holding float32-rounded values as Foundation's float32 arrays):
+    susceptible, infected, recovered, deaths, vaccinated, unemployed,
+        postsubsidy_productivity: float [n] people / US$ per day at t.
+    deaths_prev, infected_prev: float [n] the same at t - 1 (reward, host fields).
+    stringency_level: float [n] level at t; subsidy: float [n] US$/day at t.
+    stringency_level_history: float [FILTER_LEN + 1, n] levels at t - FILTER_LEN .. t.
+    r0: float [n] beta / gamma of the last SIR step.
+    health_index, economic_index: float [n]; planner_health_index,
+        planner_economic_index: float [] sums of the normalised marginal indices.
+    unemployed_sum, stringency_level_sum, postsubsidy_productivity_sum,
+        subsidy_sum: float [n] sums over steps 1..t (metrics).
+    us_state_population: float [n], us_population: float [] (world attributes).
+
+Parameters (``params.scenario``, ``CovidParams``): every kwarg, model constant
+and fitted parameter as float leaves (differentiable), plus the modulations of
+Foundation's ``set_parameter_modulations`` (``beta_intercepts_modulation``,
+``beta_slopes_modulation``, ``unemployment_modulation``; jaxecon has no
+mutable method: replace them in params).
+
+Usage::
+
+    import jax, jaxecon
+    from jaxecon.scenarios.covid19 import default_covid_config
+    env = jaxecon.make_from_config(default_covid_config())
+    params = env.default_params
+    obs, state = env.reset(jax.random.key(0), params)
+    actions = {"a": jnp.zeros(51, jnp.int32), "p": jnp.zeros((), jnp.int32)}
+    obs, state, reward, done, info = env.step(jax.random.key(1), state, actions, params)
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime, timedelta
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import struct
+
+from jaxecon.components.covid19 import as_float32 as f32
+from jaxecon.components.covid19 import straight_through_trunc
+from jaxecon.core import config as cfg
+from jaxecon.core.env import BaseEnvironment
+from jaxecon.core.registry import scenario_registry
+from jaxecon.core.state import EnvState, float_dtype
+from jaxecon.scenarios.covid19.data import load_covid_data
+
+DAYS_PER_YEAR = 365
+
+#: Foundation's global-state keys and the scenario-state entries holding row t.
+GLOBAL_STATE_KEYS = {
+    "Susceptible": "susceptible",
+    "Infected": "infected",
+    "Recovered": "recovered",
+    "Deaths": "deaths",
+    "Vaccinated": "vaccinated",
+    "Unemployed": "unemployed",
+    "Stringency Level": "stringency_level",
+    "Subsidy": "subsidy",
+    "Postsubsidy Productivity": "postsubsidy_productivity",
+}
+
+
+@struct.dataclass
+class CovidParams:
+    """Numeric parameters of CovidAndEconomySimulation (all float leaves).
+
+    Keyword arguments: pop_between_age_18_65 [], infection_too_sick_to_work_rate [],
+    risk_free_interest_rate [], economic_reward_crra_eta [],
+    health_priority_scaling_agents [], health_priority_scaling_planner [],
+    reward_normalization_factor [].
+    Modulations (``set_parameter_modulations``; 1 = the fitted model):
+    beta_intercepts_modulation [], beta_slopes_modulation [], unemployment_modulation [].
+    Model constants (``model_constants.json``): sir_mortality [], sir_gamma [] (1/day),
+    gdp_per_capita [] (US$/year), us_state_population [n], us_population [] (people).
+    Fitted (``fitted_params.json``): value_of_life [] (US$), beta_slopes [n],
+    beta_intercepts [n] (1/day), conv_lambdas [k] (days), unemployment_bias [n] (%),
+    grouped_convolutional_filter_weights [n, k],
+    inferred_weightage_on_agent_health_index [n],
+    inferred_weightage_on_planner_health_index [],
+    {min,max}_marginal_agent_{health,economic}_index [n],
+    {min,max}_marginal_planner_{health,economic}_index [].
+    Values are stored as given (float64 numpy); the step rounds to float32
+    where Foundation does.
+    """
+
+    pop_between_age_18_65: float
+    infection_too_sick_to_work_rate: float
+    risk_free_interest_rate: float
+    economic_reward_crra_eta: float
+    health_priority_scaling_agents: float
+    health_priority_scaling_planner: float
+    reward_normalization_factor: float
+    beta_intercepts_modulation: float
+    beta_slopes_modulation: float
+    unemployment_modulation: float
+    sir_mortality: float
+    sir_gamma: float
+    gdp_per_capita: float
+    us_state_population: np.ndarray
+    us_population: float
+    value_of_life: float
+    beta_slopes: np.ndarray
+    beta_intercepts: np.ndarray
+    conv_lambdas: np.ndarray
+    unemployment_bias: np.ndarray
+    grouped_convolutional_filter_weights: np.ndarray
+    inferred_weightage_on_agent_health_index: np.ndarray
+    inferred_weightage_on_planner_health_index: float
+    min_marginal_agent_health_index: np.ndarray
+    max_marginal_agent_health_index: np.ndarray
+    min_marginal_agent_economic_index: np.ndarray
+    max_marginal_agent_economic_index: np.ndarray
+    min_marginal_planner_health_index: float
+    max_marginal_planner_health_index: float
+    min_marginal_planner_economic_index: float
+    max_marginal_planner_economic_index: float
+
+
+def crra_nonlinearity(x, eta):
+    """Daily CRRA utility of a daily productivity fraction x (float32 arithmetic as Foundation).
+
+    crra(x) = (1 + ((clip(365 x, 0.1, 3))^(1 - eta) - 1) / (1 - eta)) / 365; for
+    eta == 1 (where Foundation divides by zero) the limit (1 + log(clip(365 x))) / 365.
+    """
+    annual = jnp.clip(f32(DAYS_PER_YEAR * x), f32(jnp.asarray(0.1, x.dtype)), 3.0)
+    e1 = f32(1 - f32(eta))
+    one = e1 == 0
+    safe = jnp.where(one, 1.0, e1)
+    iso = f32(f32(f32(annual ** safe) - 1) / safe)
+    util = jnp.where(one, jnp.log(annual), iso)
+    return f32(f32(1 + util) / DAYS_PER_YEAR)
+
+
+def _min_max(x, lo, hi, float32_x=True):
+    """(x - lo) / (hi - lo + 1e-10); ``float32_x``: x is float32, so the difference rounds."""
+    num = f32(x - lo) if float32_x else x - lo
+    return num / f32(f32(hi - lo) + 1e-10)
+
+
+def _scale_health_weight(scaling, alpha):
+    z = f32(alpha / f32(1 - alpha))
+    sz = f32(f32(scaling) * z)
+    return f32(sz / f32(1 + sz))
+
+
+@scenario_registry.add
+class CovidAndEconomySimulation(BaseEnvironment):
+    """COVID-19 and the US economy (see the module docstring).
+
+    Args (Foundation's, with defaults):
+        use_real_world_data: bool (False) replay the recorded SIR, deaths,
+            vaccination and unemployment series (needs use_real_world_policies).
+        use_real_world_policies: bool (False) replay the recorded stringency
+            levels and subsidies (actions are ignored).
+        path_to_data_and_fitted_params: str ("") data folder; "" = the copy
+            shipped with jaxecon (``data_and_fitted_params/``, see its NOTICE).
+        start_date: "YYYY-MM-DD" ("2020-03-22") day 0 of every episode.
+        pop_between_age_18_65: float in [0, 1] (0.6) working-age share.
+        infection_too_sick_to_work_rate: float in [0, 1] (0.1).
+        risk_free_interest_rate: float >= 0 (0.03).
+        economic_reward_crra_eta: float in [0, 20) (2).
+        health_priority_scaling_agents: float >= 0 (1).
+        health_priority_scaling_planner: float >= 0 (1).
+        reward_normalization_factor: float > 0 (1).
+        **base_env_kwargs: ``BaseEnvironment``'s; ``n_agents`` must be the
+            number of states in the data (51). Foundation also demands
+            ``collate_agent_step_and_reset_data=True``; jaxecon accepts both
+            (it only changes the stateful shim's dict layout).
+    Raises:
+        FileNotFoundError / ValueError: a data file is missing or malformed
+            (naming the file, key and expected shape).
+        ValueError: bad values, a start date outside the data, an
+            ``episode_length`` beyond the recorded data with real-world
+            policies/data, or ``n_agents`` != number of states.
+    """
+
+    name = "CovidAndEconomySimulation"
+    required_entities = ()
+    Params = CovidParams
+
+    def __init__(
+        self,
+        use_real_world_data=False,
+        use_real_world_policies=False,
+        path_to_data_and_fitted_params="",
+        start_date="2020-03-22",
+        pop_between_age_18_65=0.6,
+        infection_too_sick_to_work_rate=0.1,
+        risk_free_interest_rate=0.03,
+        economic_reward_crra_eta=2,
+        health_priority_scaling_agents=1,
+        health_priority_scaling_planner=1,
+        reward_normalization_factor=1,
+        **base_env_kwargs,
+    ):
+        self.use_real_world_data = cfg.check_bool("use_real_world_data", use_real_world_data)
+        self.use_real_world_policies = cfg.check_bool("use_real_world_policies", use_real_world_policies)
+        if self.use_real_world_data and not self.use_real_world_policies:
+            raise ValueError(
+                "use_real_world_data=True requires use_real_world_policies=True "
+                "(replaying the recorded data means replaying the recorded policies)"
+            )
+        if not isinstance(path_to_data_and_fitted_params, (str, os.PathLike)):
+            raise ValueError(
+                f"path_to_data_and_fitted_params must be a folder path or '', got {path_to_data_and_fitted_params!r}"
+            )
+        self.data = load_covid_data(path_to_data_and_fitted_params)
+        self.path_to_data_and_fitted_params = self.data.path
+        data, consts, fitted = self.data, self.data.constants, self.data.fitted
+
+        self.date_format = data.date_format
+        try:
+            self.start_date = datetime.strptime(str(start_date), self.date_format)
+        except ValueError:
+            raise ValueError(
+                f"start_date must be a date in the format {self.date_format!r}, got {start_date!r}"
+            ) from None
+        self.policy_start_date = data.policy_start_date
+        self.start_date_index = (self.start_date - self.policy_start_date).days
+        last = self.policy_start_date + timedelta(days=data.n_days - 1)
+        real = data.real
+        if not 0 <= self.start_date_index < data.n_days:
+            raise ValueError(
+                f"start_date must lie within the data, {self.policy_start_date:%Y-%m-%d} .. "
+                f"{last:%Y-%m-%d}, got {start_date!r}"
+            )
+        init_keys = ("susceptible", "infected", "recovered", "vaccinated", "unemployed")
+        ok_days = np.all(np.stack([np.isfinite(real[k]).all(axis=1) for k in init_keys]), axis=0)
+        if not ok_days[self.start_date_index]:
+            valid = np.flatnonzero(ok_days)
+            rng = (
+                f"{self.policy_start_date + timedelta(days=int(valid[0])):%Y-%m-%d} .. "
+                f"{self.policy_start_date + timedelta(days=int(valid[-1])):%Y-%m-%d}"
+                if valid.size else "none"
+            )
+            raise ValueError(
+                f"start_date {start_date!r}: the data has no SIR/unemployment values on that day "
+                f"(days with complete data: {rng})"
+            )
+
+        self.num_us_states = data.n_states
+        self.us_state_idx_to_state_name = {str(i): s for i, s in enumerate(data.state_names)}
+        self.beta_delay = int(fitted["BETA_DELAY"])
+        self.filter_len = int(fitted["FILTER_LEN"])
+        self.num_filters = data.n_filters
+        self.num_stringency_levels = int(consts["NUM_STRINGENCY_LEVELS"])
+
+        n_agents = base_env_kwargs.get("n_agents")
+        if n_agents != self.num_us_states:
+            raise ValueError(
+                f"n_agents must be the number of US states in the data, {self.num_us_states}, got {n_agents!r}"
+            )
+        episode_length = base_env_kwargs.get("episode_length", 1000)
+        remaining = data.n_days - self.start_date_index
+        if self.use_real_world_data:
+            finite = np.stack([np.isfinite(real[k]).all(axis=1)
+                               for k in init_keys + ("deaths",)]).all(axis=0)
+            bad = np.flatnonzero(~finite[self.start_date_index + 1:])
+            max_len = int(bad[0]) if bad.size else remaining - 1
+            if isinstance(episode_length, (int, np.integer)) and episode_length > max_len:
+                raise ValueError(
+                    f"episode_length must be <= {max_len} with use_real_world_data=True and start_date "
+                    f"{start_date!r} (the recorded series end or have gaps after that), got {episode_length!r}"
+                )
+        elif self.use_real_world_policies:
+            if isinstance(episode_length, (int, np.integer)) and episode_length > remaining:
+                raise ValueError(
+                    f"episode_length must be <= {remaining} with use_real_world_policies=True and "
+                    f"start_date {start_date!r} (the recorded policies end then), got {episode_length!r}"
+                )
+
+        # World attributes the covid components read (Foundation's world.* entries).
+        self.n_stringency_levels = self.num_stringency_levels
+        if self.use_real_world_policies:
+            self.real_world_stringency_policy = np.asarray(real["policy"][self.start_date_index:], np.int32)
+            self.real_world_subsidy = np.asarray(real["subsidy"][self.start_date_index:, 0], np.float64)
+
+        self.pop_between_age_18_65 = cfg.check_float("pop_between_age_18_65", pop_between_age_18_65, 0.0, 1.0)
+        self.infection_too_sick_to_work_rate = cfg.check_float(
+            "infection_too_sick_to_work_rate", infection_too_sick_to_work_rate, 0.0, 1.0
+        )
+        self.risk_free_interest_rate = cfg.check_float("risk_free_interest_rate", risk_free_interest_rate, 0.0)
+        self.economic_reward_crra_eta = cfg.check_float("economic_reward_crra_eta", economic_reward_crra_eta, 0.0)
+        if not self.economic_reward_crra_eta < 20.0:
+            raise ValueError(f"economic_reward_crra_eta must be in [0, 20), got {economic_reward_crra_eta!r}")
+        self.health_priority_scaling_agents = cfg.check_float(
+            "health_priority_scaling_agents", health_priority_scaling_agents, 0.0
+        )
+        self.health_priority_scaling_planner = cfg.check_float(
+            "health_priority_scaling_planner", health_priority_scaling_planner, 0.0
+        )
+        self.reward_normalization_factor = cfg.check_float("reward_normalization_factor", reward_normalization_factor)
+        if not self.reward_normalization_factor > 0:
+            raise ValueError(f"reward_normalization_factor must be > 0, got {reward_normalization_factor!r}")
+
+        super().__init__(**base_env_kwargs)
+        self.T = self.episode_length
+        self.has_control = self.has_component("ControlUSStateOpenCloseStatus")
+        self.has_vaccination = self.has_component("VaccinationCampaign")
+
+        # Static per-episode data (host numpy, embedded as constants).
+        s = self.start_date_index
+        F = self.filter_len
+        pol = np.asarray(real["policy"][: s + 1], np.float64)
+        #: float64 [F + 1, n] recorded levels of days start - F .. start (1 before the data).
+        self.initial_stringency_history = np.pad(pol, [(F, 0), (0, 0)], constant_values=1)[-(F + 1):]
+        self.initial_values = {k: np.asarray(real[k][s], np.float64) for k in init_keys}
+        prev = max(0, s - 1)
+        self.initial_prev = {k: np.asarray(real[k][prev], np.float64) for k in ("infected", "recovered")}
+        if self.use_real_world_data:
+            rows = slice(s, s + self.T + 1)
+            #: float64 [T + 1, n] recorded series of days start .. start + T (row t).
+            self.real_episode = {
+                k: np.asarray(real[k][rows], np.float64)
+                for k in ("susceptible", "infected", "recovered", "vaccinated", "deaths", "unemployed")
+            }
+
+    # ------------------------------------------------------------ parameters
+    def default_scenario_params(self) -> CovidParams:
+        c, fp = self.data.constants, self.data.fitted
+        n, k = self.num_us_states, self.num_filters
+
+        def arr(x, shape=None):
+            a = np.array(x, dtype=np.float64)
+            return a.reshape(shape) if shape is not None else a
+
+        return CovidParams(
+            pop_between_age_18_65=self.pop_between_age_18_65,
+            infection_too_sick_to_work_rate=self.infection_too_sick_to_work_rate,
+            risk_free_interest_rate=self.risk_free_interest_rate,
+            economic_reward_crra_eta=self.economic_reward_crra_eta,
+            health_priority_scaling_agents=self.health_priority_scaling_agents,
+            health_priority_scaling_planner=self.health_priority_scaling_planner,
+            reward_normalization_factor=self.reward_normalization_factor,
+            beta_intercepts_modulation=1.0,
+            beta_slopes_modulation=1.0,
+            unemployment_modulation=1.0,
+            sir_mortality=float(c["SIR_MORTALITY"]),
+            sir_gamma=float(c["SIR_GAMMA"]),
+            gdp_per_capita=float(c["GDP_PER_CAPITA"]),
+            us_state_population=arr(c["US_STATE_POPULATION"]),
+            us_population=float(c["US_POPULATION"]),
+            value_of_life=float(fp["VALUE_OF_LIFE"]),
+            beta_slopes=arr(fp["BETA_SLOPES"]),
+            beta_intercepts=arr(fp["BETA_INTERCEPTS"]),
+            conv_lambdas=arr(fp["CONV_LAMBDAS"]),
+            unemployment_bias=arr(fp["UNEMPLOYMENT_BIAS"]),
+            grouped_convolutional_filter_weights=arr(fp["GROUPED_CONVOLUTIONAL_FILTER_WEIGHTS"], (n, k)),
+            inferred_weightage_on_agent_health_index=arr(fp["INFERRED_WEIGHTAGE_ON_AGENT_HEALTH_INDEX"]),
+            inferred_weightage_on_planner_health_index=float(fp["INFERRED_WEIGHTAGE_ON_PLANNER_HEALTH_INDEX"]),
+            min_marginal_agent_health_index=arr(fp["MIN_MARGINAL_AGENT_HEALTH_INDEX"]),
+            max_marginal_agent_health_index=arr(fp["MAX_MARGINAL_AGENT_HEALTH_INDEX"]),
+            min_marginal_agent_economic_index=arr(fp["MIN_MARGINAL_AGENT_ECONOMIC_INDEX"]),
+            max_marginal_agent_economic_index=arr(fp["MAX_MARGINAL_AGENT_ECONOMIC_INDEX"]),
+            min_marginal_planner_health_index=float(fp["MIN_MARGINAL_PLANNER_HEALTH_INDEX"]),
+            max_marginal_planner_health_index=float(fp["MAX_MARGINAL_PLANNER_HEALTH_INDEX"]),
+            min_marginal_planner_economic_index=float(fp["MIN_MARGINAL_PLANNER_ECONOMIC_INDEX"]),
+            max_marginal_planner_economic_index=float(fp["MAX_MARGINAL_PLANNER_ECONOMIC_INDEX"]),
+        )
+
+    # ------------------------------------------------------------ model pieces
+    def unemployment(self, history, p: CovidParams):
+        """Unemployed people per state, float [n], from float [FILTER_LEN + 1, n] levels.
+
+        Foundation's ``unemployment_step`` (float64 arithmetic, float32 filters).
+        """
+        f = history.dtype
+        delta = (history[1:] - history[:-1]) * p.unemployment_modulation  # [F, n]
+        lags = jnp.arange(self.filter_len - 1, -1, -1, dtype=f)  # oldest delta first
+        lam = f32(jnp.asarray(p.conv_lambdas, f))
+        filters = f32(jnp.exp(f32(-lags[None, :] / lam[:, None])))  # [k, F]
+        w = f32(jnp.asarray(p.grouped_convolutional_filter_weights, f))  # [n, k]
+        x = jnp.einsum("ti,kt,ik->i", delta, filters, w)
+        return self._rate_to_people(x, p)
+
+    def _rate_to_people(self, x, p):
+        soft = jnp.where(x <= 20.0, jnp.log(1 + jnp.exp(jnp.minimum(x, 20.0))), x)
+        rate = soft + f32(p.unemployment_bias)
+        return rate * p.us_state_population / 100
+
+    def economy(self, infected, deaths, unemployed, p: CovidParams, dppw, float32_inputs: bool):
+        """Productivity per state (US$/day), float [n]; Foundation's ``economy_step``.
+
+        ``float32_inputs``: infected/deaths come from float32 arrays (simulated
+        SIR), so Foundation's first products round to float32.
+        """
+        rate = f32(p.infection_too_sick_to_work_rate)
+        p18 = f32(p.pop_between_age_18_65)
+        if float32_inputs:
+            incap = f32(f32(rate * infected) + deaths)
+            cant = f32(incap * p18) + unemployed
+        else:
+            incap = rate * infected + deaths
+            cant = incap * p18 + unemployed
+        workers = p.us_state_population * p18
+        return f32(jnp.maximum(0.0, workers - cant) * dppw)
+
+    def derived(self, p: CovidParams) -> dict:
+        """Quantities Foundation computes at construction, as functions of the params.
+
+        Returns a dict: ``daily_production_per_worker`` [] (US$/day),
+        ``maximum_productivity`` [n] (US$/day), ``agents_norm`` [n] and
+        ``planner_norm`` [] (US$/year), ``agent_health_weight`` [n],
+        ``planner_health_weight`` [].
+        """
+        f = float_dtype()
+        p = jax.tree_util.tree_map(lambda x: jnp.asarray(x, f), p)
+        baseline = self._rate_to_people(jnp.zeros(self.num_us_states, f), p)  # all levels 1 forever
+        workforce = straight_through_trunc(p.us_population * p.pop_between_age_18_65 - jnp.sum(baseline))
+        per_capita = f32(workforce / p.us_population)
+        gdp_per_worker = f32(f32(p.gdp_per_capita) / per_capita)
+        dppw = f32(gdp_per_worker / DAYS_PER_YEAR)
+        zeros = jnp.zeros(self.num_us_states, f)
+        max_prod = self.economy(zeros, zeros, baseline, p, dppw, float32_inputs=False)
+        agents_norm = f32(max_prod * DAYS_PER_YEAR)
+        return {
+            "daily_production_per_worker": dppw,
+            "maximum_productivity": max_prod,
+            "agents_norm": agents_norm,
+            "planner_norm": f32(jnp.sum(agents_norm)),
+            "agent_health_weight": _scale_health_weight(
+                p.health_priority_scaling_agents, f32(p.inferred_weightage_on_agent_health_index)
+            ),
+            "planner_health_weight": _scale_health_weight(
+                p.health_priority_scaling_planner, f32(p.inferred_weightage_on_planner_health_index)
+            ),
+        }
+
+    # ------------------------------------------------------------ state
+    def init_scenario_state(self, params):
+        f = float_dtype()
+        n = self.num_us_states
+        z = jnp.zeros(n, f)
+        sc = {k: z for k in (
+            "susceptible", "infected", "recovered", "deaths", "vaccinated", "unemployed",
+            "postsubsidy_productivity", "deaths_prev", "infected_prev", "stringency_level", "subsidy",
+            "r0", "health_index", "economic_index", "unemployed_sum", "stringency_level_sum",
+            "postsubsidy_productivity_sum", "subsidy_sum", "us_state_population",
+        )}
+        sc["stringency_level_history"] = jnp.zeros((self.filter_len + 1, n), f)
+        sc["planner_health_index"] = jnp.zeros((), f)
+        sc["planner_economic_index"] = jnp.zeros((), f)
+        sc["us_population"] = jnp.zeros((), f)
+        return sc
+
+    def reset_agent_states(self, key, state: EnvState, params) -> EnvState:
+        """Agents have no location (``clear_agent_locs``)."""
+        return state.replace(loc=jnp.full((self.n_agents, 2), -1, jnp.int32))
+
+    def additional_reset_steps(self, key, state: EnvState, params) -> EnvState:
+        """Day-0 values from the recorded data (float32 as Foundation's world arrays)."""
+        f = float_dtype()
+        p = params.scenario
+        v = {k: jnp.asarray(a, f) for k, a in self.initial_values.items()}
+        mortality = f32(jnp.asarray(p.sir_mortality, f))
+        sc = dict(self.init_scenario_state(params))
+        sc.update(
+            susceptible=f32(v["susceptible"]),
+            infected=f32(v["infected"]),
+            recovered=f32(v["recovered"]),
+            deaths=f32(v["recovered"] * mortality),
+            vaccinated=f32(v["vaccinated"]),
+            unemployed=f32(v["unemployed"]),
+            infected_prev=jnp.asarray(self.initial_prev["infected"], f),
+            deaths_prev=jnp.asarray(self.initial_prev["recovered"], f) * mortality,
+            stringency_level=jnp.asarray(self.initial_stringency_history[-1], f),
+            stringency_level_history=jnp.asarray(self.initial_stringency_history, f),
+            us_state_population=jnp.asarray(p.us_state_population, f),
+            us_population=jnp.asarray(p.us_population, f),
+        )
+        return state.replace(scenario=sc)
+
+    # ------------------------------------------------------------ step
+    def scenario_step(self, key, state: EnvState, params) -> EnvState:
+        f = float_dtype()
+        p = jax.tree_util.tree_map(lambda x: jnp.asarray(x, f), params.scenario)
+        sc = dict(state.scenario)
+        t = state.timestep
+        d = self.derived(p)
+        if not self.has_control:  # Foundation's zero-initialised row
+            sc["stringency_level"] = jnp.zeros_like(sc["stringency_level"])
+        level = sc["stringency_level"]
+        history = jnp.concatenate([sc["stringency_level_history"][1:], level[None]], axis=0)
+        components = state.components
+
+        if self.use_real_world_data:
+            row = jnp.minimum(t, self.T)
+            rw = {k: jnp.asarray(a, f)[row] for k, a in self.real_episode.items()}
+            S, I, R, V, D = (jnp.maximum(rw[k], 0.0) for k in
+                             ("susceptible", "infected", "recovered", "vaccinated", "deaths"))
+            unemployed = rw["unemployed"]
+            productivity = self.economy(I, D, unemployed, p, d["daily_production_per_worker"], False)
+            r0 = sc["r0"]
+        else:
+            lagged = history[self.filter_len - self.beta_delay]
+            S0, I0, R0, V0 = sc["susceptible"], sc["infected"], sc["recovered"], sc["vaccinated"]
+            if self.has_vaccination:
+                vsub = components["VaccinationCampaign"]
+                avail = vsub["vaccines_available"].astype(f)
+                components = {**components, "VaccinationCampaign": {
+                    **vsub, "vaccines_available": jnp.zeros_like(vsub["vaccines_available"])}}
+            else:
+                avail = jnp.zeros_like(S0)
+            beta = f32(f32(p.beta_intercepts) * f32(p.beta_intercepts_modulation)
+                       + f32(f32(p.beta_slopes) * f32(p.beta_slopes_modulation)) * lagged)
+            gamma = f32(p.sir_gamma)
+            frac = f32(jnp.minimum(1.0, avail / f32(S0 + 1e-10)))
+            vacc = jnp.minimum(avail, S0)
+            r0 = f32(beta / gamma)
+            si_over_n = (S0 / p.us_state_population) * I0
+            dS = f32(-beta * si_over_n * f32(1 - frac) - vacc)
+            dR = f32(f32(gamma * I0) + vacc)
+            dI = f32(-dS - dR)
+            dV = f32(vacc)
+            S = jnp.maximum(f32(S0 + dS), 0.0)
+            I = jnp.maximum(f32(I0 + dI), 0.0)
+            R = jnp.maximum(f32(R0 + dR), 0.0)
+            V = jnp.maximum(f32(V0 + dV), 0.0)
+            D = f32(f32(p.sir_mortality) * f32(R - V))
+            unemployed = self.unemployment(history, p)
+            productivity = self.economy(I, D, unemployed, p, d["daily_production_per_worker"], True)
+
+        subsidy = sc["subsidy"]
+        post = f32(productivity + subsidy)
+        U = f32(unemployed)
+        sc.update(
+            susceptible=f32(S), infected=f32(I), recovered=f32(R), deaths=f32(D), vaccinated=f32(V),
+            unemployed=U, postsubsidy_productivity=post,
+            infected_prev=sc["infected"], deaths_prev=sc["deaths"],
+            stringency_level_history=history, r0=r0,
+            unemployed_sum=sc["unemployed_sum"] + U,
+            stringency_level_sum=sc["stringency_level_sum"] + level,
+            postsubsidy_productivity_sum=sc["postsubsidy_productivity_sum"] + post,
+            subsidy_sum=sc["subsidy_sum"] + subsidy,
+        )
+        return state.replace(scenario=sc, components=components)
+
+    # ------------------------------------------------------------ observations
+    def generate_observations(self, state: EnvState, params) -> dict:
+        f = float_dtype()
+        p = params.scenario
+        sc = state.scenario
+        pop = jnp.asarray(p.us_state_population, f)
+        series = jnp.stack([sc[k] for k in (
+            "susceptible", "infected", "recovered", "deaths", "vaccinated", "unemployed")])  # [6, n]
+        agent_state = series / pop[None]
+        max_prod = self.derived(jax.tree_util.tree_map(lambda x: jnp.asarray(x, f), p))["maximum_productivity"]
+        post = f32(sc["postsubsidy_productivity"] / max_prod)
+        lag = self.beta_delay - 1
+        raw = sc["stringency_level_history"][self.filter_len - lag] / self.num_stringency_levels
+        recorded = state.timestep - lag < 0  # Foundation reads the int64 policy there (float64 result)
+        lagged = jnp.where(recorded, raw, f32(raw))
+        return {
+            "a": {
+                "agent_index": jnp.eye(self.n_agents, dtype=jnp.int32),
+                "agent_state": agent_state.T,
+                "agent_postsubsidy_productivity": post,
+                "lagged_stringency_level": lagged,
+            },
+            "p": {
+                "agent_state": agent_state,
+                "agent_postsubsidy_productivity": post,
+                "lagged_stringency_level": lagged,
+            },
+        }
+
+    # ------------------------------------------------------------ rewards
+    def compute_reward(self, state: EnvState, params):
+        f = float_dtype()
+        p = jax.tree_util.tree_map(lambda x: jnp.asarray(x, f), params.scenario)
+        sc = dict(state.scenario)
+        d = self.derived(p)
+        eta = f32(p.economic_reward_crra_eta)
+        vol = p.value_of_life
+        md = f32(sc["deaths"] - sc["deaths_prev"])
+        post, subsidy = sc["postsubsidy_productivity"], sc["subsidy"]
+
+        # Agents (float32 arithmetic in Foundation).
+        h = f32(-md * vol / d["agents_norm"])
+        e = crra_nonlinearity(f32(post / d["agents_norm"]), eta)
+        h = f32(_min_max(h, f32(p.min_marginal_agent_health_index), f32(p.max_marginal_agent_health_index)))
+        e = f32(_min_max(e, f32(p.min_marginal_agent_economic_index), f32(p.max_marginal_agent_economic_index)))
+        wh = d["agent_health_weight"]
+        we = f32(1 - wh)
+        rew_a = f32(f32(f32(wh * h) + f32(we * e)) / f32(wh + we))
+        rew_a = f32(rew_a / p.reward_normalization_factor)
+
+        # Planner (health in float64, economy in float32 in Foundation).
+        hp = -f32(jnp.sum(md)) * vol / d["planner_norm"]
+        cost = f32(f32(1 + f32(p.risk_free_interest_rate)) * f32(jnp.sum(subsidy)))
+        ep = crra_nonlinearity(f32(f32(f32(jnp.sum(post)) - cost) / d["planner_norm"]), eta)
+        hp = _min_max(hp, f32(p.min_marginal_planner_health_index), f32(p.max_marginal_planner_health_index),
+                      float32_x=False)
+        ep = f32(_min_max(ep, f32(p.min_marginal_planner_economic_index), f32(p.max_marginal_planner_economic_index)))
+        whp = d["planner_health_weight"]
+        wep = f32(1 - whp)
+        rew_p = (whp * hp + f32(wep * ep)) / f32(whp + wep) / p.reward_normalization_factor
+
+        sc.update(
+            health_index=f32(sc["health_index"] + h),
+            economic_index=f32(sc["economic_index"] + e),
+            planner_health_index=f32(sc["planner_health_index"] + hp),
+            planner_economic_index=f32(sc["planner_economic_index"] + ep),
+        )
+        return rew_a, rew_p, state.replace(scenario=sc)
+
+    # ------------------------------------------------------------ metrics
+    def scenario_metrics(self, state: EnvState, params) -> dict:
+        f = float_dtype()
+        sc = state.scenario
+        pop = jnp.asarray(params.scenario.us_state_population, f)
+        us_pop = jnp.asarray(params.scenario.us_population, f)
+        T = float(self.episode_length)
+        trunc = jnp.trunc  # Foundation's "Total ..." fields are int32
+        per_state = {
+            "infected (millions)": trunc(sc["infected"]) / 1e6,
+            "recovered (millions)": trunc(sc["recovered"]) / 1e6,
+            "deaths (millions)": trunc(sc["deaths"]) / 1e6,
+            "mean_unemployment_rate (%)": sc["unemployed_sum"] / T / pop * 100,
+            "mean_open_close_stringency_level": sc["stringency_level_sum"] / T,
+            "total_productivity (billion $)": sc["postsubsidy_productivity_sum"] / 1e9,
+            "health_index_at_end_of_episode": sc["health_index"],
+            "economic_index_at_end_of_episode": sc["economic_index"],
+        }
+        m = {}
+        for i, state_name in enumerate(self.data.state_names):
+            for key, v in per_state.items():
+                m[f"{state_name}/{key}"] = v[i]
+        m["usa/vaccinated (% of population)"] = f32(jnp.sum(sc["vaccinated"])) / us_pop * 100
+        m["usa/deaths (thousands)"] = f32(jnp.sum(sc["deaths"])) / 1e3
+        m["usa/mean_unemployment_rate (%)"] = jnp.sum(sc["unemployed_sum"]) / T / us_pop * 100
+        m["usa/total_amount_subsidized (trillion $)"] = jnp.sum(sc["subsidy_sum"]) / 1e12
+        m["usa/total_productivity (trillion $)"] = jnp.sum(sc["postsubsidy_productivity_sum"]) / 1e12
+        m["usa/health_index_at_end_of_episode"] = sc["planner_health_index"]
+        m["usa/economic_index_at_end_of_episode"] = sc["planner_economic_index"]
+        return m
+
+    def step_info(self, state: EnvState, params) -> dict:
+        return {k: state.scenario[v] for k, v in GLOBAL_STATE_KEYS.items()}
+
+    # ------------------------------------------------------------ host-side views
+    def current_date(self, state) -> str:
+        """Host-side: the simulated date at ``state.timestep`` ("YYYY-MM-DD")."""
+        t = int(np.asarray(state.timestep))
+        return datetime.strftime(self.start_date + timedelta(days=t), self.date_format)
+
+    def agent_state_fields(self, state) -> dict:
+        """Host-side: Foundation's per-state ``agent.state`` fields, ``{field: np.ndarray [n]}``."""
+        sc = {k: np.asarray(v) for k, v in state.scenario.items()}
+        t = int(np.asarray(state.timestep))
+        i32 = lambda x: np.asarray(x).astype(np.int32)  # noqa: E731
+        if t == 0:
+            new_inf = i32(sc["infected"] - sc["infected_prev"])
+            new_deaths = i32(sc["deaths"] - sc["deaths_prev"]).astype(np.float64)
+        else:
+            new_inf = i32(sc["infected"] - i32(sc["infected_prev"]))
+            new_deaths = sc["deaths"] - i32(sc["deaths_prev"])
+        out = {
+            "Total Susceptible": i32(sc["susceptible"]),
+            "New Infections": new_inf,
+            "Total Infected": i32(sc["infected"]),
+            "Total Recovered": i32(sc["recovered"]),
+            "New Deaths": new_deaths,
+            "Total Deaths": i32(sc["deaths"]),
+            "Total Vaccinated": i32(sc["vaccinated"]) if t > 0 else np.zeros(self.n_agents, np.int32),
+            "Health Index": sc["health_index"].astype(np.float32),
+            "Economic Index": sc["economic_index"].astype(np.float32),
+            "Date": np.array([self.current_date(state)] * self.n_agents),
+        }
+        if t > 0:
+            out.update({
+                "R0": sc["r0"].astype(np.float32),
+                "Total Unemployed": i32(sc["unemployed"]),
+                "New Subsidy Received": sc["subsidy"].astype(np.float32),
+                "Postsubsidy Productivity": sc["postsubsidy_productivity"].astype(np.float32),
+            })
+        return out
+
+    def planner_state_fields(self, state) -> dict:
+        """Host-side: Foundation's planner ``state`` fields (US totals), ``{field: scalar}``."""
+        a = self.agent_state_fields(state)
+        sc = {k: np.asarray(v) for k, v in state.scenario.items()}
+        keys = {"Total Susceptible": "susceptible", "Total Infected": "infected",
+                "Total Recovered": "recovered", "Total Deaths": "deaths"}
+        if int(np.asarray(state.timestep)) == 0:  # sums of the agents' int32 fields
+            out = {k: np.int32(np.sum(a[k])) for k in keys}
+        elif self.use_real_world_data:  # int32 of the float64 sums of the record
+            t = min(int(np.asarray(state.timestep)), self.T)
+            out = {k: np.int32(np.sum(np.maximum(self.real_episode[v][t], 0))) for k, v in keys.items()}
+        else:  # int32 of the float32 sums
+            out = {k: np.int32(np.sum(sc[v].astype(np.float32))) for k, v in keys.items()}
+        out["Total Vaccinated"] = np.int32(np.sum(sc["vaccinated"]))
+        out["Health Index"] = np.float32(sc["planner_health_index"])
+        out["Economic Index"] = np.float32(sc["planner_economic_index"])
+        out["Date"] = self.current_date(state)
+        if int(np.asarray(state.timestep)) > 0:
+            out["Total Unemployed"] = np.int32(np.sum(sc["unemployed"]))
+            out["New Subsidy Provided"] = np.float32(np.sum(sc["subsidy"]))
+            out["Postsubsidy Productivity"] = np.float32(np.sum(sc["postsubsidy_productivity"]))
+        return out
