@@ -27,11 +27,17 @@ def isoelastic_coin_minus_labor(coin_endowment, total_labor, isoelastic_eta, lab
     With eta == 1 Foundation intends log(max(1, coin)) but crashes (quirk Q13,
     ``np.max(1, coin)``); jaxecon computes log(max(1, coin)). The eta == 1
     branch is selected with ``where`` on a safe denominator, so gradients stay
-    finite for every eta.
+    finite for every eta. At coin <= 0 the gradient in coin is 0 (the true
+    right derivative is +inf), so episodes that start with no coin do not
+    turn every parameter gradient into NaN.
     """
     one = isoelastic_eta == 1.0
     safe = jnp.where(one, 0.5, 1.0 - isoelastic_eta)
-    util_iso = (jnp.power(jnp.maximum(coin_endowment, 0.0), safe) - 1) / safe
+    # coin^(1-eta) has an infinite slope at coin = 0; the double where keeps the
+    # value (0) and makes the gradient there 0 instead of inf * 0 = NaN.
+    pos = coin_endowment > 0
+    coin_safe = jnp.where(pos, coin_endowment, 1.0)
+    util_iso = (jnp.where(pos, jnp.power(coin_safe, safe), 0.0) - 1) / safe
     util_log = jnp.log(jnp.maximum(1.0, coin_endowment))
     util_c = jnp.where(one, util_log, util_iso)
     return util_c - total_labor * labor_coefficient

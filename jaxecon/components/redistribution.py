@@ -56,6 +56,9 @@ With period P, rates are chosen by the planner's action on steps 1, P + 1,
 The tax is an explicit differentiable function of the traced ``Params``
 leaves ``bracket_cutoffs`` and ``disc_rates`` (and ``fixed_rates``):
 ``jax.grad`` of collected taxes or welfare with respect to the schedule works.
+The ``bracket_temperature`` leaf (jaxecon only, default 0 = the reference's
+exact brackets) switches taxes and marginal rates to a soft bracket
+assignment, smooth in income and cutoffs (``soft_taxes_due``).
 
 Actions (planner, model_wrapper with taxes enabled only): one subspace per
 bracket, ``TaxIndexBracket_<label>``, with ``len(disc_rates)`` actions.
@@ -222,18 +225,53 @@ def numpy_order_sum(x):
     return numpy_order_sum(x[..., :n2]) + numpy_order_sum(x[..., n2:])
 
 
-def taxes_due(income, rates, cutoffs):
+def taxes_due(income, rates, cutoffs, temperature=None):
     """Tax owed: float [...] for incomes float [...] under a bracketed schedule.
 
     sum_b rates_b * min(size_b, max(0, income - cutoff_b)), sizes the gaps
     between cutoffs (the last bracket is unbounded). Differentiable in
     ``rates`` and ``cutoffs``.
+
+    ``temperature`` (float [], coin; jaxecon only): when > 0, the soft bracket
+    assignment of ``soft_taxes_due``; None or 0 gives the exact schedule above.
     """
+    if temperature is not None:
+        t = jnp.asarray(temperature)
+        hard = taxes_due(income, rates, cutoffs)
+        soft = soft_taxes_due(income, rates, cutoffs, jnp.where(t > 0, t, 1.0))
+        return jnp.where(t > 0, soft, hard)
     income = jnp.asarray(income)[..., None]
     sizes = jnp.concatenate([cutoffs[1:] - cutoffs[:-1], jnp.full((1,), jnp.inf, cutoffs.dtype)])
     past_cutoff = jnp.maximum(0.0, income - cutoffs)
     bin_income = jnp.minimum(sizes, past_cutoff)
     return numpy_order_sum(unfused(rates * bin_income))
+
+
+def soft_taxes_due(income, rates, cutoffs, temperature):
+    """Tax owed with a temperature-controlled soft bracket assignment: float [...].
+
+    Uses min(size_b, max(0, z - c_b)) = relu(z - c_b) - relu(z - c_{b+1}) and
+    replaces relu(x) by temperature * softplus(x / temperature), so the tax is
+    smooth in income and cutoffs; its derivative in income is
+    ``soft_marginal_rate``. As temperature -> 0 it tends to ``taxes_due``
+    (error <= 2 * log(2) * temperature * max rate per bracket). jaxecon only.
+    """
+    z = jnp.asarray(income)[..., None]
+    t = jnp.asarray(temperature)
+    soft_relu = t * jax.nn.softplus((z - cutoffs) / t)  # [..., B]
+    upper = jnp.concatenate([soft_relu[..., 1:], jnp.zeros_like(soft_relu[..., :1])], axis=-1)
+    return jnp.sum(rates * (soft_relu - upper), axis=-1)
+
+
+def soft_marginal_rate(income, rates, cutoffs, temperature):
+    """sum_b rates_b * P(bracket b | income): float [...], the soft bracket
+    membership being sigmoid((z - c_b) / T) - sigmoid((z - c_{b+1}) / T); the
+    income derivative of ``soft_taxes_due``. jaxecon only."""
+    z = jnp.asarray(income)[..., None]
+    t = jnp.asarray(temperature)
+    above = jax.nn.sigmoid((z - cutoffs) / t)
+    upper = jnp.concatenate([above[..., 1:], jnp.zeros_like(above[..., :1])], axis=-1)
+    return jnp.sum(rates * (above - upper), axis=-1)
 
 
 def bracket_index(income, cutoffs):
@@ -242,10 +280,18 @@ def bracket_index(income, cutoffs):
     return jnp.sum(income >= cutoffs[1:], axis=-1).astype(jnp.int32) * (income[..., 0] >= 0)
 
 
-def marginal_rate(income, rates, cutoffs):
-    """The rate of the bracket holding ``income`` (0 for negative income): float [...]."""
+def marginal_rate(income, rates, cutoffs, temperature=None):
+    """The rate of the bracket holding ``income`` (0 for negative income): float [...].
+
+    ``temperature`` > 0 (jaxecon only): ``soft_marginal_rate`` instead.
+    """
     r = rates[bracket_index(income, cutoffs)]
-    return jnp.where(jnp.asarray(income) < 0, 0.0, r)
+    hard = jnp.where(jnp.asarray(income) < 0, 0.0, r)
+    if temperature is None:
+        return hard
+    t = jnp.asarray(temperature)
+    soft = soft_marginal_rate(income, rates, cutoffs, jnp.where(t > 0, t, 1.0))
+    return jnp.where(t > 0, soft, hard)
 
 
 @struct.dataclass
@@ -264,6 +310,11 @@ class PeriodicBracketTaxParams:
         annealing_slope: float [] tax_annealing_schedule[1] (unused without one).
         saez_fixed_elas: float [] elasticity the saez formula uses when
             ``saez_fixed_elas`` was given (unused otherwise).
+        bracket_temperature: float [] (coin) jaxecon only: 0 (default) = the
+            reference's exact brackets; > 0 = the soft bracket assignment
+            (``soft_taxes_due`` / ``soft_marginal_rate``) for taxes and
+            marginal rates, a relaxation for gradients w.r.t. cutoffs and
+            incomes (bracket occupancy stays hard). See docs/differentiability.md.
     """
 
     bracket_cutoffs: np.ndarray = struct.field(
@@ -278,6 +329,7 @@ class PeriodicBracketTaxParams:
     annealing_warmup: float = 0.0
     annealing_slope: float = 0.0
     saez_fixed_elas: float = 0.0
+    bracket_temperature: float = 0.0
 
 
 @component_registry.add
@@ -588,15 +640,16 @@ class PeriodicBracketTax(Component):
         cutoffs = jnp.asarray(params.bracket_cutoffs, f)
         coin = state.inventory["Coin"]
         income = state.total_endowment("Coin") - sub["last_coin"]
-        due = taxes_due(income, rates, cutoffs)
+        temp = params.bracket_temperature
+        due = taxes_due(income, rates, cutoffs, temp)
         paid = jnp.minimum(coin, due)
-        mrate = marginal_rate(income, rates, cutoffs)
+        mrate = marginal_rate(income, rates, cutoffs, temp)
         eff = paid / jnp.maximum(0.000001, income)
         net = numpy_order_sum(paid)  # Foundation adds agent by agent
         lump = net / self.n_agents
         new_coin = coin - paid + lump
         new_last_coin = new_coin + state.escrow["Coin"]
-        occ = jax.nn.one_hot(bracket_index(income, cutoffs), self.n_brackets, dtype=jnp.int32).sum(0)
+        occ = jax.nn.one_hot(bracket_index(income, cutoffs), self.n_brackets, dtype=jnp.int32).sum(0, dtype=jnp.int32)
 
         def on(new, old):
             return jnp.where(tax_day, new, old)
@@ -778,7 +831,9 @@ class PeriodicBracketTax(Component):
         curr_rates = sub["curr_rates_obs"]
         rates = self.curr_marginal_rates(state, sub, params)
         cutoffs = jnp.asarray(params.bracket_cutoffs, f)
-        curr_mr = marginal_rate(state.total_endowment("Coin") - sub["last_coin"], rates, cutoffs)
+        curr_mr = marginal_rate(
+            state.total_endowment("Coin") - sub["last_coin"], rates, cutoffs, params.bracket_temperature
+        )
         common = {
             "is_tax_day": is_tax_day,
             "is_first_day": is_first_day,

@@ -1,0 +1,127 @@
+"""Addressing sub-pytrees of ``EnvParams`` by dotted path.
+
+A path names a node of the ``EnvParams`` pytree: its first part is
+``scenario`` or ``components``, then field names of parameter dataclasses and
+keys of dicts, joined by dots, e.g. ``"components.PeriodicBracketTax.fixed_rates"``,
+``"scenario.isoelastic_eta"``, ``"scenario.regen_weight.Wood"`` or
+``"components.Build"`` (the whole Build parameter dataclass). Registry names
+contain no dot (as in Foundation), so paths are unambiguous.
+
+Used by ``jaxecon.analysis.gradients`` and ``jaxecon.analysis.sweeps`` to
+differentiate or vmap with respect to part of the parameters only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Sequence, Union
+
+import jax
+import jax.numpy as jnp
+
+from jaxecon.core.state import EnvParams, float_dtype
+
+#: What ``wrt`` may be: None (all of EnvParams), one path, or a sequence of paths.
+WrtSpec = Union[None, str, Sequence[str]]
+
+
+def _children(node) -> dict:
+    if isinstance(node, dict):
+        return dict(node)
+    if dataclasses.is_dataclass(node):
+        return {f.name: getattr(node, f.name) for f in dataclasses.fields(node)}
+    return {}
+
+
+def _replace(node, key, value):
+    if isinstance(node, dict):
+        return {**node, key: value}
+    return node.replace(**{key: value})
+
+
+def get_param(params: EnvParams, path: str) -> Any:
+    """The node of ``params`` at the dotted ``path`` (a leaf or a sub-pytree).
+
+    Raises:
+        KeyError: if a part of the path does not exist; the message lists the
+            names allowed at that level.
+    """
+    if not isinstance(path, str) or not path:
+        raise KeyError(f"a parameter path must be a non-empty dotted string, got {path!r}")
+    node = params
+    done = []
+    for part in path.split("."):
+        kids = _children(node)
+        if part not in kids:
+            where = ".".join(done) or "EnvParams"
+            raise KeyError(
+                f"no parameter {part!r} under {where!r} (path {path!r}); allowed: {sorted(kids)}"
+            )
+        node = kids[part]
+        done.append(part)
+    return node
+
+
+def set_param(params: EnvParams, path: str, value) -> EnvParams:
+    """A copy of ``params`` with the node at ``path`` replaced by ``value``.
+
+    Raises:
+        KeyError: as ``get_param``.
+    """
+    get_param(params, path)  # validates
+    parts = path.split(".")
+
+    def rec(node, i):
+        if i == len(parts):
+            return value
+        kids = _children(node)
+        return _replace(node, parts[i], rec(kids[parts[i]], i + 1))
+
+    return rec(params, 0)
+
+
+def param_paths(params: EnvParams) -> list[str]:
+    """Dotted paths of every leaf of ``params`` (sorted within each level)."""
+    out = []
+
+    def rec(node, prefix):
+        kids = _children(node)
+        if not kids and not (isinstance(node, dict) or dataclasses.is_dataclass(node)):
+            out.append(prefix)
+            return
+        for k, v in kids.items():
+            rec(v, f"{prefix}.{k}" if prefix else k)
+
+    rec(params, "")
+    return out
+
+
+def as_float_tree(tree):
+    """Every leaf as a jax array of the current float dtype (float32, or float64
+    under ``jax_enable_x64``), so ``jax.grad``/``jax.vmap`` accept Python floats
+    and numpy arrays alike."""
+    return jax.tree.map(lambda v: jnp.asarray(v, float_dtype()), tree)
+
+
+def select(params: EnvParams, wrt: WrtSpec):
+    """The part of ``params`` named by ``wrt``: all of it (None), one node (str),
+    or ``{path: node}`` (a sequence of paths)."""
+    if wrt is None:
+        return params
+    if isinstance(wrt, str):
+        return get_param(params, wrt)
+    wrt = tuple(wrt)
+    if not wrt or not all(isinstance(p, str) for p in wrt):
+        raise KeyError(f"wrt must be None, a dotted path or a non-empty sequence of paths, got {wrt!r}")
+    return {p: get_param(params, p) for p in wrt}
+
+
+def insert(params: EnvParams, wrt: WrtSpec, value) -> EnvParams:
+    """Inverse of ``select``: ``params`` with the part named by ``wrt`` set to ``value``."""
+    if wrt is None:
+        return value
+    if isinstance(wrt, str):
+        return set_param(params, wrt, value)
+    for p in tuple(wrt):
+        params = set_param(params, p, value[p])
+    return params

@@ -1,0 +1,152 @@
+"""Episodes as one pure function: reset, then a ``lax.scan`` over steps.
+
+Actions come either from a fixed action sequence (open-loop) or from a policy
+function ``policy(key, obs, params) -> actions`` (closed-loop). Everything is
+jittable, vmappable and differentiable with respect to ``EnvParams`` (see
+``jaxecon.analysis.gradients``). The step/reset order is Foundation's
+(``ai_economist/foundation/base/base_env.py``), as in ``jaxecon.core.env``.
+
+Usage::
+
+    from jaxecon.analysis import rollout
+    out = jax.jit(lambda k, p: rollout(env, k, p, actions=acts))(key, params)
+    out.state            # EnvState after the last step
+    out.rewards["p"]     # float [T] planner rewards
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+import jax
+import jax.numpy as jnp
+from flax import struct
+
+from jaxecon.core.state import EnvParams, EnvState
+
+#: ``policy(key, obs, params) -> {"a": int32 [...], "p": int32 [...]}``.
+Policy = Callable[[jax.Array, dict, EnvParams], dict]
+
+
+@struct.dataclass
+class Rollout:
+    """One simulated episode (or part of one).
+
+    Attributes (T = number of steps, n = n_agents; float = float32, or float64
+    under ``jax_enable_x64``):
+        initial_state: EnvState right after reset.
+        state: EnvState after the last step.
+        rewards: ``{"a": float [T, n], "p": float [T]}`` per-step rewards
+            (utility units; the scenario's marginal optimization metric).
+        done: bool [T].
+        info: dict of float [T] per-step ``info`` entries.
+    """
+
+    initial_state: EnvState
+    state: EnvState
+    rewards: dict
+    done: jax.Array
+    info: dict
+
+    @property
+    def returns(self) -> dict:
+        """Undiscounted returns ``{"a": float [n], "p": float []}`` (sum of rewards)."""
+        return {"a": jnp.sum(self.rewards["a"], axis=0), "p": jnp.sum(self.rewards["p"], axis=0)}
+
+
+def _check_actions_sequence(env, actions, n_steps: int) -> dict:
+    if not isinstance(actions, dict) or not set(actions) <= {"a", "p"}:
+        raise ValueError(
+            f'actions must be a dict {{"a": int [T, ...], "p": int [T, ...]}} with a leading '
+            f"time axis, got {type(actions).__name__} with keys "
+            f"{sorted(actions) if isinstance(actions, dict) else None}"
+        )
+    out = {}
+    for k, lead in (("a", (env.n_agents,)), ("p", ())):
+        layout = env.agent_actions if k == "a" else env.planner_actions
+        shape = (n_steps,) + lead + layout.action_shape
+        if actions.get(k) is None:
+            out[k] = jnp.zeros(shape, jnp.int32)
+            continue
+        arr = jnp.asarray(actions[k])
+        if arr.shape != shape:
+            raise ValueError(
+                f'actions["{k}"] must have shape {shape} (n_steps={n_steps} first), got {arr.shape}'
+            )
+        if not jnp.issubdtype(arr.dtype, jnp.integer):
+            raise ValueError(f'actions["{k}"] must be integer, got {arr.dtype}')
+        out[k] = arr.astype(jnp.int32)
+    return out
+
+
+def rollout(
+    env,
+    key: jax.Array,
+    params: EnvParams,
+    *,
+    actions: Optional[dict] = None,
+    policy: Optional[Policy] = None,
+    n_steps: Optional[int] = None,
+    completions=0,
+) -> Rollout:
+    """Reset and step ``env`` for ``n_steps`` steps inside one ``lax.scan``.
+
+    Args:
+        env: an environment from ``jaxecon.make``.
+        key: PRNG key; the reset uses one half, the steps the other (split per step).
+        params: ``EnvParams`` (may be traced: differentiate or vmap over it).
+        actions: fixed action sequence ``{"a": int [T, n_agents, ...], "p": int
+            [T, ...]}`` (a missing entry = NO-OP throughout); exclusive with ``policy``.
+        policy: ``policy(key, obs, params) -> actions`` called every step.
+            Its integer actions carry no gradient (see docs/differentiability.md).
+        n_steps: number of steps T (static int); default ``env.episode_length``.
+        completions: episodes completed before this one (drives annealing).
+    Returns:
+        ``Rollout``.
+    Raises:
+        ValueError: both or neither of ``actions``/``policy`` given, bad
+            ``n_steps``, or an action sequence of the wrong shape or dtype.
+    """
+    if (actions is None) == (policy is None):
+        raise ValueError("give exactly one of actions= (a fixed sequence) or policy= (a function)")
+    if n_steps is None:
+        n_steps = env.episode_length
+    if not isinstance(n_steps, int) or isinstance(n_steps, bool) or n_steps < 1:
+        raise ValueError(f"n_steps must be an int >= 1, got {n_steps!r}")
+    if actions is not None:
+        actions = _check_actions_sequence(env, actions, n_steps)
+    elif not callable(policy):
+        raise ValueError(f"policy must be callable as policy(key, obs, params), got {policy!r}")
+
+    k_reset, k_steps = jax.random.split(key)
+    obs, state0 = env.reset(k_reset, params, completions=completions)
+    step_keys = jax.random.split(k_steps, n_steps)
+
+    def body(carry, xs):
+        obs, state = carry
+        if policy is not None:
+            k = xs
+            k_pol, k_step = jax.random.split(k)
+            act = policy(k_pol, obs, params)
+        else:
+            k_step, act = xs
+        obs, state, rew, done, info = env.step(k_step, state, act, params)
+        return (obs, state), (rew, done, info)
+
+    xs = step_keys if policy is not None else (step_keys, actions)
+    (_, state), (rew, done, info) = jax.lax.scan(body, (obs, state0), xs)
+    return Rollout(initial_state=state0, state=state, rewards=rew, done=done, info=info)
+
+
+def make_rollout_fn(env, *, policy: Optional[Policy] = None, n_steps: Optional[int] = None, jit: bool = True):
+    """A (jitted) ``fn(key, params, actions=None) -> Rollout`` for repeated calls.
+
+    With ``policy`` given, ``fn(key, params)``; otherwise ``fn(key, params, actions)``.
+    """
+    if policy is not None:
+        def fn(key, params):
+            return rollout(env, key, params, policy=policy, n_steps=n_steps)
+    else:
+        def fn(key, params, actions):
+            return rollout(env, key, params, actions=actions, n_steps=n_steps)
+    return jax.jit(fn) if jit else fn
