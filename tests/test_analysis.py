@@ -2,8 +2,9 @@
 
 - Gradients through full ``lax.scan`` rollouts agree with central finite
   differences in float64 (``jax.enable_x64``) on the tax path, the utility path
-  (one-step economy, fixed actions), the softmax best-response path and a small
-  Gather-Build-Tax economy.
+  (one-step economy, fixed actions), the softmax best-response path, a small
+  Gather-Build-Tax economy and the COVID-19 economy (its smooth,
+  ``float32_rounding=False`` mode; the rounded mode has the same gradients).
 - Gradients are finite on a grid of schedules (float32).
 - A vmapped sweep over 1,024 schedules equals 1,024 separate jitted calls.
 - Relaxations at temperature -> 0 equal the exact dynamics; temperature 0 is
@@ -234,8 +235,7 @@ def test_grad_whole_envparams_with_market_float32():
 
 def test_grad_whole_envparams_covid19_float32():
     """The COVID-19 economy: gradients w.r.t. all of EnvParams run through a 10-day scan
-    and are finite. (Finite differences only agree to ~1e-2 there: the scenario rounds
-    its state to float32 as Foundation does, even under x64.)"""
+    and are finite."""
     config = pytest.importorskip("jaxecon.scenarios.covid19.config")
     cfg = dict(config.default_covid_config())
     cfg["episode_length"] = 10
@@ -246,6 +246,50 @@ def test_grad_whole_envparams_covid19_float32():
     assert np.isfinite(float(v))
     assert all(bool(jnp.all(jnp.isfinite(x))) for x in jax.tree.leaves(g))
     assert float(jnp.abs(g.scenario.health_priority_scaling_planner)) > 0
+
+
+COVID_WRT = (
+    "scenario.beta_slopes_modulation", "scenario.unemployment_modulation",
+    "scenario.risk_free_interest_rate", "scenario.health_priority_scaling_planner",
+    "scenario.economic_reward_crra_eta", "scenario.infection_too_sick_to_work_rate",
+    "components.FederalGovernmentSubsidy.max_annual_subsidy_per_person",
+)
+
+
+def covid_setup(metric, rounding, T=30):
+    """(params, fixed random actions, jitted value-and-grad of ``metric`` w.r.t. COVID_WRT)."""
+    config = pytest.importorskip("jaxecon.scenarios.covid19.config")
+    cfg = dict(config.default_covid_config(), episode_length=T, float32_rounding=rounding)
+    env = jaxecon.make_from_config(cfg)
+    rng = np.random.default_rng(0)
+    acts = {
+        "a": jnp.asarray(rng.integers(0, 10, (T, env.n_agents) + env.agent_actions.action_shape)),
+        "p": jnp.asarray(rng.integers(0, 20, (T,) + env.planner_actions.action_shape)),
+    }
+    return env.default_params, acts, A.make_metric_grad(env, metric, wrt=COVID_WRT)
+
+
+@pytest.mark.parametrize("metric", ["planner_return", "mean_agent_return"])
+def test_fd_covid19_economy_path(metric):
+    """d (planner / mean agent return) / d (SIR, unemployment, reward and subsidy
+    constants) over 30 days with fixed actions == central FD in float64, with the
+    scenario's float32 rounding off (``float32_rounding=False``: a smooth model); with
+    the rounding on (Foundation's numerics) jax.grad returns the same derivative."""
+    with jax.enable_x64(True):
+        params, acts, smooth_fn = covid_setup(metric, rounding=False)
+        _, _, rounded_fn = covid_setup(metric, rounding=True)
+        v, g_smooth = smooth_fn(KEY, params, acts)
+        _, g_rounded = rounded_fn(KEY, params, acts)
+        assert v.dtype == jnp.float64
+        x0 = P.as_float_tree(P.select(params, COVID_WRT))
+        for path in COVID_WRT:
+            fd = central_fd(value_at(smooth_fn, path, x0, KEY, params, acts), x0[path],
+                            1e-6 * max(1.0, abs(float(x0[path]))))
+            if fd == 0:  # e.g. the agents' rewards do not depend on the subsidy's cost
+                assert float(g_smooth[path]) == 0 == float(g_rounded[path]), path
+                continue
+            assert rel_err(g_smooth[path], fd) < 1e-5, (path, g_smooth[path], fd)
+            assert rel_err(g_rounded[path], g_smooth[path]) < 1e-5, (path, g_rounded[path], g_smooth[path])
 
 
 # --------------------------------------------------------------------------- grids and sweeps, float32

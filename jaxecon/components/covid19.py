@@ -26,10 +26,17 @@ Numerics: Foundation keeps its world arrays in float32 and mixes float32 and
 float64 arithmetic. Under ``jax_enable_x64`` jaxecon computes in float64 and
 rounds with ``as_float32`` exactly where Foundation's float32 arrays round, so
 the dynamics agree to the last float32 bit; without x64 everything is float32.
+The scenario's ``float32_rounding=False`` switches that rounding (and the
+integer truncation of the workforce) off while it traces its functions, so
+that under x64 the model is a smooth float64 function: the one whose
+derivative ``jax.grad`` returns in both modes (the rounding passes gradients
+through unchanged), and the one finite differences can check.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 from datetime import datetime
 
 import jax
@@ -48,24 +55,49 @@ __all__ = [
     "FederalGovernmentSubsidy",
     "VaccinationCampaign",
     "as_float32",
+    "float32_rounding",
     "straight_through_trunc",
 ]
+
+_FLOAT32_ROUNDING = contextvars.ContextVar("jaxecon_covid19_float32_rounding", default=True)
+
+
+@contextlib.contextmanager
+def float32_rounding(enabled: bool):
+    """Trace-time switch of ``as_float32`` and ``straight_through_trunc`` (default on).
+
+    ``CovidAndEconomySimulation`` enters it around its own ``reset``, ``step``,
+    ``observe`` and ``metrics`` with its ``float32_rounding`` kwarg, so a
+    function jitted from an env always traces with that env's setting.
+    Inside, with ``enabled=False`` both functions are the identity.
+    """
+    token = _FLOAT32_ROUNDING.set(bool(enabled))
+    try:
+        yield
+    finally:
+        _FLOAT32_ROUNDING.reset(token)
 
 
 def as_float32(x):
     """``x`` rounded to float32 precision, keeping its dtype (identity for float32).
 
     Marks where Foundation stores or computes a value in float32; differentiable
-    (the rounding passes gradients through unchanged).
+    (the rounding passes gradients through unchanged). The identity inside
+    ``float32_rounding(False)``.
     """
     x = jnp.asarray(x)
-    if x.dtype == jnp.float32:
+    if x.dtype == jnp.float32 or not _FLOAT32_ROUNDING.get():
         return x
     return x.astype(jnp.float32).astype(x.dtype)
 
 
 def straight_through_trunc(x):
-    """``trunc(x)`` in the forward pass (Foundation's ``astype(int32)``), identity gradient."""
+    """``trunc(x)`` in the forward pass (Foundation's ``astype(int32)``), identity gradient.
+
+    The identity in the forward pass too inside ``float32_rounding(False)``.
+    """
+    if not _FLOAT32_ROUNDING.get():
+        return x
     return x + jax.lax.stop_gradient(jnp.trunc(x) - x)
 
 

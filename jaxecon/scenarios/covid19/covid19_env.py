@@ -107,7 +107,7 @@ import numpy as np
 from flax import struct
 
 from jaxecon.components.covid19 import as_float32 as f32
-from jaxecon.components.covid19 import straight_through_trunc
+from jaxecon.components.covid19 import float32_rounding, straight_through_trunc
 from jaxecon.core import config as cfg
 from jaxecon.core.env import BaseEnvironment
 from jaxecon.core.registry import scenario_registry
@@ -232,6 +232,13 @@ class CovidAndEconomySimulation(BaseEnvironment):
         health_priority_scaling_agents: float >= 0 (1).
         health_priority_scaling_planner: float >= 0 (1).
         reward_normalization_factor: float > 0 (1).
+        float32_rounding: bool (True), jaxecon only. Round to float32 where
+            Foundation's float32 arrays do (and truncate the workforce to an
+            integer), as the reference does. False computes the same model in
+            the working precision without rounding: under ``jax_enable_x64`` a
+            smooth float64 function, for finite-difference checks of
+            gradients (``jax.grad`` gives the same derivative in both modes;
+            see docs/differentiability.md). Without x64 both are float32.
         **base_env_kwargs: ``BaseEnvironment``'s; ``n_agents`` must be the
             number of states in the data (51). Foundation also demands
             ``collate_agent_step_and_reset_data=True``; jaxecon accepts both
@@ -261,8 +268,10 @@ class CovidAndEconomySimulation(BaseEnvironment):
         health_priority_scaling_agents=1,
         health_priority_scaling_planner=1,
         reward_normalization_factor=1,
+        float32_rounding=True,
         **base_env_kwargs,
     ):
+        self.float32_rounding = cfg.check_bool("float32_rounding", float32_rounding)
         self.use_real_world_data = cfg.check_bool("use_real_world_data", use_real_world_data)
         self.use_real_world_policies = cfg.check_bool("use_real_world_policies", use_real_world_policies)
         if self.use_real_world_data and not self.use_real_world_policies:
@@ -384,6 +393,24 @@ class CovidAndEconomySimulation(BaseEnvironment):
                 k: np.asarray(real[k][rows], np.float64)
                 for k in ("susceptible", "infected", "recovered", "vaccinated", "deaths", "unemployed")
             }
+
+    # ------------------------------------------------------------ rounding mode
+    # Every traced entry point runs under this env's float32_rounding setting.
+    def reset(self, *args, **kwargs):
+        with float32_rounding(self.float32_rounding):
+            return super().reset(*args, **kwargs)
+
+    def step(self, *args, **kwargs):
+        with float32_rounding(self.float32_rounding):
+            return super().step(*args, **kwargs)
+
+    def observe(self, *args, **kwargs):
+        with float32_rounding(self.float32_rounding):
+            return super().observe(*args, **kwargs)
+
+    def metrics(self, *args, **kwargs):
+        with float32_rounding(self.float32_rounding):
+            return super().metrics(*args, **kwargs)
 
     # ------------------------------------------------------------ parameters
     def default_scenario_params(self) -> CovidParams:
