@@ -21,7 +21,7 @@ import jax
 
 from jaxecon.analysis import params as P
 from jaxecon.analysis.metrics import check_metric_name, metric_value
-from jaxecon.analysis.rollout import Policy, rollout
+from jaxecon.analysis.rollout import Policy, check_action_source, rollout
 from jaxecon.core.state import EnvParams
 
 
@@ -113,15 +113,13 @@ def grad_metric(
     Returns:
         The gradient, structured like ``select(params, wrt)``.
     """
-    if (actions is None) == (policy is None):
-        raise ValueError("give exactly one of actions= (a fixed sequence) or policy= (a function)")
+    check_action_source(actions, policy)
     fn = make_metric_grad(env, metric, wrt=wrt, policy=policy, n_steps=n_steps)
     return fn(key, params, actions)[1]
 
 
 def value_and_grad_metric(env, metric, key, params, *, wrt=None, actions=None, policy=None, n_steps=None):
     """``(value, grad)``; as ``grad_metric``."""
-    if (actions is None) == (policy is None):
-        raise ValueError("give exactly one of actions= (a fixed sequence) or policy= (a function)")
+    check_action_source(actions, policy)
     fn = make_metric_grad(env, metric, wrt=wrt, policy=policy, n_steps=n_steps)
     return fn(key, params, actions)

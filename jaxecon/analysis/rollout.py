@@ -54,6 +54,12 @@ class Rollout:
         return {"a": jnp.sum(self.rewards["a"], axis=0), "p": jnp.sum(self.rewards["p"], axis=0)}
 
 
+def check_action_source(actions, policy) -> None:
+    """Raise ``ValueError`` unless exactly one of ``actions`` / ``policy`` is given."""
+    if (actions is None) == (policy is None):
+        raise ValueError("give exactly one of actions= (a fixed sequence) or policy= (a function)")
+
+
 def _check_actions_sequence(env, actions, n_steps: int) -> dict:
     if not isinstance(actions, dict) or not set(actions) <= {"a", "p"}:
         raise ValueError(
@@ -107,8 +113,7 @@ def rollout(
         ValueError: both or neither of ``actions``/``policy`` given, bad
             ``n_steps``, or an action sequence of the wrong shape or dtype.
     """
-    if (actions is None) == (policy is None):
-        raise ValueError("give exactly one of actions= (a fixed sequence) or policy= (a function)")
+    check_action_source(actions, policy)
     if n_steps is None:
         n_steps = env.episode_length
     if not isinstance(n_steps, int) or isinstance(n_steps, bool) or n_steps < 1:

@@ -21,7 +21,7 @@ import jax
 
 from jaxecon.analysis import params as P
 from jaxecon.analysis.gradients import metric_fn
-from jaxecon.analysis.rollout import Policy
+from jaxecon.analysis.rollout import Policy, check_action_source
 
 
 def make_sweep(
@@ -71,8 +71,7 @@ def sweep(env, metric, key, params, values, *, wrt, actions=None, policy=None, n
         ValueError: both or neither of ``actions``/``policy``, unknown metric.
         KeyError: bad ``wrt`` path.
     """
-    if (actions is None) == (policy is None):
-        raise ValueError("give exactly one of actions= (a fixed sequence) or policy= (a function)")
+    check_action_source(actions, policy)
     fn = make_sweep(env, metric, wrt=wrt, policy=policy, n_steps=n_steps, with_grad=with_grad,
                     batch_keys=batch_keys)
     return fn(key, params, values, actions)
