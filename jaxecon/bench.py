@@ -11,7 +11,10 @@ Economies (``--economies``; each is a Foundation env config, see ``_economies``)
 - ``gather_build``: the same with only Build and Gather;
 - ``uniform10``: the canonical components, 10 agents, random 25x25 layout;
 - ``gtb100``: the canonical components, 100 agents, random 40x40 layout;
-- ``covid19``: the COVID-19 and economy scenario (51 US states), where installed.
+- ``covid19``: the COVID-19 and economy scenario (51 US states), where
+  installed: Foundation's config (``default_covid_config``), random actions;
+  the reference is built past its activation-code gate, on jaxecon's shipped
+  data (``tests/reference.py``'s ``make_reference_env``).
 
 What is measured, per economy:
 

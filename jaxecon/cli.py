@@ -1,32 +1,46 @@
 """The ``jaxecon`` command line: ``jaxecon run`` and ``jaxecon bench``.
 
     jaxecon run                       # the default economy, 64 envs x 2 episodes
+    jaxecon run --scenario covid19    # COVID-19: the recorded US policies replayed
     jaxecon run --config config.yaml --episodes 5 --batch 256 --out runs/mine
     jaxecon bench                     # throughput table vs the reference
 
 ``jaxecon run`` simulates a batch of economies with uniformly random valid
 actions. Each episode is a jitted ``lax.scan`` over steps of the batched
 (``jax.vmap``) step function, split into chunks of ``--chunk`` steps so that
-the progress bar moves; the scan also returns the state slices of env 0 that
-the dense log needs. It prints a table of per-episode metrics averaged over
-the batch and the throughput (excluding compile time, which is printed
-separately), and writes to ``--out``:
+the progress bar moves; the scan also returns the slices of env 0 that the
+scenario's :class:`RunRecorder` keeps per step. It prints a table of
+per-episode metrics averaged over the batch (the recorder's columns) and the
+throughput (excluding compile time, which is printed separately), and writes
+to ``--out``:
 
 - ``metrics.json``: the config, the run settings, compile time, throughput
   and, per episode, every ``env.metrics`` key averaged over the batch (plus
   its standard deviation over the batch) and the mean episode return.
-- ``dense_log.json``: env 0 of the last episode in Foundation's dense-log
-  layout (``world``: the maps every ``world_dense_log_frequency`` steps and at
-  the end, ``{}`` in between; ``states``: per step each agent's ``loc``,
-  ``inventory``, ``escrow``, ``endogenous`` and the planner's ``inventory``,
-  ``escrow``; ``actions``: per step the non-NO-OP actions by subspace;
-  ``rewards``: per step), list index = timestep 0..T.
-- ``world.png``: env 0's final world map (``jaxecon.render``).
+- what the recorder writes of env 0's last episode:
 
-A config file is the dict Foundation users pass to ``make_env_instance``:
-YAML (``.yaml``/``.yml``) or JSON, either flat (with ``scenario_name``) or
-with it under an ``env:`` block, as in Foundation's RLlib tutorial
-``config.yaml`` (other blocks, e.g. ``trainer:``, are ignored).
+  - gridworld scenarios (:class:`GridworldRecorder`): ``dense_log.json``, in
+    Foundation's dense-log layout (``world``: the maps every
+    ``world_dense_log_frequency`` steps and at the end, ``{}`` in between;
+    ``states``: per step each agent's ``loc``, ``inventory``, ``escrow``,
+    ``endogenous`` and the planner's ``inventory``, ``escrow``; ``actions``:
+    per step the non-NO-OP actions by subspace; ``rewards``: per step), list
+    index = timestep 0..T; and ``world.png``, the final world map
+    (``jaxecon.render``).
+  - ``CovidAndEconomySimulation`` (:class:`CovidRecorder`): ``series.npz``,
+    the per-step global state (Foundation's ``world.global_state`` rows
+    0..T) and ``infected.png``, ``deaths.png``, ``unemployment.png``,
+    ``subsidies.png``: each state and the US total against the recorded data
+    (``jaxecon.scenarios.covid19.plots.plot_covid_episode``).
+
+The economy is the built-in default (Foundation's canonical Gather-Trade-Build,
+``--scenario gather_trade_build``), ``--scenario covid19`` (Foundation's
+COVID-19 config replaying the recorded policies, see
+``real_world_policies_covid_config``), or a config file (``--config``): the
+dict Foundation users pass to ``make_env_instance``, YAML (``.yaml``/``.yml``)
+or JSON, either flat (with ``scenario_name``) or with it under an ``env:``
+block, as in Foundation's RLlib tutorial ``config.yaml`` (other blocks, e.g.
+``trainer:``, are ignored).
 """
 
 from __future__ import annotations
@@ -42,10 +56,15 @@ import time
 
 __all__ = [
     "DEFAULT_ECONOMY",
+    "RUN_SCENARIOS",
     "default_config",
     "gather_build_config",
     "load_config",
     "select_device",
+    "RunRecorder",
+    "GridworldRecorder",
+    "CovidRecorder",
+    "recorder_for",
     "run_economy",
     "main",
 ]
@@ -117,6 +136,31 @@ def gather_build_config() -> dict:
         c for c in cfg["components"] if _component_name(c) in ("Build", "Gather")
     ]
     return cfg
+
+
+def _covid_config() -> dict:
+    from jaxecon.scenarios.covid19.config import real_world_policies_covid_config
+
+    return real_world_policies_covid_config()
+
+
+#: ``--scenario`` name -> (config maker, what runs). ``gather_trade_build`` is
+#: also the default without ``--scenario``/``--config``.
+RUN_SCENARIOS: dict = {
+    "gather_trade_build": (
+        default_config,
+        "Foundation's canonical Gather-Trade-Build economy (4 agents, 25x25 quadrant "
+        "map, 1000 steps), uniformly random valid actions",
+    ),
+    "covid19": (
+        _covid_config,
+        "Foundation's COVID-19 and economy config (51 US states + the federal government, "
+        "from 2020-03-22) with use_real_world_policies=True: the recorded state "
+        "stringency levels and federal direct payments are replayed (the random actions "
+        "are ignored) while the fitted model simulates infections, deaths and "
+        "unemployment; 437 steps (days), the length of the record",
+    ),
+}
 
 
 # --------------------------------------------------------------------------
@@ -213,39 +257,167 @@ def _chunk_lengths(total: int, chunk: int) -> list[int]:
     return [chunk] * q + ([r] if r else [])
 
 
-def _env0_state(state) -> dict:
-    """The state pieces of env 0 (leading batch axis) that the dense log needs."""
-    take = lambda tree: {k: v[0] for k, v in tree.items()}  # noqa: E731
-    return {
-        "loc": state.loc[0],
-        "inventory": take(state.inventory),
-        "escrow": take(state.escrow),
-        "endogenous": take(state.endogenous),
-        "planner_inventory": take(state.planner_inventory),
-        "planner_escrow": take(state.planner_escrow),
-        "maps": take(state.maps),
-        "owner": take(state.owner),
-    }
+def _env0(tree):
+    """Env 0 of a batched pytree (every leaf's leading axis indexed at 0)."""
+    import jax
+
+    return jax.tree.map(lambda x: x[0], tree)
 
 
-def _env0_slice(state, actions, reward) -> dict:
-    """``_env0_state`` plus env 0's actions and rewards of the step."""
-    return {
-        **_env0_state(state),
-        "action_a": actions["a"][0],
-        "action_p": actions["p"][0],
-        "reward_a": reward["a"][0],
-        "reward_p": reward["p"][0],
-    }
+class RunRecorder:
+    """What ``jaxecon run`` keeps of env 0's last episode and writes, for one family of scenarios.
+
+    ``reset_slice`` and ``step_slice`` are traced inside the jitted reset and
+    step scan (env 0's unbatched arrays in, a pytree of arrays out);
+    ``write`` runs on the host after the last episode with
+    ``record = {"episode": int, "first": reset slice (numpy), "steps": step
+    slices stacked over the T steps (numpy, leading axis T, row t-1 = timestep t)}``.
+    """
+
+    #: (column title, ``env.metrics`` key) of the printed per-episode table.
+    table_columns: tuple = ()
+
+    def policy(self, env) -> str:
+        """What chooses the actions, for the run's header line."""
+        return "random valid actions"
+
+    def reset_slice(self, env, state, params):
+        """Env 0's record of timestep 0 from its ``EnvState`` after reset."""
+        raise NotImplementedError
+
+    def step_slice(self, env, state, actions, reward, info, params):
+        """Env 0's record of one step from ``env.step``'s outputs (unbatched)."""
+        raise NotImplementedError
+
+    def write(self, env, record: dict, out: pathlib.Path) -> list:
+        """Write the record's files into ``out``; return their paths."""
+        raise NotImplementedError
 
 
-def build_run_functions(env):
+class GridworldRecorder(RunRecorder):
+    """Gridworld scenarios (maps, locations, inventories): ``dense_log.json`` and ``world.png``.
+
+    Slices per timestep: ``loc`` int32 [n, 2], ``inventory``/``escrow``/
+    ``endogenous`` ``{name: float [n]}``, ``planner_inventory``/``planner_escrow``
+    ``{name: float []}``, ``maps`` ``{name: float [H, W]}``, ``owner``
+    ``{landmark: int [H, W]}``; per step also ``action_a`` (int32 [n] or
+    [n, subspaces]), ``action_p``, ``reward_a`` float [n], ``reward_p`` float [].
+    """
+
+    table_columns = (
+        ("productivity", "social/productivity"),
+        ("equality", "social/equality"),
+        ("welfare", "social_welfare/coin_eq_times_productivity"),
+        ("total_builds", "Build/total_builds"),
+    )
+
+    def reset_slice(self, env, state, params):
+        return {
+            "loc": state.loc,
+            "inventory": state.inventory,
+            "escrow": state.escrow,
+            "endogenous": state.endogenous,
+            "planner_inventory": state.planner_inventory,
+            "planner_escrow": state.planner_escrow,
+            "maps": state.maps,
+            "owner": state.owner,
+        }
+
+    def step_slice(self, env, state, actions, reward, info, params):
+        return {
+            **self.reset_slice(env, state, params),
+            "action_a": actions["a"],
+            "action_p": actions["p"],
+            "reward_a": reward["a"],
+            "reward_p": reward["p"],
+        }
+
+    def write(self, env, record, out):
+        from jaxecon.render import render_world, save_png
+
+        steps = record["steps"]
+        dense_log = dense_log_from_slices(
+            env, record["first"], steps, record["episode"], env.world_dense_log_frequency
+        )
+        _write_json(out / "dense_log.json", dense_log)
+        house = steps["owner"].get("House")
+        rgb = render_world(
+            {k: v[-1] for k, v in steps["maps"].items()},
+            owner=None if house is None else house[-1],
+            loc=steps["loc"][-1],
+        )
+        save_png(rgb, out / "world.png")
+        return [out / "dense_log.json", out / "world.png"]
+
+
+class CovidRecorder(RunRecorder):
+    """``CovidAndEconomySimulation``: the global-state series of env 0 and their plots.
+
+    Slices per timestep: the scenario's ``step_info``, Foundation's
+    ``world.global_state`` row t: ``{"Susceptible", "Infected", "Recovered",
+    "Deaths", "Vaccinated", "Unemployed" (people), "Stringency Level" (1..10),
+    "Subsidy" (US$ per day), "Postsubsidy Productivity" (US$ per day): float [n]}``.
+    ``write`` stores them as ``series.npz`` (each float64 [T + 1, n], rows =
+    timesteps 0..T) and plots infections, deaths, unemployment and subsidies
+    against the recorded data (``plot_covid_episode``: ``infected.png``,
+    ``deaths.png``, ``unemployment.png``, ``subsidies.png``).
+    """
+
+    table_columns = (
+        ("deaths (k)", "usa/deaths (thousands)"),
+        ("unemployment %", "usa/mean_unemployment_rate (%)"),
+        ("subsidies T$", "usa/total_amount_subsidized (trillion $)"),
+        ("productivity T$", "usa/total_productivity (trillion $)"),
+    )
+
+    def policy(self, env) -> str:
+        if env.use_real_world_policies:
+            return "the recorded real-world policies (the random actions are ignored)"
+        return "random valid actions"
+
+    def reset_slice(self, env, state, params):
+        return env.step_info(state, params)
+
+    def step_slice(self, env, state, actions, reward, info, params):
+        return info
+
+    def write(self, env, record, out):
+        import numpy as np
+
+        from jaxecon.scenarios.covid19.plots import plot_covid_episode
+
+        first, steps = record["first"], record["steps"]
+        series = {
+            k: np.concatenate([np.asarray(first[k], np.float64)[None], np.asarray(v, np.float64)])
+            for k, v in steps.items()
+        }
+        np.savez(out / "series.npz", **series)
+        plots = plot_covid_episode(
+            series, env.data, str(out),
+            start_date=env.start_date.strftime(env.date_format), first_timestep=0,
+        )
+        return [out / "series.npz"] + [pathlib.Path(p) for p in plots]
+
+
+def recorder_for(env) -> RunRecorder:
+    """The :class:`RunRecorder` of ``env``'s scenario: ``CovidRecorder`` for
+    ``CovidAndEconomySimulation`` (and subclasses), else ``GridworldRecorder``."""
+    from jaxecon.scenarios.covid19 import CovidAndEconomySimulation
+
+    if isinstance(env, CovidAndEconomySimulation):
+        return CovidRecorder()
+    return GridworldRecorder()
+
+
+def build_run_functions(env, recorder: RunRecorder):
     """The jittable pieces of ``jaxecon run`` for ``env`` (not yet jitted).
 
     Returns ``(reset, chunk, metrics)``:
-        ``reset(keys [B], params, completions) -> carry``;
+        ``reset(keys [B], params, completions) -> (carry, first)``, ``first``
+        = ``recorder.reset_slice`` of env 0;
         ``chunk(carry, params, xs [L]) -> (carry, log)``: ``L`` steps of the
-        batch as one ``lax.scan``, ``log`` = env 0's slices per step;
+        batch as one ``lax.scan``, ``log`` = env 0's ``recorder.step_slice``
+        per step;
         ``metrics(carry, params) -> {key: float [B]}``.
     ``carry = (obs, state, keys [B], return_a [B, n], return_p [B])``.
     """
@@ -264,17 +436,19 @@ def build_run_functions(env):
         b = keys.shape[0]
         ret_a = jnp.zeros((b, env.n_agents), jnp.float32)
         ret_p = jnp.zeros((b,), jnp.float32)
-        return obs, state, k_steps, ret_a, ret_p
+        first = recorder.reset_slice(env, _env0(state), params)
+        return (obs, state, k_steps, ret_a, ret_p), first
 
     def chunk(carry, params, xs):
         def body(c, _):
             obs, state, keys, ret_a, ret_p = c
             k3 = v_split(keys)
             actions = v_sample(k3[:, 1], obs)
-            obs, state, rew, _done, _info = v_step(k3[:, 2], state, actions, params)
+            obs, state, rew, _done, info = v_step(k3[:, 2], state, actions, params)
             ret_a = ret_a + rew["a"].astype(jnp.float32)
             ret_p = ret_p + rew["p"].astype(jnp.float32)
-            return (obs, state, k3[:, 0], ret_a, ret_p), _env0_slice(state, actions, rew)
+            log = recorder.step_slice(env, _env0(state), _env0(actions), _env0(rew), _env0(info), params)
+            return (obs, state, k3[:, 0], ret_a, ret_p), log
 
         return jax.lax.scan(body, carry, xs)
 
@@ -322,9 +496,10 @@ def dense_log_from_slices(env, first: dict, log: dict, episode: int, frequency: 
     """Foundation-style dense log of env 0 from the reset slice and the scan's per-step slices.
 
     Args:
-        first: ``_env0_slice``-like dict of the state after reset (timestep 0),
-            without the action/reward entries.
-        log: per-step slices stacked over time (numpy, leading axis T).
+        first: ``GridworldRecorder.reset_slice`` of the state after reset
+            (timestep 0), numpy.
+        log: ``GridworldRecorder.step_slice`` per step stacked over time
+            (numpy, leading axis T).
         frequency: world snapshots every ``frequency`` steps (and at the end).
     """
     import numpy as np
@@ -395,6 +570,7 @@ def run_economy(
     env,
     params=None,
     *,
+    recorder: RunRecorder | None = None,
     episodes: int = 2,
     batch: int = 64,
     seed: int = 0,
@@ -404,12 +580,13 @@ def run_economy(
 ) -> dict:
     """Simulate ``batch`` economies for ``episodes`` episodes with random valid actions.
 
+    ``recorder`` (default ``recorder_for(env)``) chooses what env 0 records.
     Returns a dict with ``compile_s`` (dict of the compile times), ``episodes``
     (list of per-episode dicts: ``metrics`` and ``metrics_std`` over the
     batch, ``wall_s``, ``env_steps_per_s``), ``env_steps_per_s`` and
-    ``agent_steps_per_s`` over all episodes (excluding compile), and, for
-    the last episode, ``dense_log`` (env 0) and ``final`` (env 0's final maps,
-    owner and loc as numpy arrays, for rendering).
+    ``agent_steps_per_s`` over all episodes (excluding compile),
+    ``chunk_lengths``, and ``record``, env 0's record of the last episode
+    (the input of ``recorder.write``, see :class:`RunRecorder`).
     """
     import contextlib
 
@@ -418,18 +595,20 @@ def run_economy(
 
     if params is None:
         params = env.default_params
+    if recorder is None:
+        recorder = recorder_for(env)
     T = env.episode_length
     lengths = _chunk_lengths(T, chunk)
     ctx = jax.default_device(device) if device is not None else contextlib.nullcontext()
     with ctx:
-        reset, chunk_fn, metrics_fn = build_run_functions(env)
+        reset, chunk_fn, metrics_fn = build_run_functions(env, recorder)
         root = jax.random.key(seed)
         keys0 = jax.random.split(jax.random.fold_in(root, 0), batch)
         compile_s = {}
         t0 = time.perf_counter()
         reset_c = jax.jit(reset).lower(keys0, params, 0).compile()
         compile_s["reset"] = time.perf_counter() - t0
-        carry0 = reset_c(keys0, params, 0)
+        carry0, _ = reset_c(keys0, params, 0)
         chunk_c = {}
         t0 = time.perf_counter()
         for length in sorted(set(lengths)):
@@ -451,15 +630,13 @@ def run_economy(
             bar = tqdm(total=episodes * T, unit="step", desc="jaxecon run", leave=False,
                        dynamic_ncols=True)
         results = []
-        dense_log = final = None
+        record = None
         try:
             for ep in range(episodes):
                 last = ep == episodes - 1
                 keys = jax.random.split(jax.random.fold_in(root, ep), batch)
                 t_start = time.perf_counter()
-                carry = reset_c(keys, params, ep)
-                # a copy: the chunks below donate (overwrite) the carry's buffers
-                reset_state = jax.tree.map(jax.numpy.copy, carry[1]) if last else None
+                carry, first = reset_c(keys, params, ep)
                 logs = []
                 for length in lengths:
                     carry, log = chunk_c[length](carry, params, np.zeros((length,), np.int32))
@@ -481,18 +658,11 @@ def run_economy(
                     }
                 )
                 if last:
-                    first = jax.device_get(_env0_state(reset_state))
-                    del reset_state
                     logs = jax.device_get(logs)
-                    stacked = jax.tree_util.tree_map(lambda *a: np.concatenate(a, axis=0), *logs)
-                    dense_log = dense_log_from_slices(
-                        env, first, stacked, ep, env.world_dense_log_frequency
-                    )
-                    state = carry[1]
-                    final = {
-                        "maps": {k: np.asarray(v[0]) for k, v in state.maps.items()},
-                        "owner": {k: np.asarray(v[0]) for k, v in state.owner.items()},
-                        "loc": np.asarray(state.loc[0]),
+                    record = {
+                        "episode": ep,
+                        "first": jax.device_get(first),
+                        "steps": jax.tree_util.tree_map(lambda *a: np.concatenate(a, axis=0), *logs),
                     }
         finally:
             if bar is not None:
@@ -505,27 +675,20 @@ def run_economy(
         "env_steps_per_s": steps_per_s,
         "agent_steps_per_s": steps_per_s * env.n_agents,
         "chunk_lengths": sorted(set(lengths)),
-        "dense_log": dense_log,
-        "final": final,
+        "record": record,
     }
 
 
-#: (column title, metrics key) of the printed table.
-TABLE_COLUMNS = (
-    ("productivity", "social/productivity"),
-    ("equality", "social/equality"),
-    ("welfare", "social_welfare/coin_eq_times_productivity"),
-    ("total_builds", "Build/total_builds"),
-)
+def format_table(results: list[dict], columns=GridworldRecorder.table_columns) -> str:
+    """The per-episode metrics table (batch means; '-' where a metric is absent).
 
-
-def format_table(results: list[dict]) -> str:
-    """The per-episode metrics table (batch means; '-' where a metric is absent)."""
-    head = ["episode"] + [c for c, _ in TABLE_COLUMNS] + ["env-steps/s"]
+    ``columns``: ``(title, metrics key)`` pairs, e.g. a recorder's ``table_columns``.
+    """
+    head = ["episode"] + [c for c, _ in columns] + ["env-steps/s"]
     rows = []
     for r in results:
         row = [str(r["episode"])]
-        for _, key in TABLE_COLUMNS:
+        for _, key in columns:
             v = r["metrics"].get(key)
             if v is None:
                 row.append("-")
@@ -559,13 +722,15 @@ def cmd_run(args, parser) -> int:
     import jax
 
     import jaxecon
-    from jaxecon.render import render_world, save_png
 
     try:
         device = select_device(args.device)
     except ValueError as exc:
         parser.error(f"--device {args.device}: {exc}")
-    if args.config is None:
+    if args.scenario is not None:
+        cfg = RUN_SCENARIOS[args.scenario][0]()
+        source = f"--scenario {args.scenario}"
+    elif args.config is None:
         cfg = default_config()
         source = "the built-in default economy"
     else:
@@ -593,6 +758,7 @@ def cmd_run(args, parser) -> int:
     )
     out.mkdir(parents=True, exist_ok=True)
 
+    recorder = recorder_for(env)
     dev = device if device is not None else jax.devices()[0]
     comps = ", ".join(c.name for c in env.components)
     print(
@@ -601,10 +767,11 @@ def cmd_run(args, parser) -> int:
     )
     print(
         f"running {args.batch} envs x {args.episodes} episodes x {env.episode_length} steps, "
-        f"random valid actions, seed {seed}, device {dev.platform} ({dev})"
+        f"{recorder.policy(env)}, seed {seed}, device {dev.platform} ({dev})"
     )
     res = run_economy(
         env,
+        recorder=recorder,
         episodes=args.episodes,
         batch=args.batch,
         seed=seed,
@@ -617,7 +784,7 @@ def cmd_run(args, parser) -> int:
         f"compile: {c['total']:.1f} s (reset {c['reset']:.1f} s, step scan {c['step_scan']:.1f} s, "
         f"metrics {c['metrics']:.1f} s)"
     )
-    print(format_table(res["episodes"]))
+    print(format_table(res["episodes"], recorder.table_columns))
     print(
         f"throughput: {res['env_steps_per_s']:,.0f} env-steps/s, "
         f"{res['agent_steps_per_s']:,.0f} agent-steps/s (excluding compile)"
@@ -641,11 +808,8 @@ def cmd_run(args, parser) -> int:
         "episodes": res["episodes"],
     }
     _write_json(out / "metrics.json", metrics)
-    _write_json(out / "dense_log.json", res["dense_log"])
-    fin = res["final"]
-    rgb = render_world(fin["maps"], owner=fin["owner"].get("House"), loc=fin["loc"])
-    save_png(rgb, out / "world.png")
-    print(f"wrote {out / 'metrics.json'}, {out / 'dense_log.json'}, {out / 'world.png'}")
+    written = [out / "metrics.json"] + recorder.write(env, res["record"], out)
+    print("wrote " + ", ".join(str(p) for p in written))
     return 0
 
 
@@ -691,12 +855,21 @@ def build_parser() -> argparse.ArgumentParser:
         "run",
         help="simulate a batch of economies with random valid actions",
         description="Simulate a batch of economies with uniformly random valid actions; "
-        "print per-episode metrics and throughput; write metrics.json, "
-        "dense_log.json (env 0, last episode) and world.png to --out.",
+        "print per-episode metrics and throughput; write metrics.json and env 0's record "
+        "of the last episode to --out: dense_log.json and world.png for the gridworld "
+        "scenarios; series.npz and infected/deaths/unemployment/subsidies.png (simulated "
+        "vs recorded) for CovidAndEconomySimulation.",
     )
-    run.add_argument("--config", metavar="FILE",
-                     help="Foundation env config (.yaml/.yml/.json; flat with scenario_name, "
-                          "or under an env: block). Default: the built-in canonical economy")
+    economy = run.add_mutually_exclusive_group()
+    economy.add_argument("--scenario", choices=list(RUN_SCENARIOS), default=None,
+                         help="built-in economy: "
+                              + "; ".join(f"{k}: {v[1]}" for k, v in RUN_SCENARIOS.items())
+                              + ". Default: gather_trade_build")
+    economy.add_argument("--config", metavar="FILE",
+                         help="Foundation env config (.yaml/.yml/.json; flat with scenario_name, "
+                              "or under an env: block), any scenario, e.g. "
+                              "CovidAndEconomySimulation (whose use_real_world_policies and "
+                              "use_real_world_data then decide what runs)")
     run.add_argument("--episodes", type=positive_int, default=2, metavar="N",
                      help="episodes to run (default 2)")
     run.add_argument("--batch", type=positive_int, default=64, metavar="B",

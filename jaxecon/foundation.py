@@ -461,7 +461,8 @@ class BasicMobileAgent(_AgentView, _entities.BasicMobileAgent):
     """A mobile agent (``agents/mobiles.py``): location, inventory, escrow, Labor.
 
     ``state`` = ``{"loc": [row, col], "inventory": {...}, "escrow": {...},
-    "endogenous": {"Labor": ...}, <component fields, e.g. "build_payment">}``
+    "endogenous": {"Labor": ...}, <component fields, e.g. "build_payment">,
+    <scenario fields, e.g. COVID-19's "Total Infected", "Date">}``
     (Python scalars; a fresh dict per access).
     """
 
@@ -481,7 +482,8 @@ class BasicPlanner(_AgentView, _entities.BasicPlanner):
     """The social planner (``agents/planners.py``): idx ``"p"``, no location.
 
     ``state`` = ``{"inventory": {...}, "escrow": {...}, "endogenous": {}}`` plus
-    planner fields of components.
+    planner fields of components, then of the scenario (e.g. COVID-19's US
+    totals "Total Deaths", "Date").
     """
 
     name = "BasicPlanner"
@@ -814,18 +816,48 @@ class FoundationEnv:
         """Foundation's ``agent.state`` for agent ``idx`` (int or "p") from the current state."""
         return self._agent_state_from(self._host(), idx)
 
-    def _agent_state_from(self, host, idx) -> dict:
+    def _state_fields(self, host) -> tuple:
+        """The fields components and scenario add to Foundation's ``agent.state``, for ``host``.
+
+        Returns ``(agents, planner)``: ``agents`` ``{field: np.ndarray [n]}``
+        from each component acting on ``BasicMobileAgent`` (its
+        ``agent_state_fields``), then from the scenario; ``planner``
+        ``{field: scalar}`` from each component's ``planner_state_fields``,
+        then the scenario's. A scenario adds fields by defining those two
+        host-side methods (optional), as ``CovidAndEconomySimulation`` does
+        ("Total Infected", "Total Deaths", "Date", ... ; Foundation's
+        ``covid19_env.py`` writes them into ``agent.state`` in its reset and
+        step), so they come after the components' fields, as in Foundation.
+        """
         core = self._core
+        agents, planner = {}, {}
+        for comp in core.components:
+            if "BasicMobileAgent" in comp.agent_subclasses:
+                agents.update(comp.agent_state_fields(host))
+            fields = getattr(comp, "planner_state_fields", None)
+            if fields is not None:
+                planner.update(fields(host))
+        for name, out in (("agent_state_fields", agents), ("planner_state_fields", planner)):
+            fields = getattr(core, name, None)
+            if fields is not None:
+                out.update(fields(host))
+        return agents, planner
+
+    def _agent_state_from(self, host, idx, fields=None) -> dict:
+        """Foundation's ``agent.state`` of agent ``idx`` (int or "p") in ``host``.
+
+        ``fields``: ``self._state_fields(host)`` if already computed (one call
+        serves every agent of a dense-log entry).
+        """
+        core = self._core
+        agents, planner = self._state_fields(host) if fields is None else fields
         if idx == "p":
             out = {
                 "inventory": {r: float(host.planner_inventory[r]) for r in core.resources},
                 "escrow": {r: float(host.planner_escrow[r]) for r in core.resources},
                 "endogenous": {},
             }
-            for comp in core.components:
-                fields = getattr(comp, "planner_state_fields", None)
-                if fields is not None:
-                    out.update({k: _py(np.asarray(v)) for k, v in fields(host).items()})
+            out.update({k: _py(np.asarray(v)) for k, v in planner.items()})
             return out
         i = int(idx)
         loc = np.asarray(host.loc)[i]
@@ -835,11 +867,7 @@ class FoundationEnv:
             "escrow": {r: float(host.escrow[r][i]) for r in core.resources},
             "endogenous": {e: float(host.endogenous[e][i]) for e in core.endogenous},
         }
-        for comp in core.components:
-            if "BasicMobileAgent" not in comp.agent_subclasses:
-                continue
-            for k, v in comp.agent_state_fields(host).items():
-                out[k] = _py(np.asarray(v)[i])
+        out.update({k: _py(np.asarray(v)[i]) for k, v in agents.items()})
         return out
 
     # ------------------------------------------------------------ properties
@@ -1066,7 +1094,8 @@ class FoundationEnv:
         return out
 
     def _all_states(self, host) -> dict:
-        return {str(a.idx): self._agent_state_from(host, a.idx) for a in self.all_agents}
+        fields = self._state_fields(host)
+        return {str(a.idx): self._agent_state_from(host, a.idx, fields) for a in self.all_agents}
 
     # ------------------------------------------------------------ reset / step
     def reset(self, seed_state=None, force_dense_logging=False, completions=None):

@@ -12,6 +12,10 @@ with ``--no-deps``).  Nothing here imports jaxecon.  The helpers:
   :data:`UNIFORM10_CONFIG` are env config dicts (the dict Foundation users pass
   to ``foundation.make_env_instance(**config)``).  Treat them as read-only;
   :func:`make_reference_env` deep-copies before use.
+- :func:`make_reference_env` builds a reference env from any such config,
+  the COVID-19 scenario (``CovidAndEconomySimulation``) included: it is built
+  past its activation-code gate, on jaxecon's copy of its data
+  (:data:`COVID_DATA_DIR`; the pip package's data folder is empty).
 - :func:`random_valid_actions` samples a uniformly random mask-valid action
   for every agent, planner included.
 - :func:`reference_steps_per_second` measures the reference's speed.
@@ -25,7 +29,9 @@ from __future__ import annotations
 import contextlib
 import copy
 import io
+import pathlib
 import random
+import sys
 import time
 
 import numpy as np
@@ -35,6 +41,8 @@ __all__ = [
     "GATHER_BUILD_CONFIG",
     "UNIFORM10_CONFIG",
     "CONFIGS",
+    "COVID_SCENARIO",
+    "COVID_DATA_DIR",
     "load_foundation",
     "require_foundation",
     "make_reference_env",
@@ -133,6 +141,19 @@ CONFIGS = {
     "uniform10": UNIFORM10_CONFIG,
 }
 
+#: Foundation's COVID-19 and economy scenario (``scenarios/covid19/covid19_env.py``).
+COVID_SCENARIO = "CovidAndEconomySimulation"
+
+#: jaxecon's copy of the COVID-19 data folder (``real_world_data.npz``,
+#: ``model_constants.json``, ``fitted_params.json``), which the reference reads
+#: when a config leaves ``path_to_data_and_fitted_params`` empty: the pip
+#: package ships its own ``data_and_fitted_params/`` empty. Located from this
+#: file (a source checkout) so that this module does not import jaxecon; the
+#: same folder as ``jaxecon.scenarios.covid19.DEFAULT_DATA_DIR``.
+COVID_DATA_DIR = str(
+    pathlib.Path(__file__).resolve().parents[1] / "jaxecon" / "scenarios" / "covid19" / "data_and_fitted_params"
+)
+
 # --------------------------------------------------------------------------
 # Importing the reference
 # --------------------------------------------------------------------------
@@ -187,7 +208,11 @@ def make_reference_env(config: dict, seed: int | None = 1):
 
     ``seed`` (> 0, or None to leave the global streams alone) seeds numpy's
     and Python's global RNGs, which is all the reference uses, *before*
-    construction.  The env is not reset.
+    construction.  The env is not reset.  A config of :data:`COVID_SCENARIO`
+    is built by :func:`_make_covid_reference_env`.
+
+    Raises:
+        ValueError: ``seed`` <= 0.
     """
     foundation = load_foundation()
     if seed is not None:
@@ -197,7 +222,41 @@ def make_reference_env(config: dict, seed: int | None = 1):
         np.random.seed(seed)  # == BaseEnvironment.seed(seed)
         random.seed(seed)
     cfg = copy.deepcopy(dict(config))
+    if cfg.get("scenario_name") == COVID_SCENARIO:
+        return _make_covid_reference_env(foundation, cfg)
     return foundation.make_env_instance(**cfg)
+
+
+def _make_covid_reference_env(foundation, cfg: dict):
+    """The reference COVID-19 env of ``cfg`` (modified in place), made usable here.
+
+    Three test-only workarounds, none of which changes the dynamics:
+
+    - the scenario's constructor calls ``verify_activation_code()``, which
+      asks for a code on stdin; it is replaced by a no-op in the reference's
+      ``covid19_env`` module for the duration of the construction only;
+    - an empty ``path_to_data_and_fitted_params`` (the default) becomes
+      :data:`COVID_DATA_DIR`;
+    - with ``use_real_world_policies``, ``world.real_world_subsidy`` (float
+      ``[episode_length, 1]``) is reshaped to ``[episode_length]``:
+      ``FederalGovernmentSubsidy`` stores its row ``t - 1``, a shape-(1,)
+      array, into a scalar slot, which numpy 2 rejects.
+
+    The construction's prints ("Loading fit parameters ...") are swallowed.
+    """
+    module = sys.modules["ai_economist.foundation.scenarios.covid19.covid19_env"]
+    if cfg.get("path_to_data_and_fitted_params", "") == "":
+        cfg["path_to_data_and_fitted_params"] = COVID_DATA_DIR
+    gate = module.verify_activation_code
+    module.verify_activation_code = lambda: None
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            env = foundation.make_env_instance(**cfg)
+    finally:
+        module.verify_activation_code = gate
+    if cfg.get("use_real_world_policies"):
+        env.world.real_world_subsidy = np.asarray(env.world.real_world_subsidy).reshape(-1)
+    return env
 
 
 # --------------------------------------------------------------------------
@@ -233,13 +292,22 @@ def _choice_nonzero(mask: np.ndarray, rng: np.random.Generator) -> int:
     return int(valid[rng.integers(valid.size)])
 
 
+def _agent_slice(mask, i: int):
+    """Agent ``i``'s entry of a collated mask (array, or dict of arrays, agents on the last axis)."""
+    if isinstance(mask, dict):
+        return {k: np.asarray(v)[..., i] for k, v in mask.items()}
+    return np.asarray(mask)[..., i]
+
+
 def random_valid_actions(obs: dict, env, rng: np.random.Generator) -> dict:
     """A uniformly random mask-valid action for every agent, planner included.
 
     Args:
         obs: the last observation dict returned by ``env.reset()`` /
-            ``env.step()``, keyed ``"0".."n-1", "p"``; each entry must hold
-            ``"action_mask"``.
+            ``env.step()``, keyed ``"0".."n-1", "p"``, each entry holding
+            ``"action_mask"``; or, with ``collate_agent_step_and_reset_data``
+            (e.g. the COVID-19 scenario), keyed ``"a"``, ``"p"``, the agents'
+            masks stacked along the last axis of ``obs["a"]["action_mask"]``.
         env: the live reference environment that produced ``obs``.
         rng: a ``numpy.random.Generator`` (never the reference's global
             ``np.random`` stream, so sampling does not perturb the env).
@@ -253,9 +321,14 @@ def random_valid_actions(obs: dict, env, rng: np.random.Generator) -> dict:
         ``[1 (NO-OP), mask...]`` block (a passive planner gets ``[0]``).
     """
     actions = {}
+    collated = "a" in obs and "0" not in obs
     for agent in env.all_agents:
         key = str(agent.idx)
-        mask = flat_action_mask(agent, obs[key]["action_mask"])
+        if collated and key != "p":
+            raw = _agent_slice(obs["a"]["action_mask"], int(agent.idx))
+        else:
+            raw = obs[key]["action_mask"]
+        mask = flat_action_mask(agent, raw)
         if agent.multi_action_mode:
             dims = np.asarray(agent.action_spaces, dtype=np.int64).reshape(-1)
             if int(dims.sum()) != mask.size:

@@ -79,6 +79,85 @@ def test_run_default_writes_metrics_dense_log_and_png(tmp_path, capsys):
     assert png[:8] == PNG_MAGIC
 
 
+COVID_PLOTS = ("infected.png", "deaths.png", "unemployment.png", "subsidies.png")
+COVID_COLUMNS = ("usa/deaths (thousands)", "usa/mean_unemployment_rate (%)",
+                 "usa/total_amount_subsidized (trillion $)", "usa/total_productivity (trillion $)")
+
+
+def _covid_outputs(out):
+    """metrics.json (parsed), series.npz (dict of arrays); checks the plots and that no gridworld file is written."""
+    import numpy as np
+
+    for name in COVID_PLOTS:
+        assert (out / name).read_bytes()[:8] == PNG_MAGIC, name
+    assert not (out / "dense_log.json").exists() and not (out / "world.png").exists()
+    with np.load(out / "series.npz") as z:
+        series = {k: z[k] for k in z.files}
+    return json.loads((out / "metrics.json").read_text()), series
+
+
+def test_run_covid19_replays_real_world_policies(tmp_path, capsys):
+    import numpy as np
+
+    from jaxecon.scenarios.covid19 import load_covid_data
+
+    out = tmp_path / "covid"
+    T = 20
+    assert cli.main(["run", "--scenario", "covid19", "--episode-length", str(T), "--batch", "2",
+                     "--episodes", "1", "--out", str(out), "--no-progress"]) == 0
+    text = capsys.readouterr().out
+    assert "recorded real-world policies" in text
+    assert "deaths (k)" in text and "unemployment %" in text and "productivity T$" in text
+    metrics, series = _covid_outputs(out)
+    assert metrics["config"]["use_real_world_policies"] is True
+    assert metrics["config"]["use_real_world_data"] is False
+    assert metrics["config_source"] == "--scenario covid19" and metrics["episode_length"] == T
+    (ep,) = metrics["episodes"]
+    for key in COVID_COLUMNS:
+        v = ep["metrics"][key]
+        assert isinstance(v, float) and np.isfinite(v), key
+    assert all(v is not None for v in ep["metrics"].values())  # NaN would be written as null
+
+    data = load_covid_data(None)
+    s = 81  # 2020-03-22
+    assert set(series) == {"Susceptible", "Infected", "Recovered", "Deaths", "Vaccinated", "Unemployed",
+                           "Stringency Level", "Subsidy", "Postsubsidy Productivity"}
+    assert all(v.shape == (T + 1, 51) for v in series.values())
+    # the recorded open/close levels are replayed: step t applies day start + t - 1
+    np.testing.assert_array_equal(series["Stringency Level"][1:], data.real["policy"][s:s + T])
+    # the fitted model tracks the recorded US deaths (2020-04-11: 25,751) to within 10%
+    deaths = series["Deaths"][-1].sum()
+    recorded = data.real["deaths"][s + T].sum()
+    assert np.isfinite(deaths) and deaths > 0
+    assert abs(deaths - recorded) < 0.1 * recorded, (deaths, recorded)
+    assert ep["metrics"]["usa/deaths (thousands)"] == pytest.approx(deaths / 1e3, rel=1e-3)
+
+
+def test_run_covid19_config_file_with_real_world_data(tmp_path, capsys):
+    """A config file of the COVID scenario; with use_real_world_data the series are the record."""
+    import numpy as np
+
+    from jaxecon.scenarios.covid19 import default_covid_config, load_covid_data
+
+    cfg = default_covid_config()
+    cfg.update(use_real_world_policies=True, use_real_world_data=True, episode_length=12)
+    path = tmp_path / "covid.yaml"
+    path.write_text(yaml.safe_dump({"env": cfg}))
+    out = tmp_path / "out"
+    assert cli.main(["run", "--config", str(path), "--batch", "1", "--episodes", "1",
+                     "--out", str(out), "--no-progress"]) == 0
+    assert "deaths (k)" in capsys.readouterr().out
+    metrics, series = _covid_outputs(out)
+    assert metrics["config"] == cfg
+    real = load_covid_data(None).real
+    rows = slice(81, 81 + 12 + 1)  # timesteps 0..T = days 2020-03-22 ..
+    for key in ("Susceptible", "Infected", "Recovered", "Vaccinated", "Deaths", "Unemployed"):
+        want = np.float32(real[key.lower()][rows]).astype(np.float64)
+        # timestep 0 of Deaths is Foundation's initial value, SIR mortality x recovered
+        t0 = 1 if key == "Deaths" else 0
+        np.testing.assert_array_equal(series[key][t0:], want[t0:], err_msg=key)
+
+
 def test_config_file_round_trip_yaml_env_block(tmp_path, capsys):
     env_cfg = copy.deepcopy(cli.gather_build_config())
     env_cfg["episode_length"] = 12
@@ -125,6 +204,8 @@ def test_load_config_flat_json_and_errors(tmp_path):
         (["run", "--seed", "-1"], "--seed"),
         (["run", "--device", "abacus"], "--device"),
         (["run", "--frobnicate"], "unrecognized"),
+        (["run", "--scenario", "nope"], "--scenario"),
+        (["run", "--scenario", "covid19", "--config", "c.yaml"], "not allowed with"),
         (["bench", "--batch-sizes", "1,0"], "--batch-sizes"),
         (["bench", "--batch-sizes", "a,b"], "--batch-sizes"),
         (["bench", "--economies", "nope"], "--economies"),
@@ -200,6 +281,18 @@ def test_bench_tiny_no_reference_writes_json(tmp_path, capsys):
         assert r["bandwidth_fraction"] == pytest.approx(
             r["env_steps_per_s"] * r["bytes_per_env_step"] / result["system"]["bandwidth_bytes_per_s"])
     assert path.with_suffix(".png").stat().st_size > 1000
+
+
+def test_bench_reference_runs_covid19():
+    """The reference COVID-19 env is built (activation gate bypassed, jaxecon's data) and timed."""
+    from jaxecon import bench
+    from jaxecon.scenarios.covid19 import default_covid_config
+
+    R.require_foundation()
+    res = bench.measure_reference(default_covid_config(), n_steps=3)
+    assert "skipped" not in res, res
+    assert res["n_agents"] == 51 and res["env_steps_per_s"] > 0
+    assert res["agent_steps_per_s"] == pytest.approx(51 * res["env_steps_per_s"])
 
 
 def test_bench_economies_are_foundation_configs():

@@ -7,6 +7,7 @@ Mirrors the ``env`` section of Foundation's
 from __future__ import annotations
 
 import copy
+from datetime import datetime
 
 _DEFAULT_COVID_CONFIG = {
     "scenario_name": "CovidAndEconomySimulation",
@@ -65,3 +66,35 @@ def default_covid_config() -> dict:
         env = jaxecon.make_from_config(default_covid_config())
     """
     return copy.deepcopy(_DEFAULT_COVID_CONFIG)
+
+
+def real_world_policies_covid_config(path_to_data_and_fitted_params: str = "") -> dict:
+    """``default_covid_config()`` replaying the recorded policies, as long as they are recorded.
+
+    ``use_real_world_policies=True``: every state's open/close stringency level
+    at step t is the one it enacted on day ``start_date + t - 1``, and the
+    federal direct payments are the recorded ones (actions are ignored; see
+    ``ControlUSStateOpenCloseStatus`` and ``FederalGovernmentSubsidy``); the
+    epidemic and unemployment are simulated by the fitted model
+    (``use_real_world_data`` stays False). ``episode_length`` = the recorded
+    days from ``start_date`` on (437 with the shipped data: 2020-03-22 ..
+    2021-06-01), the longest episode the scenario accepts with real-world
+    policies, instead of Foundation's 540.
+
+    Args:
+        path_to_data_and_fitted_params: data folder ("" = the one shipped with
+            jaxecon), whose recorded days set ``episode_length``.
+    Raises:
+        FileNotFoundError / ValueError: as ``load_covid_data``.
+    """
+    from jaxecon.scenarios.covid19.data import load_covid_data
+
+    cfg = default_covid_config()
+    data = load_covid_data(path_to_data_and_fitted_params or None)
+    start = datetime.strptime(cfg["start_date"], data.date_format)
+    cfg.update(
+        use_real_world_policies=True,
+        episode_length=data.n_days - (start - data.policy_start_date).days,
+        path_to_data_and_fitted_params=path_to_data_and_fitted_params,
+    )
+    return cfg

@@ -742,7 +742,17 @@ class CovidAndEconomySimulation(BaseEnvironment):
         return datetime.strftime(self.start_date + timedelta(days=t), self.date_format)
 
     def agent_state_fields(self, state) -> dict:
-        """Host-side: Foundation's per-state ``agent.state`` fields, ``{field: np.ndarray [n]}``."""
+        """Host-side: Foundation's per-state ``agent.state`` fields, ``{field: np.ndarray [n]}``.
+
+        ``Total Susceptible``, ``New Infections``, ``Total Infected``, ``Total
+        Recovered``, ``Total Deaths``, ``Total Vaccinated`` (people, int32), ``New
+        Deaths`` (people, float64), ``Health Index``, ``Economic Index`` (float32),
+        ``Date`` (str); after the first step also ``R0`` (float32; not with
+        ``use_real_world_data``, whose steps skip the SIR model, as in Foundation),
+        ``Total Unemployed`` (int32), ``New Subsidy Received`` and ``Postsubsidy
+        Productivity`` (float32, US$/day). The shim (``jaxecon.foundation``) adds
+        them to ``agent.state`` after the components' fields.
+        """
         sc = {k: np.asarray(v) for k, v in state.scenario.items()}
         t = int(np.asarray(state.timestep))
         i32 = lambda x: np.asarray(x).astype(np.int32)  # noqa: E731
@@ -764,33 +774,69 @@ class CovidAndEconomySimulation(BaseEnvironment):
             "Economic Index": sc["economic_index"].astype(np.float32),
             "Date": np.array([self.current_date(state)] * self.n_agents),
         }
+        if t > 0 and not self.use_real_world_data:  # Foundation sets it in its SIR step only
+            out["R0"] = sc["r0"].astype(np.float32)
         if t > 0:
             out.update({
-                "R0": sc["r0"].astype(np.float32),
                 "Total Unemployed": i32(sc["unemployed"]),
                 "New Subsidy Received": sc["subsidy"].astype(np.float32),
                 "Postsubsidy Productivity": sc["postsubsidy_productivity"].astype(np.float32),
             })
         return out
 
+    def _planner_sum(self, key: str, values, t: int):
+        """Foundation's US total of ``key`` at timestep ``t > 0`` before its int32 cast.
+
+        The float64 sum of the record (clipped at 0) with ``use_real_world_data``,
+        else the float32 sum of the simulated per-state ``values`` [n].
+        """
+        if self.use_real_world_data:
+            return np.sum(np.maximum(self.real_episode[key][min(t, self.T)], 0))
+        return np.sum(np.asarray(values).astype(np.float32))
+
+    def _planner_total(self, key: str, values, t: int):
+        """Foundation's int32 planner ``"Total <Key>"`` at timestep ``t`` from the per-state ``values`` [n]
+        (at t = 0 the sum of the agents' int32 fields)."""
+        if t == 0:
+            return np.int32(np.sum(np.asarray(values).astype(np.int32)))
+        return np.int32(self._planner_sum(key, values, t))
+
     def planner_state_fields(self, state) -> dict:
-        """Host-side: Foundation's planner ``state`` fields (US totals), ``{field: scalar}``."""
-        a = self.agent_state_fields(state)
+        """Host-side: Foundation's planner ``state`` fields (US totals), ``{field: scalar}``.
+
+        In Foundation's order: ``Total Susceptible``, ``New Infections``, ``Total
+        Infected``, ``Total Recovered``, ``New Deaths``, ``Total Deaths``, ``Total
+        Vaccinated`` (people, int32), ``Health Index``, ``Economic Index``
+        (float32), ``Date`` (str); after the first step also ``Total
+        Unemployed`` (int32), ``New Subsidy Provided`` and ``Postsubsidy
+        Productivity`` (float32, US$/day). ``New ...`` at t > 0 is
+        int32(US total at t - the int32 planner total at t - 1), as Foundation
+        subtracts its previous field; at t = 0 the sum of the agents' fields.
+        """
         sc = {k: np.asarray(v) for k, v in state.scenario.items()}
-        keys = {"Total Susceptible": "susceptible", "Total Infected": "infected",
-                "Total Recovered": "recovered", "Total Deaths": "deaths"}
-        if int(np.asarray(state.timestep)) == 0:  # sums of the agents' int32 fields
-            out = {k: np.int32(np.sum(a[k])) for k in keys}
-        elif self.use_real_world_data:  # int32 of the float64 sums of the record
-            t = min(int(np.asarray(state.timestep)), self.T)
-            out = {k: np.int32(np.sum(np.maximum(self.real_episode[v][t], 0))) for k, v in keys.items()}
-        else:  # int32 of the float32 sums
-            out = {k: np.int32(np.sum(sc[v].astype(np.float32))) for k, v in keys.items()}
-        out["Total Vaccinated"] = np.int32(np.sum(sc["vaccinated"]))
-        out["Health Index"] = np.float32(sc["planner_health_index"])
-        out["Economic Index"] = np.float32(sc["planner_economic_index"])
-        out["Date"] = self.current_date(state)
-        if int(np.asarray(state.timestep)) > 0:
+        t = int(np.asarray(state.timestep))
+        total = {k: self._planner_total(k, sc[k], t) for k in ("susceptible", "infected", "recovered", "deaths")}
+        if t == 0:
+            a = self.agent_state_fields(state)
+            new = {k: np.int32(np.sum(a[f"New {k.capitalize()}"])) for k in ("infections", "deaths")}
+        else:
+            new = {
+                k: np.int32(self._planner_sum(v, sc[v], t) - self._planner_total(v, sc[f"{v}_prev"], t - 1))
+                for k, v in (("infections", "infected"), ("deaths", "deaths"))
+            }
+        out = {
+            "Total Susceptible": total["susceptible"],
+            "New Infections": new["infections"],
+            "Total Infected": total["infected"],
+            "Total Recovered": total["recovered"],
+            "New Deaths": new["deaths"],
+            "Total Deaths": total["deaths"],
+            "Total Vaccinated": np.int32(np.sum(sc["vaccinated"])),
+            "Health Index": np.float32(sc["planner_health_index"]),
+            "Economic Index": np.float32(sc["planner_economic_index"]),
+            "Date": self.current_date(state),
+        }
+        if t > 0:
             out["Total Unemployed"] = np.int32(np.sum(sc["unemployed"]))
             out["New Subsidy Provided"] = np.float32(np.sum(sc["subsidy"]))
             out["Postsubsidy Productivity"] = np.float32(np.sum(sc["postsubsidy_productivity"]))
