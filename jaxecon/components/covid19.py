@@ -219,6 +219,12 @@ class ControlUSStateOpenCloseStatus(Component):
         return {"a": {self.name: jnp.broadcast_to(free[:, None], shape)}}
 
     def agent_state_fields(self, state):
+        """Host-side: ``{"Current Open Close Stringency Level": float32 [n]}`` after
+        the first step; nothing at timestep 0 (Foundation sets the field in its
+        first ``component_step``; in later episodes its reset keeps the previous
+        episode's last value there, which jaxecon does not reproduce)."""
+        if int(np.asarray(state.timestep)) == 0:
+            return {}
         return {"Current Open Close Stringency Level": np.asarray(state.scenario["stringency_level"], np.float32)}
 
 
