@@ -451,6 +451,19 @@ def test_wrong_data_shapes(tmp_path):
         jaxecon.make_from_config(yaml_config(path_to_data_and_fitted_params=str(d2)))
 
 
+@pytest.mark.parametrize("bad", [2.5, 11, -1], ids=["fraction", "above_levels", "negative"])
+def test_policy_data_must_be_whole_levels(tmp_path, bad):
+    """The level history is stored as int8, so the recorded policy must be whole levels 0..10."""
+    d = _data_copy(tmp_path, skip=("real_world_data.npz",))
+    with np.load(os.path.join(DEFAULT_DATA_DIR, "real_world_data.npz")) as z:
+        arrays = {k: z[k] for k in z.files}
+    arrays["policy"] = arrays["policy"].astype(np.float64)
+    arrays["policy"][3, 7] = bad
+    np.savez(d / "real_world_data.npz", **arrays)
+    with pytest.raises(ValueError, match=r"'policy' must hold whole stringency levels 0\.\.NUM_STRINGENCY_LEVELS=10"):
+        jaxecon.make_from_config(yaml_config(path_to_data_and_fitted_params=str(d)))
+
+
 def _with_component(name, **kw):
     cfg = yaml_config()
     for c in cfg["components"]:

@@ -71,7 +71,8 @@ holding float32-rounded values as Foundation's float32 arrays):
         postsubsidy_productivity: float [n] people / US$ per day at t.
     deaths_prev, infected_prev: float [n] the same at t - 1 (reward, host fields).
     stringency_level: float [n] level at t; subsidy: float [n] US$/day at t.
-    stringency_level_history: float [FILTER_LEN + 1, n] levels at t - FILTER_LEN .. t.
+    stringency_level_history: int8 [FILTER_LEN + 1, n] levels at t - FILTER_LEN .. t
+        (whole levels; int32 if the data has more than 127 levels).
     r0: float [n] beta / gamma of the last SIR step.
     health_index, economic_index: float [n]; planner_health_index,
         planner_economic_index: float [] sums of the normalised marginal indices.
@@ -323,6 +324,9 @@ class CovidAndEconomySimulation(BaseEnvironment):
         self.filter_len = int(fitted["FILTER_LEN"])
         self.num_filters = data.n_filters
         self.num_stringency_levels = int(consts["NUM_STRINGENCY_LEVELS"])
+        # The level history is most of the state (FILTER_LEN + 1 days x n states):
+        # whole levels, so stored compactly and exactly.
+        self.level_dtype = jnp.int8 if self.num_stringency_levels <= 127 else jnp.int32
 
         n_agents = base_env_kwargs.get("n_agents")
         if n_agents != self.num_us_states:
@@ -457,11 +461,12 @@ class CovidAndEconomySimulation(BaseEnvironment):
 
     # ------------------------------------------------------------ model pieces
     def unemployment(self, history, p: CovidParams):
-        """Unemployed people per state, float [n], from float [FILTER_LEN + 1, n] levels.
+        """Unemployed people per state, float [n], from [FILTER_LEN + 1, n] levels (any dtype).
 
         Foundation's ``unemployment_step`` (float64 arithmetic, float32 filters).
         """
-        f = history.dtype
+        f = float_dtype()
+        history = history.astype(f)
         delta = (history[1:] - history[:-1]) * p.unemployment_modulation  # [F, n]
         lags = jnp.arange(self.filter_len - 1, -1, -1, dtype=f)  # oldest delta first
         lam = f32(jnp.asarray(p.conv_lambdas, f))
@@ -534,7 +539,7 @@ class CovidAndEconomySimulation(BaseEnvironment):
             "r0", "health_index", "economic_index", "unemployed_sum", "stringency_level_sum",
             "postsubsidy_productivity_sum", "subsidy_sum", "us_state_population",
         )}
-        sc["stringency_level_history"] = jnp.zeros((self.filter_len + 1, n), f)
+        sc["stringency_level_history"] = jnp.zeros((self.filter_len + 1, n), self.level_dtype)
         sc["planner_health_index"] = jnp.zeros((), f)
         sc["planner_economic_index"] = jnp.zeros((), f)
         sc["us_population"] = jnp.zeros((), f)
@@ -561,7 +566,7 @@ class CovidAndEconomySimulation(BaseEnvironment):
             infected_prev=jnp.asarray(self.initial_prev["infected"], f),
             deaths_prev=jnp.asarray(self.initial_prev["recovered"], f) * mortality,
             stringency_level=jnp.asarray(self.initial_stringency_history[-1], f),
-            stringency_level_history=jnp.asarray(self.initial_stringency_history, f),
+            stringency_level_history=jnp.asarray(self.initial_stringency_history, self.level_dtype),
             us_state_population=jnp.asarray(p.us_state_population, f),
             us_population=jnp.asarray(p.us_population, f),
         )
@@ -577,7 +582,8 @@ class CovidAndEconomySimulation(BaseEnvironment):
         if not self.has_control:  # Foundation's zero-initialised row
             sc["stringency_level"] = jnp.zeros_like(sc["stringency_level"])
         level = sc["stringency_level"]
-        history = jnp.concatenate([sc["stringency_level_history"][1:], level[None]], axis=0)
+        history = jnp.concatenate(
+            [sc["stringency_level_history"][1:], level.astype(self.level_dtype)[None]], axis=0)
         components = state.components
 
         if self.use_real_world_data:
@@ -644,7 +650,7 @@ class CovidAndEconomySimulation(BaseEnvironment):
         max_prod = self.derived(jax.tree_util.tree_map(lambda x: jnp.asarray(x, f), p))["maximum_productivity"]
         post = f32(sc["postsubsidy_productivity"] / max_prod)
         lag = self.beta_delay - 1
-        raw = sc["stringency_level_history"][self.filter_len - lag] / self.num_stringency_levels
+        raw = sc["stringency_level_history"][self.filter_len - lag].astype(f) / self.num_stringency_levels
         recorded = state.timestep - lag < 0  # Foundation reads the int64 policy there (float64 result)
         lagged = jnp.where(recorded, raw, f32(raw))
         return {

@@ -136,8 +136,9 @@ def load_covid_data(path: str | None = None) -> CovidData:
         ``CovidData``.
     Raises:
         FileNotFoundError: the folder or one of the three files is missing.
-        ValueError: a key is missing or an array has the wrong shape (the message
-            names the file, the key and the expected shape).
+        ValueError: a key is missing, an array has the wrong shape (the message
+            names the file, the key and the expected shape), or the recorded
+            policy is not whole stringency levels 0..NUM_STRINGENCY_LEVELS.
     """
     path = DEFAULT_DATA_DIR if path in (None, "") else os.fspath(path)
     if not os.path.isdir(path):
@@ -219,6 +220,13 @@ def load_covid_data(path: str | None = None) -> CovidData:
     for s in STATE_SERIES:
         real[s] = _shape_check(DATA_FILE, s, real[s], (n_days, n))
     real["subsidy"] = _shape_check(DATA_FILE, "subsidy", real["subsidy"], (n_days, 1))
+    levels = int(constants["NUM_STRINGENCY_LEVELS"])
+    policy = real["policy"]
+    if not (np.all(np.isfinite(policy)) and np.all(policy == np.round(policy))
+            and np.all((policy >= 0) & (policy <= levels))):
+        raise ValueError(
+            f"{DATA_FILE}: 'policy' must hold whole stringency levels 0..NUM_STRINGENCY_LEVELS={levels}"
+        )
 
     return CovidData(
         path=path,
