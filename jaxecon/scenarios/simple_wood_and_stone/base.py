@@ -270,12 +270,82 @@ class WoodAndStoneScenario(BaseEnvironment):
         m = jnp.stack(owners + [world.loc_map(state, self.world_size)]) + 2
         return jnp.where(m == 1, 0, m).astype(jnp.int16)
 
+    #: Up to this many agents, the agents in each window are found by comparing
+    #: every agent's location with the window's tiles (n x n x window work, no
+    #: scatter); above it, through the agent-location map (``world.loc_map``).
+    compare_agents_up_to: int = 16
+
+    def observation_windows(self, state: EnvState, curr_map, idx_map):
+        """Each mobile agent's egocentric (2r+1) x (2r+1) view, r = mobile_agent_observation_range.
+
+        Returns ``(map, idx_map)``: float32 [n, C + 1, 2r+1, 2r+1] (the C map
+        channels, then 1 on tiles inside the world; 0 outside) and int16
+        [n, L + 1, 2r+1, 2r+1] (``idx_maps``' channels; outside the world 0;
+        the observer itself -- its houses and its own tile -- as 1). Window
+        (i, j) of agent a shows tile (row_a - r + i, col_a - r + j), as
+        Foundation's padded-map slice does.
+
+        ``curr_map`` is ``world.map_stack``; ``idx_map`` is ``idx_maps`` or
+        None (then only the private-landmark owners are read from the state
+        and the agent channel is computed from the locations directly).
+        """
+        h, w = self.world_size
+        n = self.n_agents
+        r_ = self.mobile_agent_observation_range
+        size = 2 * r_ + 1
+        padded_map = jnp.pad(
+            jnp.concatenate([curr_map, jnp.ones((1, h, w), jnp.float32)]),
+            ((0, 0), (r_, r_), (r_, r_)),
+        )
+        ids = jnp.arange(n, dtype=jnp.int32)
+        zero = jnp.zeros((), jnp.int32)
+        if idx_map is None and n <= self.compare_agents_up_to:
+            owners = jnp.stack([state.owner[k] for k in self.private_landmarks]) + 2
+            owners = jnp.where(owners == 1, 0, owners).astype(jnp.int16)
+            padded_idx = jnp.pad(owners, ((0, 0), (r_, r_), (r_, r_)))
+            off = jnp.arange(size, dtype=jnp.int32) - r_
+            rows_b, cols_b = state.loc[:, 0], state.loc[:, 1]
+
+            def agents_in(loc, i):
+                # The window's start as dynamic_slice takes it from the padded
+                # map: a negative start wraps around, then it is clamped (this
+                # matters only for an unplaced observer, at -1). Agents at -1
+                # match no tile inside the world; tiles outside read 0.
+                r0 = jnp.where(loc[0] < 0, loc[0] + h + 2 * r_, loc[0])
+                c0 = jnp.where(loc[1] < 0, loc[1] + w + 2 * r_, loc[1])
+                rows = jnp.clip(r0, 0, h - 1) + off
+                cols = jnp.clip(c0, 0, w - 1) + off
+                hit = (rows_b[:, None, None] == rows[None, :, None]) & (
+                    cols_b[:, None, None] == cols[None, None, :]
+                )
+                inside = ((rows >= 0) & (rows < h))[:, None] & ((cols >= 0) & (cols < w))[None, :]
+                val = jnp.where(ids == i, 1, ids + 2).astype(jnp.int16)
+                found = jnp.max(jnp.where(hit, val[:, None, None], jnp.int16(0)), axis=0)
+                return jnp.where(inside, found, jnp.int16(0))[None]
+        else:
+            if idx_map is None:
+                idx_map = self.idx_maps(state)
+            padded_idx = jnp.pad(idx_map, ((0, 0), (r_, r_), (r_, r_)))
+            agents_in = None
+
+        def window(loc, i):
+            loc = loc.astype(jnp.int32)
+            vm = jax.lax.dynamic_slice(padded_map, (zero, loc[0], loc[1]), (padded_map.shape[0], size, size))
+            vi = jax.lax.dynamic_slice(padded_idx, (zero, loc[0], loc[1]), (padded_idx.shape[0], size, size))
+            vi = jnp.where(vi == i + 2, 1, vi).astype(jnp.int16)
+            if agents_in is not None:
+                vi = jnp.concatenate([vi, agents_in(loc, i)])
+            return vm, vi
+
+        return jax.vmap(window)(state.loc, ids)
+
     def generate_observations(self, state: EnvState, params) -> dict:
         h, w = self.world_size
         n = self.n_agents
         scale = self.inv_scale
         curr_map = world.map_stack(state, self.map_keys)
-        idx_map = self.idx_maps(state)
+        need_idx = self.planner_gets_spatial_info or self.full_observability
+        idx_map = self.idx_maps(state) if need_idx else None
         self_ids = (jnp.arange(n) + 2).astype(jnp.int16)
         inv = {f"inventory-{r}": state.inventory[r] * scale for r in self.resources}
         locs = {
@@ -293,23 +363,7 @@ class WoodAndStoneScenario(BaseEnvironment):
                 **inv,
             }
             return {"a": agent, "p": planner}
-        r_ = self.mobile_agent_observation_range
-        padded_map = jnp.pad(
-            jnp.concatenate([curr_map, jnp.ones((1, h, w), jnp.float32)]),
-            ((0, 0), (r_, r_), (r_, r_)),
-        )
-        padded_idx = jnp.pad(idx_map, ((0, 0), (r_, r_), (r_, r_)))
-        size = 2 * r_ + 1
-
-        def window(loc, i):
-            loc = loc.astype(jnp.int32)
-            zero = jnp.zeros((), jnp.int32)
-            vm = jax.lax.dynamic_slice(padded_map, (zero, loc[0], loc[1]), (padded_map.shape[0], size, size))
-            vi = jax.lax.dynamic_slice(padded_idx, (zero, loc[0], loc[1]), (padded_idx.shape[0], size, size))
-            vi = jnp.where(vi == i + 2, 1, vi).astype(jnp.int16)
-            return vm, vi
-
-        vis_map, vis_idx = jax.vmap(window)(state.loc, jnp.arange(n))
+        vis_map, vis_idx = self.observation_windows(state, curr_map, idx_map)
         agent = {"map": vis_map, "idx_map": vis_idx, **locs, **inv}
         per_agent = dict(inv)
         if self.planner_gets_spatial_info:
