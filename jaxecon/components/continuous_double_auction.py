@@ -231,9 +231,14 @@ class ContinuousDoubleAuction(Component):
         P = self.n_prices
         f = float_dtype()
 
+        levels = jnp.arange(P, dtype=jnp.int32)
+
         def hist(side):
-            onehot = jax.nn.one_hot(sub[f"{side}_price"], P, dtype=f)
-            return jnp.sum(onehot * sub[f"{side}_active"][..., None].astype(f), axis=-2)
+            # Counted in int32 (exact, like the float sum of 0/1 it replaces) so
+            # that XLA fuses compare + count into one loop instead of
+            # materialising a float one-hot [C, n, M, P] and reducing it.
+            hit = (sub[f"{side}_price"][..., None] == levels) & sub[f"{side}_active"][..., None]
+            return jnp.sum(hit, axis=-2, dtype=jnp.int32).astype(f)
 
         return hist("bid"), hist("ask")
 
