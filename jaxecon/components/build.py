@@ -145,7 +145,8 @@ class Build(Component):
         cols = state.loc[:, 1]
         idx = jnp.arange(self.n_agents, dtype=jnp.int32)
         maps = {**state.maps, "House": state.maps["House"].at[rows, cols].set(1.0, mode="drop")}
-        owner = {**state.owner, "House": state.owner["House"].at[rows, cols].set(idx, mode="drop")}
+        own = state.owner["House"]
+        owner = {**state.owner, "House": own.at[rows, cols].set(idx.astype(own.dtype), mode="drop")}
         b = build.astype(float_dtype())
         inventory = {
             **state.inventory,

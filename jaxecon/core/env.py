@@ -40,7 +40,7 @@ from jaxecon.core.registry import (
     resource_registry,
 )
 from jaxecon.core.spaces import ActionLayout
-from jaxecon.core.state import EnvParams, EnvState, float_dtype
+from jaxecon.core.state import EnvParams, EnvState, float_dtype, owner_dtype
 
 MOBILE = "BasicMobileAgent"
 PLANNER = "BasicPlanner"
@@ -302,7 +302,7 @@ class BaseEnvironment:
             timestep=jnp.zeros((), jnp.int32),
             completions=jnp.asarray(completions, jnp.int32),
             maps={k: jnp.zeros((h, w), f) for k in self.map_keys},
-            owner={k: jnp.full((h, w), -1, jnp.int32) for k in self.private_landmarks},
+            owner={k: jnp.full((h, w), -1, owner_dtype(n)) for k in self.private_landmarks},
             loc=jnp.full((n, 2), -1, jnp.int32),
             inventory={r: jnp.zeros(n, f) for r in self.resources},
             escrow={r: jnp.zeros(n, f) for r in self.resources},

@@ -34,8 +34,9 @@ class EnvState:
         maps: dict name -> float [H, W] — resource health (``Wood``, ``Stone``),
             public/blocking landmarks (``WoodSourceBlock``, ``StoneSourceBlock``, ``Water``)
             and the health of private landmarks (``House``). Keys in Foundation's map order.
-        owner: dict name -> int32 [H, W] — owner of each private landmark tile
-            (agent index, -1 = unowned), e.g. ``owner["House"]``.
+        owner: dict name -> int16 [H, W] — owner of each private landmark tile
+            (agent index, -1 = unowned), e.g. ``owner["House"]``. int16 as in
+            Foundation's owner maps (int32 with 32768 agents or more: ``owner_dtype``).
         loc: int32 [n, 2] — (row, col) of each mobile agent; -1 when not placed.
         inventory: dict resource -> float [n] — e.g. ``inventory["Coin"]`` (coin),
             ``inventory["Wood"]`` (units).
@@ -81,6 +82,11 @@ class EnvParams:
 
     scenario: Any
     components: dict
+
+
+def owner_dtype(n_agents: int):
+    """The dtype of ``EnvState.owner`` maps: int16 (Foundation's), int32 if it cannot hold every agent index."""
+    return jnp.int16 if n_agents < 2**15 else jnp.int32
 
 
 def float_dtype():

@@ -110,7 +110,7 @@ def state_from_foundation(env, ref_env, params=None, key=None) -> EnvState:
     for k in env.map_keys:
         maps[k] = _copy(ref_env.world.maps.get(k), f)
         if k in env.private_landmarks:
-            owner[k] = _copy(ref_env.world.maps.get(k, owner=True), jnp.int32)
+            owner[k] = _copy(ref_env.world.maps.get(k, owner=True), state.owner[k].dtype)
     agents = _agents(ref_env)
     planner = ref_env.world.planner
     state = state.replace(
