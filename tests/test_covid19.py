@@ -379,6 +379,45 @@ def test_real_world_replay_reproduces_data():
 # --------------------------------------------------------------------------
 
 
+def test_recursive_filter_response_equals_direct_sum():
+    """r_k updated day by day (step_filter_response) == r_k summed over the shifted window."""
+    env = jaxecon.make_from_config(yaml_config(episode_length=20))
+    rng = np.random.default_rng(3)
+    with jax.enable_x64(True):
+        p = jax.tree.map(lambda x: jnp.asarray(x, jnp.float64), env.default_params.scenario)
+        history = jnp.asarray(rng.integers(0, 11, (env.filter_len + 1, N)), jnp.int8)
+        response = env.filter_response(history, p)
+        for _ in range(30):
+            level = jnp.asarray(rng.integers(0, 11, N), jnp.float64)
+            response = env.step_filter_response(response, history, level, p)
+            history = jnp.concatenate([history[1:], level.astype(jnp.int8)[None]])
+        np.testing.assert_allclose(response, env.filter_response(history, p), rtol=1e-12, atol=1e-12)
+
+
+def test_float32_unemployment_stays_close_to_float64():
+    """Without x64 the recursive filter accumulates float32 rounding; over a 540-day
+    episode of random levels unemployment stays within 2e-5 of the float64 result."""
+    rng = np.random.default_rng(1)
+    T = 540
+    acts = (rng.integers(0, 11, (T, N)), rng.integers(0, 21, T))
+
+    def unemployment(x64):
+        with jax.enable_x64(x64):
+            env = jaxecon.make_from_config(yaml_config(episode_length=T))
+            params = env.default_params
+            _, state = env.reset(jax.random.key(0), params)
+
+            def body(state, a):
+                _, state, _, _, info = env.step(jax.random.key(0), state, {"a": a[0], "p": a[1]}, params)
+                return state, info["Unemployed"]
+
+            xs = (jnp.asarray(acts[0], jnp.int32), jnp.asarray(acts[1], jnp.int32))
+            return np.asarray(jax.jit(lambda s: jax.lax.scan(body, s, xs)[1])(state), np.float64)
+
+    u32, u64 = unemployment(False), unemployment(True)
+    assert np.max(np.abs(u32 - u64) / u64) < 2e-5
+
+
 def test_grad_and_vmap_through_fitted_params():
     env = jaxecon.make_from_config(yaml_config(episode_length=20))
     params = env.default_params

@@ -22,8 +22,15 @@ Dynamics of step t (after the components; all per state, float [n]):
    dV = vacc; S, I, R, V clipped at 0; deaths D = mortality x (R - V).
 2. Unemployment (fitted model; recorded with ``use_real_world_data``): the
    last FILTER_LEN changes of the level, delta[tau], through k exponential
-   filters: x = m_u sum_k w[i, k] sum_tau delta[tau] exp(-(FILTER_LEN - 1 -
-   tau) / lambda_k); rate (%) = softplus(x) + bias; unemployed = rate x N / 100.
+   filters: x = m_u sum_k w[i, k] r_k, r_k = sum_tau delta[tau] exp(-(FILTER_LEN
+   - 1 - tau) / lambda_k); rate (%) = softplus(x) + bias; unemployed = rate x N
+   / 100. Foundation sums the whole window every day; jaxecon sums it once at
+   reset and then updates r_k recursively, r_k <- rho_k (r_k - delta_oldest
+   rho_k^(FILTER_LEN - 1)) + delta_newest with rho_k = exp(-1 / lambda_k): the
+   same quantity in O(k) instead of O(FILTER_LEN k) work per state and day
+   (Foundation rounds its filters to float32, jaxecon uses rho_k^lag exactly,
+   so unemployment can differ by a float32 ulp; without x64 the recursion's
+   float32 rounding stays within 2e-5 of the float64 result over 540 days).
 3. Economy: can't work = (too_sick_rate x I + D) x p18 + unemployed;
    productivity = max(0, N p18 - can't work) x daily production per worker
    (US$/day, calibrated so that the pre-pandemic economy produces
@@ -73,6 +80,7 @@ holding float32-rounded values as Foundation's float32 arrays):
     stringency_level: float [n] level at t; subsidy: float [n] US$/day at t.
     stringency_level_history: int8 [FILTER_LEN + 1, n] levels at t - FILTER_LEN .. t
         (whole levels; int32 if the data has more than 127 levels).
+    unemployment_filter_response: float [k, n] r_k of the history (dynamics 2).
     r0: float [n] beta / gamma of the last SIR step.
     health_index, economic_index: float [n]; planner_health_index,
         planner_economic_index: float [] sums of the normalised marginal indices.
@@ -460,19 +468,39 @@ class CovidAndEconomySimulation(BaseEnvironment):
         )
 
     # ------------------------------------------------------------ model pieces
-    def unemployment(self, history, p: CovidParams):
-        """Unemployed people per state, float [n], from [FILTER_LEN + 1, n] levels (any dtype).
+    def _filter_decay(self, p: CovidParams):
+        """rho_k = exp(-1 / lambda_k), float [k, 1] (per day)."""
+        return jnp.exp(-1.0 / jnp.asarray(p.conv_lambdas, float_dtype()))[:, None]
 
-        Foundation's ``unemployment_step`` (float64 arithmetic, float32 filters).
+    def filter_response(self, history, p: CovidParams):
+        """r_k of a level history: float [k, n] from [FILTER_LEN + 1, n] levels (any dtype).
+
+        The exponentially discounted sum of the history's FILTER_LEN changes
+        (Foundation's ``unemployment_step`` before the state weights), summed
+        directly; used at reset, then updated by ``step_filter_response``.
         """
         f = float_dtype()
         history = history.astype(f)
-        delta = (history[1:] - history[:-1]) * p.unemployment_modulation  # [F, n]
-        lags = jnp.arange(self.filter_len - 1, -1, -1, dtype=f)  # oldest delta first
-        lam = f32(jnp.asarray(p.conv_lambdas, f))
-        filters = f32(jnp.exp(f32(-lags[None, :] / lam[:, None])))  # [k, F]
-        w = f32(jnp.asarray(p.grouped_convolutional_filter_weights, f))  # [n, k]
-        x = jnp.einsum("ti,kt,ik->i", delta, filters, w)
+        delta = history[1:] - history[:-1]  # [F, n], oldest first
+        lags = jnp.arange(self.filter_len - 1, -1, -1, dtype=f)
+        filters = self._filter_decay(p) ** lags[None, :]  # [k, F]
+        return filters @ delta
+
+    def step_filter_response(self, response, history, level, p: CovidParams):
+        """r_k after appending ``level`` to ``history`` (the window drops its oldest change).
+
+        ``response`` float [k, n] of ``history`` [FILTER_LEN + 1, n]; ``level`` float [n].
+        """
+        f = float_dtype()
+        oldest = (history[1] - history[0]).astype(f)  # leaves the window
+        newest = level - history[-1].astype(f)  # enters it, with lag 0
+        rho = self._filter_decay(p)
+        return rho * (response - oldest[None] * rho ** (self.filter_len - 1)) + newest[None]
+
+    def unemployment(self, response, p: CovidParams):
+        """Unemployed people per state, float [n], from the filter response r float [k, n]."""
+        w = jnp.asarray(p.grouped_convolutional_filter_weights, float_dtype())  # [n, k]
+        x = p.unemployment_modulation * jnp.sum(w.T * response, axis=0)
         return self._rate_to_people(x, p)
 
     def _rate_to_people(self, x, p):
@@ -540,6 +568,7 @@ class CovidAndEconomySimulation(BaseEnvironment):
             "postsubsidy_productivity_sum", "subsidy_sum", "us_state_population",
         )}
         sc["stringency_level_history"] = jnp.zeros((self.filter_len + 1, n), self.level_dtype)
+        sc["unemployment_filter_response"] = jnp.zeros((self.num_filters, n), f)
         sc["planner_health_index"] = jnp.zeros((), f)
         sc["planner_economic_index"] = jnp.zeros((), f)
         sc["us_population"] = jnp.zeros((), f)
@@ -567,6 +596,8 @@ class CovidAndEconomySimulation(BaseEnvironment):
             deaths_prev=jnp.asarray(self.initial_prev["recovered"], f) * mortality,
             stringency_level=jnp.asarray(self.initial_stringency_history[-1], f),
             stringency_level_history=jnp.asarray(self.initial_stringency_history, self.level_dtype),
+            unemployment_filter_response=self.filter_response(
+                jnp.asarray(self.initial_stringency_history, f), jax.tree.map(lambda x: jnp.asarray(x, f), p)),
             us_state_population=jnp.asarray(p.us_state_population, f),
             us_population=jnp.asarray(p.us_population, f),
         )
@@ -582,8 +613,9 @@ class CovidAndEconomySimulation(BaseEnvironment):
         if not self.has_control:  # Foundation's zero-initialised row
             sc["stringency_level"] = jnp.zeros_like(sc["stringency_level"])
         level = sc["stringency_level"]
-        history = jnp.concatenate(
-            [sc["stringency_level_history"][1:], level.astype(self.level_dtype)[None]], axis=0)
+        old_history = sc["stringency_level_history"]
+        history = jnp.concatenate([old_history[1:], level.astype(self.level_dtype)[None]], axis=0)
+        response = self.step_filter_response(sc["unemployment_filter_response"], old_history, level, p)
         components = state.components
 
         if self.use_real_world_data:
@@ -620,7 +652,7 @@ class CovidAndEconomySimulation(BaseEnvironment):
             R = jnp.maximum(f32(R0 + dR), 0.0)
             V = jnp.maximum(f32(V0 + dV), 0.0)
             D = f32(f32(p.sir_mortality) * f32(R - V))
-            unemployed = self.unemployment(history, p)
+            unemployed = self.unemployment(response, p)
             productivity = self.economy(I, D, unemployed, p, d["daily_production_per_worker"], True)
 
         subsidy = sc["subsidy"]
@@ -630,7 +662,7 @@ class CovidAndEconomySimulation(BaseEnvironment):
             susceptible=f32(S), infected=f32(I), recovered=f32(R), deaths=f32(D), vaccinated=f32(V),
             unemployed=U, postsubsidy_productivity=post,
             infected_prev=sc["infected"], deaths_prev=sc["deaths"],
-            stringency_level_history=history, r0=r0,
+            stringency_level_history=history, unemployment_filter_response=response, r0=r0,
             unemployed_sum=sc["unemployed_sum"] + U,
             stringency_level_sum=sc["stringency_level_sum"] + level,
             postsubsidy_productivity_sum=sc["postsubsidy_productivity_sum"] + post,
