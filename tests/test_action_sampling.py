@@ -1,0 +1,32 @@
+"""``jaxecon.core.spaces._uniform_valid_index`` (what ``env.sample_actions`` draws
+with) against its definition in NumPy: with u the uniform of the row, the
+floor(u * n_valid)-th valid entry (0 for a row with none). Both ways of ranking
+the valid entries (a product with a triangular matrix for K <= 256, cumsum
+above) must give exactly the same index."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxecon.core.spaces import _uniform_valid_index
+
+
+@pytest.mark.parametrize("k", [1, 5, 50, 256, 300])
+def test_uniform_valid_index_matches_definition(k):
+    rng = np.random.default_rng(k)
+    mask = (rng.random((64, 3, k)) < rng.random((64, 3, 1))).astype(np.float32)
+    mask[0, 0] = 0.0  # no valid entry
+    mask[1, 1] = 1.0  # all valid
+    key = jax.random.key(k)
+    got = np.asarray(jax.jit(_uniform_valid_index)(key, jnp.asarray(mask)))
+    valid = mask > 0
+    count = valid.sum(-1)
+    u = np.asarray(jax.random.uniform(key, count.shape))
+    r = np.minimum(np.floor(u * count.astype(np.float32)).astype(np.int32), np.maximum(count - 1, 0))
+    want = np.zeros(count.shape, np.int32)
+    for idx in np.ndindex(count.shape):
+        where = np.flatnonzero(valid[idx])
+        want[idx] = where[r[idx]] if len(where) else 0
+    np.testing.assert_array_equal(got, want)
+    assert got.dtype == np.int32
