@@ -126,6 +126,17 @@ def test_param_paths_and_errors(iso_env):
         A.rollout(iso_env, KEY, params)
     with pytest.raises(ValueError, match="shape"):
         A.rollout(iso_env, KEY, params, actions={"a": jnp.zeros((3, 5), jnp.int32)})
+    with pytest.raises(ValueError, match=r"must have the shape\(s\) \(7,\), got \(3,\)"):
+        A.set_param(params, RATES, jnp.zeros(3))
+    sweep = A.make_sweep(iso_env, "tax_revenue", wrt=RATES)
+    for bad in [(3,), (3, 1), (3, 5)]:  # no silent broadcasting of a [N, 1] batch
+        with pytest.raises(ValueError, match="one leading batch axis N"):
+            sweep(KEY, params, jnp.zeros(bad), labor_actions(iso_env, HOURS))
+    wrapper_tax = jaxecon.make(
+        "one-step-economy", n_agents=5, world_size=[1, 1], episode_length=2,
+        components=[("SimpleLabor", {}), ("PeriodicBracketTax", {"period": 2})])  # model_wrapper
+    with pytest.raises(ValueError, match="not read by this economy's PeriodicBracketTax"):
+        A.make_metric_grad(wrapper_tax, "tax_revenue", wrt=RATES)
     with pytest.raises(ValueError, match="one-step economy"):
         R.one_step_outcome(jaxecon.make(
             "one-step-economy", n_agents=3, world_size=[1, 1], episode_length=3,

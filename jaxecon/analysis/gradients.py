@@ -42,6 +42,7 @@ def metric_fn(
         wrt: None (all of EnvParams), a dotted path (e.g.
             ``"components.PeriodicBracketTax.fixed_rates"``) or a sequence of
             paths (then ``value`` is ``{path: node}``); see ``analysis.params``.
+            A leaf the economy never reads is a ``ValueError`` (``check_wrt_read``).
         policy: ``policy(key, obs, params) -> actions``; without it, ``f``
             takes a fixed action sequence ``actions`` (see ``rollout``).
         n_steps: episode steps (default ``env.episode_length``).
@@ -49,6 +50,7 @@ def metric_fn(
         ``f``, pure and jittable; ``value`` replaces that part of ``params``.
     """
     check_metric_name(env, metric)
+    P.check_wrt_read(env, wrt)
 
     def f(value, key, params: EnvParams, actions=None):
         full = P.insert(params, wrt, value)

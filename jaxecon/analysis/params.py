@@ -39,6 +39,16 @@ def _replace(node, key, value):
     return node.replace(**{key: value})
 
 
+def shapes(tree):
+    """``tree`` with every leaf replaced by its shape (a tuple)."""
+    return jax.tree.map(jnp.shape, tree)
+
+
+def leaf_shapes(tree) -> list[tuple]:
+    """The shapes of ``tree``'s leaves, in leaf order."""
+    return [jnp.shape(x) for x in jax.tree.leaves(tree)]
+
+
 def get_param(params: EnvParams, path: str) -> Any:
     """The node of ``params`` at the dotted ``path`` (a leaf or a sub-pytree).
 
@@ -67,8 +77,14 @@ def set_param(params: EnvParams, path: str, value) -> EnvParams:
 
     Raises:
         KeyError: as ``get_param``.
+        ValueError: if ``value`` has another pytree structure or leaf shape than
+            the node it replaces (a Python number may replace a scalar leaf).
     """
-    get_param(params, path)  # validates
+    old = get_param(params, path)  # validates the path
+    if jax.tree.structure(old) != jax.tree.structure(value) or leaf_shapes(old) != leaf_shapes(value):
+        raise ValueError(
+            f"a value for parameter {path!r} must have the shape(s) {shapes(old)}, got {shapes(value)}"
+        )
     parts = path.split(".")
 
     def rec(node, i):
@@ -94,6 +110,25 @@ def param_paths(params: EnvParams) -> list[str]:
 
     rec(params, "")
     return out
+
+
+def check_wrt_read(env, wrt: WrtSpec) -> None:
+    """Raise ``ValueError`` if ``wrt`` names a component leaf the economy never reads
+    (``Component.unread_params``, e.g. ``fixed_rates`` of a ``model_wrapper`` tax):
+    its gradient would be zero and a sweep over it constant."""
+    paths = () if wrt is None else (wrt,) if isinstance(wrt, str) else tuple(wrt)
+    for path in paths:
+        parts = path.split(".")
+        if len(parts) < 3 or parts[0] != "components" or not env.has_component(parts[1]):
+            continue
+        comp = env.get_component(parts[1])
+        unread = comp.unread_params() if hasattr(comp, "unread_params") else ()
+        if parts[2] in unread:
+            raise ValueError(
+                f"{path!r} is not read by this economy's {parts[1]} "
+                f"(with its configuration it never reads {list(unread)}), so its gradient is 0 "
+                f"and a sweep over it is constant; see {type(comp).__name__}.unread_params"
+            )
 
 
 def as_float_tree(tree):

@@ -24,6 +24,20 @@ from jaxecon.analysis.gradients import metric_fn
 from jaxecon.analysis.rollout import Policy, check_action_source
 
 
+def _check_values(params, wrt, values) -> None:
+    """``values`` must be ``select(params, wrt)`` with one leading axis N on every leaf."""
+    node = P.select(params, wrt)
+    ok = jax.tree.structure(node) == jax.tree.structure(values)
+    if ok:
+        pairs = list(zip(P.leaf_shapes(node), P.leaf_shapes(values)))
+        ok = all(len(g) == len(w) + 1 and g[1:] == w for w, g in pairs) and len({g[0] for _, g in pairs}) == 1
+    if not ok:
+        raise ValueError(
+            f"sweep values for {wrt!r} must have the parameter's shape(s) {P.shapes(node)} with one "
+            f"leading batch axis N (the same N everywhere), got shapes {P.shapes(values)}"
+        )
+
+
 def make_sweep(
     env,
     metric: str,
@@ -47,7 +61,7 @@ def make_sweep(
             setting) instead of one key shared by all settings.
     Returns:
         ``fn``; ``values`` has the structure of ``select(params, wrt)`` with a
-        leading axis N on every leaf. ``fn`` returns float [N] (and with
+        leading axis N on every leaf (else ``ValueError`` at the call). ``fn`` returns float [N] (and with
         ``with_grad`` a pair ``(float [N], grads with leading axis N)``).
     """
     if isinstance(wrt, (list, tuple)) and not wrt:
@@ -58,6 +72,7 @@ def make_sweep(
     vg = jax.vmap(g, in_axes=in_axes)
 
     def fn(key, params, values, actions=None):
+        _check_values(params, wrt, values)
         return vg(P.as_float_tree(values), key, params, actions)
 
     return jax.jit(fn) if jit else fn
