@@ -756,7 +756,10 @@ def cmd_run(args, parser) -> int:
     out = pathlib.Path(args.out) if args.out else pathlib.Path(
         "runs", datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     )
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a file in the way, no permission, ...
+        parser.error(f"--out {str(out)!r}: cannot create the output directory ({exc.strerror or exc})")
 
     recorder = recorder_for(env)
     dev = device if device is not None else jax.devices()[0]

@@ -235,6 +235,13 @@ def test_bad_config_files_are_argparse_errors(tmp_path, capsys):
     assert "n_agentz" in _err(capsys, ["run", "--config", str(path)])
 
 
+def test_out_path_that_cannot_be_a_directory_is_an_argparse_error(tmp_path, capsys):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a directory")
+    err = _err(capsys, ["run", "--out", str(blocker / "run"), "--episode-length", "2", "--batch", "1"])
+    assert "--out" in err and "cannot create the output directory" in err
+
+
 def test_missing_device_kind_is_an_error(capsys):
     kind = next((k for k in ("tpu", "gpu") if not _has_devices(k)), None)
     if kind is None:

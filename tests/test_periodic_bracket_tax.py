@@ -256,6 +256,7 @@ def test_labels_and_subspaces():
         {"usd_scaling": 0}, {"bracket_spacing": "cubic"}, {"tax_model": "fixed-bracket-rates"},
         {"tax_model": "fixed-bracket-rates", "fixed_bracket_rates": [0.1] * 6},
         {"tax_model": "fixed-bracket-rates", "fixed_bracket_rates": [1.1] * 7},
+        {"tax_model": "fixed-bracket-rates", "fixed_bracket_rates": [float("nan")] * 7},
         {"tax_model": "us-federal-single-filer-2018-scaled", "bracket_spacing": "linear"},
         {"saez_fixed_elas": -1}, {"tax_annealing_schedule": 3}, {"pareto_weight_type": "x"},
         {"bracket_spacing": "linear", "n_brackets": 40, "top_bracket_cutoff": 10},  # duplicate labels

@@ -451,7 +451,7 @@ class PeriodicBracketTax(Component):
                     f'tax_model "fixed-bracket-rates", got {fixed_bracket_rates!r}'
                 )
             rates = np.array(fixed_bracket_rates, dtype=np.float64)
-            if len(rates) != self.n_brackets or np.min(rates) < 0 or np.max(rates) > 1:
+            if len(rates) != self.n_brackets or not np.all((rates >= 0) & (rates <= 1)):  # NaN fails
                 raise ValueError(
                     f"{p}fixed_bracket_rates must hold {self.n_brackets} rates in [0, 1], "
                     f"got {fixed_bracket_rates!r}"
@@ -495,6 +495,24 @@ class PeriodicBracketTax(Component):
             annealing_slope=slope,
             saez_fixed_elas=0.0 if self.saez_fixed_elas is None else self.saez_fixed_elas,
         )
+
+    def unread_params(self) -> tuple[str, ...]:
+        """Leaves of ``PeriodicBracketTaxParams`` the configured ``tax_model`` never reads.
+
+        Their gradients are zero by construction and changing them changes
+        nothing (``jaxecon.analysis`` refuses them as ``wrt``): ``fixed_rates``
+        except for "fixed-bracket-rates" / "us-federal-single-filer-2018-scaled",
+        ``disc_rates`` except for "model_wrapper", ``saez_fixed_elas`` except
+        for "saez" with a fixed elasticity.
+        """
+        unread = []
+        if self.tax_model not in ("fixed-bracket-rates", "us-federal-single-filer-2018-scaled"):
+            unread.append("fixed_rates")
+        if self.tax_model != "model_wrapper":
+            unread.append("disc_rates")
+        if self.tax_model != "saez" or self.saez_fixed_elas is None:
+            unread.append("saez_fixed_elas")
+        return tuple(unread)
 
     @property
     def has_planner_actions(self) -> bool:

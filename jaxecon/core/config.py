@@ -11,7 +11,9 @@ import numbers
 
 def check_int(name: str, value, minimum=None, maximum=None) -> int:
     """``value`` as an int, or ``ValueError`` naming ``name`` and the allowed range."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+    if isinstance(value, bool):
+        raise ValueError(f"{name} must be an integer, got {value!r}")
+    if not isinstance(value, numbers.Integral):
         if isinstance(value, numbers.Real) and float(value).is_integer():
             value = int(value)
         else:

@@ -104,6 +104,10 @@ class WoodAndStoneScenario(BaseEnvironment):
         **base_env_kwargs,
     ):
         super().__init__(**base_env_kwargs)
+        h, w = self.world_size
+        if self.n_agents > h * w:  # Foundation's placement would raise TimeoutError at reset
+            raise ValueError(f"n_agents must be <= {h * w} (one agent per tile of world_size={[h, w]}), "
+                             f"got {self.n_agents}")
         if "House" not in self.landmarks:
             # Foundation fails at reset here (quirk Q18); fail at construction instead.
             raise ValueError(

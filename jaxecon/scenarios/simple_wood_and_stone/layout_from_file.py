@@ -128,6 +128,16 @@ class LayoutFromFile(WoodAndStoneScenario):
         self.env_layout_file = env_layout_file
         self.resource_regen_prob = cfg.check_float("resource_regen_prob", resource_regen_prob, 0.0, 1.0)
         self.source_maps = parse_layout(read_layout(env_layout_file), self.world_size, env_layout_file)
+        blocked = np.zeros(tuple(self.world_size), bool)
+        for name in self.blocking_landmarks:
+            if name in self.source_maps:
+                blocked |= self.source_maps[name] != 0
+        free = int(np.sum(~blocked))
+        if self.n_agents > free:  # Foundation's placement would raise TimeoutError at reset
+            raise ValueError(
+                f"n_agents must be <= {free}, the tiles of {env_layout_file!r} agents can stand on, "
+                f"got {self.n_agents}"
+            )
         self.fixed_four_skill_and_loc = cfg.check_bool("fixed_four_skill_and_loc", fixed_four_skill_and_loc)
         if self.fixed_four_skill_and_loc:
             build = self._pareto_build("fixed_four_skill_and_loc=True")
