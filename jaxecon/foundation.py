@@ -539,6 +539,88 @@ class Maps:
             return _readonly(np.asarray(host.owner[entity_name]).astype(np.int16))
         return _readonly(np.asarray(host.maps[entity_name], dtype=np.float64))
 
+    def get_point(self, entity_name: str, r: int, c: int, owner: bool = False):
+        """``get(entity_name, owner)[r, c]``."""
+        return self.get(entity_name, owner=owner)[r, c]
+
+    def set(self, entity_name: str, map_state) -> None:
+        """Replace a map (Foundation's ``Maps.set``): writes a new ``EnvState``.
+
+        ``map_state``: [H, W] numbers (negative values become 0); for a private
+        landmark ``{"owner": int [H, W], "health": [H, W]}``, owner set to -1
+        where health <= 0. Accessibility follows from the maps, as in Foundation.
+
+        Raises:
+            KeyError: unknown map name.
+            ValueError: wrong shape, missing owner/health, an owner outside
+                0..n_agents - 1 where health > 0, or non-integer values for a map
+                stored as integers.
+        """
+        env = self._env
+        if entity_name not in env._core.map_keys:
+            raise KeyError(f"no map {entity_name!r}; maps: {self.keys()}")
+        state = env.state
+        shape = (self.sz_h, self.sz_w)
+
+        def as_map(name, value, dtype):
+            a = np.asarray(value, np.float64)
+            if a.shape != shape:
+                raise ValueError(f"maps.set({entity_name!r}): {name} must have shape {shape}, got {a.shape}")
+            if jnp.issubdtype(dtype, jnp.integer) and not np.all(a == np.round(a)):
+                raise ValueError(f"maps.set({entity_name!r}): {name} must hold whole numbers")
+            return a
+
+        if entity_name in self._private:
+            if not isinstance(map_state, dict) or not {"owner", "health"} <= set(map_state):
+                raise ValueError(f"maps.set({entity_name!r}) takes {{'owner': [H, W], 'health': [H, W]}}")
+            health = np.maximum(0.0, as_map("health", map_state["health"], state.maps[entity_name].dtype))
+            owner = np.where(health > 0, as_map("owner", map_state["owner"], jnp.int32), -1)
+            if np.any((owner[health > 0] < 0) | (owner[health > 0] >= self.n_agents)):
+                raise ValueError(
+                    f"maps.set({entity_name!r}): owners where health > 0 must be agent indices "
+                    f"0..{self.n_agents - 1}"
+                )
+            env.state = state.replace(
+                maps={**state.maps, entity_name: jnp.asarray(health, state.maps[entity_name].dtype)},
+                owner={**state.owner, entity_name: jnp.asarray(owner, state.owner[entity_name].dtype)},
+            )
+        else:
+            dtype = state.maps[entity_name].dtype
+            health = np.maximum(0.0, as_map("map_state", map_state, dtype))
+            env.state = state.replace(maps={**state.maps, entity_name: jnp.asarray(health, dtype)})
+
+    def set_add(self, entity_name: str, map_state) -> None:
+        """``set(entity_name, get(entity_name) + map_state)`` (not for private landmarks)."""
+        if entity_name in self._private:
+            raise ValueError(f"set_add is not defined for the private landmark {entity_name!r}")
+        self.set(entity_name, self.get(entity_name) + np.asarray(map_state))
+
+    def set_point(self, entity_name: str, r: int, c: int, val, owner=None) -> None:
+        """Set one tile (Foundation's ``Maps.set_point``); a private landmark needs
+        ``owner``, and the tile must be unowned or already that agent's.
+
+        Raises:
+            ValueError: missing ``owner``, or the tile belongs to another agent.
+        """
+        if entity_name in self._private:
+            if owner is None:
+                raise ValueError(f"set_point({entity_name!r}, ...) needs owner= (an agent index)")
+            own = np.array(self.get(entity_name, owner=True))
+            if own[r, c] not in (-1, int(owner)):
+                raise ValueError(f"tile ({r}, {c}) of {entity_name!r} belongs to agent {own[r, c]}")
+            health = np.array(self.get(entity_name))
+            health[r, c] = val
+            own[r, c] = int(owner)
+            self.set(entity_name, {"owner": own, "health": health})
+        else:
+            m = np.array(self.get(entity_name))
+            m[r, c] = val
+            self.set(entity_name, m)
+
+    def set_point_add(self, entity_name: str, r: int, c: int, value, **kwargs) -> None:
+        """``set_point(entity_name, r, c, get_point(entity_name, r, c) + value, **kwargs)``."""
+        self.set_point(entity_name, r, c, value + self.get_point(entity_name, r, c), **kwargs)
+
     def values(self):
         """Map values in ``keys()`` order (``{"owner", "health"}`` dicts for private landmarks)."""
         return [self.state_dict[k] for k in self.keys()]

@@ -511,6 +511,49 @@ def test_seed_and_seed_state(env):
         env.reset(seed_state=[1, 2, 3])
 
 
+@pytest.mark.reference
+def test_maps_set_like_foundation(env, ref_env):
+    """world.maps.set / set_add / set_point / set_point_add: same maps and accessibility
+    as Foundation's Maps after the same edits; bad edits raise."""
+    env.reset()
+    ref_env.reset()
+    saved = env.state
+    ours, theirs = env.world.maps, ref_env.world.maps
+    try:
+        assert np.array_equal(ours.state, theirs.state)  # both from the layout file
+        h, w = ours.sz_h, ours.sz_w
+        water = np.zeros((h, w))
+        water[2, 3:6] = 1
+        house = {"owner": np.full((h, w), -1), "health": np.zeros((h, w))}
+        house["owner"][4, 4], house["health"][4, 4] = 2, 1.0
+        house["owner"][5, 5] = 1  # no health: becomes unowned
+        for m in (ours, theirs):
+            m.set("Water", water)
+            m.set_add("Wood", np.eye(h, w))
+            m.set("House", {k: v.copy() for k, v in house.items()})
+            m.set_point("Stone", 0, 1, 3.0)
+            m.set_point_add("Stone", 0, 1, -1.0)
+            m.set_point("House", 6, 6, 1.0, owner=0)
+        for k in ours.keys():
+            np.testing.assert_array_equal(ours.get(k), theirs.get(k), err_msg=k)
+        np.testing.assert_array_equal(ours.get("House", owner=True), theirs.get("House", owner=True))
+        np.testing.assert_array_equal(ours.accessibility, theirs.accessibility)
+        assert ours.get_point("Stone", 0, 1) == 2.0
+        with pytest.raises(KeyError, match="Gold"):
+            ours.set("Gold", water)
+        with pytest.raises(ValueError, match="shape"):
+            ours.set("Wood", np.zeros((2, 2)))
+        with pytest.raises(ValueError, match="owner="):
+            ours.set_point("House", 0, 0, 1.0)
+        with pytest.raises(ValueError, match="belongs to agent 2"):
+            ours.set_point("House", 4, 4, 1.0, owner=1)
+        with pytest.raises(ValueError, match="agent indices"):
+            ours.set("House", {"owner": np.full((h, w), 9), "health": np.ones((h, w))})
+    finally:
+        env.state = saved
+        ref_env.reset()
+
+
 def test_pickle_roundtrip(env):
     env.reset()
     env.step({"0": 2})
