@@ -107,6 +107,7 @@ Usage::
 
 from __future__ import annotations
 
+import functools
 import os
 from datetime import datetime, timedelta
 
@@ -220,6 +221,17 @@ def _scale_health_weight(scaling, alpha):
     z = f32(alpha / f32(1 - alpha))
     sz = f32(f32(scaling) * z)
     return f32(sz / f32(1 + sz))
+
+
+def _under_own_rounding(method):
+    """``method`` run inside ``float32_rounding(self.float32_rounding)``."""
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        with float32_rounding(self.float32_rounding):
+            return method(self, *args, **kwargs)
+
+    return wrapper
 
 
 @scenario_registry.add
@@ -408,21 +420,10 @@ class CovidAndEconomySimulation(BaseEnvironment):
 
     # ------------------------------------------------------------ rounding mode
     # Every traced entry point runs under this env's float32_rounding setting.
-    def reset(self, *args, **kwargs):
-        with float32_rounding(self.float32_rounding):
-            return super().reset(*args, **kwargs)
-
-    def step(self, *args, **kwargs):
-        with float32_rounding(self.float32_rounding):
-            return super().step(*args, **kwargs)
-
-    def observe(self, *args, **kwargs):
-        with float32_rounding(self.float32_rounding):
-            return super().observe(*args, **kwargs)
-
-    def metrics(self, *args, **kwargs):
-        with float32_rounding(self.float32_rounding):
-            return super().metrics(*args, **kwargs)
+    reset = _under_own_rounding(BaseEnvironment.reset)
+    step = _under_own_rounding(BaseEnvironment.step)
+    observe = _under_own_rounding(BaseEnvironment.observe)
+    metrics = _under_own_rounding(BaseEnvironment.metrics)
 
     # ------------------------------------------------------------ parameters
     def default_scenario_params(self) -> CovidParams:
