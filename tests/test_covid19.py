@@ -389,7 +389,8 @@ def test_recursive_filter_response_equals_direct_sum():
         response = env.filter_response(history, p)
         for _ in range(30):
             level = jnp.asarray(rng.integers(0, 11, N), jnp.float64)
-            response = env.step_filter_response(response, history, level, p)
+            oldest = (history[1] - history[0]).astype(jnp.float64)
+            response = env.step_filter_response(response, oldest, level - history[-1], p)
             history = jnp.concatenate([history[1:], level.astype(jnp.int8)[None]])
         np.testing.assert_allclose(response, env.filter_response(history, p), rtol=1e-12, atol=1e-12)
 

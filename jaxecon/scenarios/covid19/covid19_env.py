@@ -78,8 +78,10 @@ holding float32-rounded values as Foundation's float32 arrays):
         postsubsidy_productivity: float [n] people / US$ per day at t.
     deaths_prev, infected_prev: float [n] the same at t - 1 (reward, host fields).
     stringency_level: float [n] level at t; subsidy: float [n] US$/day at t.
-    stringency_level_history: int8 [FILTER_LEN + 1, n] levels at t - FILTER_LEN .. t
-        (whole levels; int32 if the data has more than 127 levels).
+    stringency_level_history: int8 [FILTER_LEN + 1, n] the levels of days t - FILTER_LEN
+        .. t as a ring buffer: row (tau + FILTER_LEN) mod (FILTER_LEN + 1) holds
+        day tau's (so each day writes one row instead of shifting them all;
+        whole levels; int32 if the data has more than 127 levels).
     unemployment_filter_response: float [k, n] r_k of the history (dynamics 2).
     r0: float [n] beta / gamma of the last SIR step.
     health_index, economic_index: float [n]; planner_health_index,
@@ -487,21 +489,27 @@ class CovidAndEconomySimulation(BaseEnvironment):
         filters = self._filter_decay(p) ** lags[None, :]  # [k, F]
         return filters @ delta
 
-    def step_filter_response(self, response, history, level, p: CovidParams):
-        """r_k after appending ``level`` to ``history`` (the window drops its oldest change).
-
-        ``response`` float [k, n] of ``history`` [FILTER_LEN + 1, n]; ``level`` float [n].
-        """
-        f = float_dtype()
-        oldest = (history[1] - history[0]).astype(f)  # leaves the window
-        newest = level - history[-1].astype(f)  # enters it, with lag 0
+    def step_filter_response(self, response, oldest, newest, p: CovidParams):
+        """r_k one day later: the change ``newest`` float [n] enters the window with
+        lag 0, its ``oldest`` change float [n] leaves it. ``response``: float [k, n]."""
         rho = self._filter_decay(p)
         return rho * (response - oldest[None] * rho ** (self.filter_len - 1)) + newest[None]
+
+    def _ring_row(self, tau):
+        """Row of day ``tau`` in the level ring buffer (see the state docs)."""
+        return jnp.mod(tau + self.filter_len, self.filter_len + 1)
+
+    def _level_of_day(self, ring, tau):
+        """float [n]: the level of day ``tau`` from the ring (which holds days t - FILTER_LEN .. t)."""
+        return jax.lax.dynamic_index_in_dim(ring, self._ring_row(tau), axis=0, keepdims=False).astype(
+            float_dtype())
 
     def unemployment(self, response, p: CovidParams):
         """Unemployed people per state, float [n], from the filter response r float [k, n]."""
         w = jnp.asarray(p.grouped_convolutional_filter_weights, float_dtype())  # [n, k]
-        x = p.unemployment_modulation * jnp.sum(w.T * response, axis=0)
+        # sum over the k filters written out: as jnp.sum(w.T * response, axis=0), vmapped
+        # over envs, XLA CPU reduced the middle axis of [B, k, n] ~700x slower at B = 16384
+        x = p.unemployment_modulation * sum(w[:, j] * response[j] for j in range(self.num_filters))
         return self._rate_to_people(x, p)
 
     def _rate_to_people(self, x, p):
@@ -614,9 +622,13 @@ class CovidAndEconomySimulation(BaseEnvironment):
         if not self.has_control:  # Foundation's zero-initialised row
             sc["stringency_level"] = jnp.zeros_like(sc["stringency_level"])
         level = sc["stringency_level"]
-        old_history = sc["stringency_level_history"]
-        history = jnp.concatenate([old_history[1:], level.astype(self.level_dtype)[None]], axis=0)
-        response = self.step_filter_response(sc["unemployment_filter_response"], old_history, level, p)
+        ring = sc["stringency_level_history"]
+        day = lambda tau: self._level_of_day(ring, tau)  # noqa: E731
+        oldest = day(t - self.filter_len) - day(t - self.filter_len - 1)  # leaves the window
+        newest = level - day(t - 1)  # enters it
+        response = self.step_filter_response(sc["unemployment_filter_response"], oldest, newest, p)
+        ring = jax.lax.dynamic_update_index_in_dim(  # day t overwrites day t - FILTER_LEN - 1
+            ring, level.astype(self.level_dtype), self._ring_row(t), axis=0)
         components = state.components
 
         if self.use_real_world_data:
@@ -628,7 +640,7 @@ class CovidAndEconomySimulation(BaseEnvironment):
             productivity = self.economy(I, D, unemployed, p, d["daily_production_per_worker"], False)
             r0 = sc["r0"]
         else:
-            lagged = history[self.filter_len - self.beta_delay]
+            lagged = self._level_of_day(ring, t - self.beta_delay)
             S0, I0, R0, V0 = sc["susceptible"], sc["infected"], sc["recovered"], sc["vaccinated"]
             if self.has_vaccination:
                 vsub = components["VaccinationCampaign"]
@@ -663,7 +675,7 @@ class CovidAndEconomySimulation(BaseEnvironment):
             susceptible=f32(S), infected=f32(I), recovered=f32(R), deaths=f32(D), vaccinated=f32(V),
             unemployed=U, postsubsidy_productivity=post,
             infected_prev=sc["infected"], deaths_prev=sc["deaths"],
-            stringency_level_history=history, unemployment_filter_response=response, r0=r0,
+            stringency_level_history=ring, unemployment_filter_response=response, r0=r0,
             unemployed_sum=sc["unemployed_sum"] + U,
             stringency_level_sum=sc["stringency_level_sum"] + level,
             postsubsidy_productivity_sum=sc["postsubsidy_productivity_sum"] + post,
@@ -683,7 +695,7 @@ class CovidAndEconomySimulation(BaseEnvironment):
         max_prod = self.derived(jax.tree_util.tree_map(lambda x: jnp.asarray(x, f), p))["maximum_productivity"]
         post = f32(sc["postsubsidy_productivity"] / max_prod)
         lag = self.beta_delay - 1
-        raw = sc["stringency_level_history"][self.filter_len - lag].astype(f) / self.num_stringency_levels
+        raw = self._level_of_day(sc["stringency_level_history"], state.timestep - lag) / self.num_stringency_levels
         recorded = state.timestep - lag < 0  # Foundation reads the int64 policy there (float64 result)
         lagged = jnp.where(recorded, raw, f32(raw))
         return {
