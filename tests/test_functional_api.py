@@ -145,6 +145,7 @@ def test_bad_names_and_kwargs():
         make_env(n_agents=600, fixed_four_skill_and_loc=False)
     with pytest.raises(ValueError, match=r"n_agents must be <= 9 "):
         jaxecon.make("uniform/simple_wood_and_stone", components=[GATHER], n_agents=10, world_size=[3, 3])
+    assert make_env(world_size=np.array([25, 25])).world_size == (25, 25)
     with pytest.raises(ValueError, match="episode_length must be an integer, got True"):
         make_env(episode_length=True)
     with pytest.raises(ValueError, match=r"world_size\[0\] must be an integer"):

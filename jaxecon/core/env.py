@@ -131,6 +131,8 @@ class BaseEnvironment:
         if isinstance(n_agents, bool) or not isinstance(n_agents, (int, np.integer)):
             raise ValueError(f"n_agents must be an int >= 2, got {n_agents!r}")
         self.n_agents = cfg.check_int("n_agents", n_agents, minimum=2)
+        if isinstance(world_size, np.ndarray) and world_size.ndim == 1:
+            world_size = world_size.tolist()
         if not isinstance(world_size, (list, tuple)) or len(world_size) != 2:
             raise ValueError(f"world_size must be [H, W] (two ints), got {world_size!r}")
         self.world_size = (
