@@ -552,9 +552,9 @@ class Maps:
 
         Raises:
             KeyError: unknown map name.
-            ValueError: wrong shape, missing owner/health, an owner outside
-                0..n_agents - 1 where health > 0, or non-integer values for a map
-                stored as integers.
+            ValueError: wrong shape, NaN or inf, missing owner/health, an owner
+                outside 0..n_agents - 1 where health > 0, or non-integer values
+                for a map stored as integers.
         """
         env = self._env
         if entity_name not in env._core.map_keys:
@@ -566,6 +566,8 @@ class Maps:
             a = np.asarray(value, np.float64)
             if a.shape != shape:
                 raise ValueError(f"maps.set({entity_name!r}): {name} must have shape {shape}, got {a.shape}")
+            if not np.all(np.isfinite(a)):
+                raise ValueError(f"maps.set({entity_name!r}): {name} must be finite (no NaN or inf)")
             if jnp.issubdtype(dtype, jnp.integer) and not np.all(a == np.round(a)):
                 raise ValueError(f"maps.set({entity_name!r}): {name} must hold whole numbers")
             return a
@@ -606,6 +608,8 @@ class Maps:
             if owner is None:
                 raise ValueError(f"set_point({entity_name!r}, ...) needs owner= (an agent index)")
             own = np.array(self.get(entity_name, owner=True))
+            if isinstance(owner, (bool, np.bool_)) or not isinstance(owner, (int, np.integer)):
+                raise ValueError(f"set_point({entity_name!r}, ...): owner must be an agent index, got {owner!r}")
             if own[r, c] not in (-1, int(owner)):
                 raise ValueError(f"tile ({r}, {c}) of {entity_name!r} belongs to agent {own[r, c]}")
             health = np.array(self.get(entity_name))

@@ -137,6 +137,25 @@ def test_param_paths_and_errors(iso_env):
         components=[("SimpleLabor", {}), ("PeriodicBracketTax", {"period": 2})])  # model_wrapper
     with pytest.raises(ValueError, match="not read by this economy's PeriodicBracketTax"):
         A.make_metric_grad(wrapper_tax, "tax_revenue", wrt=RATES)
+    with pytest.raises(ValueError, match="not read by this economy's scenario"):  # quasi-linear agents
+        A.make_metric_grad(A.make_one_step_economy(n_agents=5), "planner_objective",
+                           wrt="scenario.isoelastic_eta")
+    with pytest.raises(KeyError, match="overlap"):
+        A.make_metric_grad(iso_env, "tax_revenue", wrt=[TAXP, RATES])
+    with pytest.raises(KeyError, match="non-empty list of paths"):
+        A.make_metric_grad(iso_env, "tax_revenue", wrt=[RATES, 3])
+    with pytest.raises(ValueError, match="real numbers"):
+        A.set_param(params, "scenario.isoelastic_eta", True)
+
+
+def test_disable_taxes_is_structural():
+    """disable_taxes=True: no tax whatever the rate leaves say (they are unread, so refused as wrt)."""
+    env = A.make_one_step_economy(n_agents=5, disable_taxes=True)
+    params = A.set_param(env.default_params, f"{TAXP}.rate_max", 1.0)
+    r = A.rollout(env, KEY, params, actions=labor_actions(env, HOURS))
+    assert float(A.metric_value(env, "tax_revenue", r, params)) == 0.0
+    with pytest.raises(ValueError, match="not read"):
+        A.make_metric_grad(env, "tax_revenue", wrt=f"{TAXP}.rate_max")
     with pytest.raises(ValueError, match="one-step economy"):
         R.one_step_outcome(jaxecon.make(
             "one-step-economy", n_agents=3, world_size=[1, 1], episode_length=3,

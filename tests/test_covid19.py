@@ -419,6 +419,21 @@ def test_float32_unemployment_stays_close_to_float64():
     assert np.max(np.abs(u32 - u64) / u64) < 2e-5
 
 
+def test_checked_step_follows_the_rounding_mode():
+    """checked_step runs under the env's float32_rounding like step (x64, where it matters)."""
+    with jax.enable_x64(True):
+        for rounding in (False, True):
+            env = jaxecon.make_from_config(yaml_config(episode_length=5, float32_rounding=rounding))
+            params = env.default_params
+            _, state = env.reset(jax.random.key(0), params)
+            acts = {"a": jnp.full(N, 8, jnp.int32), "p": jnp.int32(3)}
+            want = env.step(jax.random.key(1), state, acts, params)
+            err, got = env.checked_step(jax.random.key(1), state, acts, params)
+            err.throw()
+            for a, b in zip(jax.tree.leaves(want), jax.tree.leaves(got)):
+                np.testing.assert_array_equal(a, b)
+
+
 def test_grad_and_vmap_through_fitted_params():
     env = jaxecon.make_from_config(yaml_config(episode_length=20))
     params = env.default_params

@@ -143,9 +143,20 @@ def test_bad_names_and_kwargs():
         make_env(components="Build")
     with pytest.raises(ValueError, match=r"n_agents must be <= 592"):
         make_env(n_agents=600, fixed_four_skill_and_loc=False)
-    with pytest.raises(ValueError, match=r"n_agents must be <= 9 "):
+    with pytest.raises(ValueError, match=r"n_agents must be <= 9, the tiles of world_size=\[3, 3\]"):
         jaxecon.make("uniform/simple_wood_and_stone", components=[GATHER], n_agents=10, world_size=[3, 3])
     assert make_env(world_size=np.array([25, 25])).world_size == (25, 25)
+    with pytest.raises(ValueError, match=r"n_agents must be <= 29, the tiles outside the water cross"):
+        jaxecon.make("quadrant/simple_wood_and_stone", components=[BUILD, GATHER], n_agents=30, world_size=[6, 6])
+    split = dict(components=[BUILD, GATHER], world_size=[9, 9], env_layout_file="quadrant_8x8_4each_8clump.txt")
+    with pytest.raises(ValueError, match=r"must be <= 32, .* below water_row 4"):
+        jaxecon.make("split_layout/simple_wood_and_stone", n_agents=58, **split)
+    with pytest.raises(ValueError, match=r"skill_rank_of_top_agents must be <= 8, .* above water_row 1"):
+        jaxecon.make("split_layout/simple_wood_and_stone", n_agents=20, water_row=1,
+                     skill_rank_of_top_agents=list(range(10)), **split)
+    with pytest.raises(ValueError, match="energy_cost must be a finite number"):
+        make_env(energy_cost=float("inf"))
+    assert make_env(planner_gets_spatial_info=np.True_).planner_gets_spatial_info is True
     with pytest.raises(ValueError, match="episode_length must be an integer, got True"):
         make_env(episode_length=True)
     with pytest.raises(ValueError, match=r"world_size\[0\] must be an integer"):

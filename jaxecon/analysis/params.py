@@ -78,9 +78,13 @@ def set_param(params: EnvParams, path: str, value) -> EnvParams:
     Raises:
         KeyError: as ``get_param``.
         ValueError: if ``value`` has another pytree structure or leaf shape than
-            the node it replaces (a Python number may replace a scalar leaf).
+            the node it replaces (a Python number may replace a scalar leaf), or
+            holds bools, complex numbers or non-numbers.
     """
     old = get_param(params, path)  # validates the path
+    kinds = {jnp.result_type(x).kind for x in jax.tree.leaves(value)}
+    if kinds & {"b", "c", "O", "U", "S"}:
+        raise ValueError(f"a value for parameter {path!r} must be real numbers, got dtype kinds {sorted(kinds)}")
     if jax.tree.structure(old) != jax.tree.structure(value) or leaf_shapes(old) != leaf_shapes(value):
         raise ValueError(
             f"a value for parameter {path!r} must have the shape(s) {shapes(old)}, got {shapes(value)}"
@@ -113,21 +117,24 @@ def param_paths(params: EnvParams) -> list[str]:
 
 
 def check_wrt_read(env, wrt: WrtSpec) -> None:
-    """Raise ``ValueError`` if ``wrt`` names a component leaf the economy never reads
-    (``Component.unread_params``, e.g. ``fixed_rates`` of a ``model_wrapper`` tax):
-    its gradient would be zero and a sweep over it constant."""
-    paths = () if wrt is None else (wrt,) if isinstance(wrt, str) else tuple(wrt)
+    """Raise ``ValueError`` if ``wrt`` names a leaf the economy never reads
+    (the scenario's or a component's ``unread_params``, e.g. ``fixed_rates`` of a
+    ``model_wrapper`` tax): its gradient would be zero and a sweep over it constant."""
+    paths = () if wrt is None else (wrt,) if isinstance(wrt, str) else check_wrt(wrt)
     for path in paths:
         parts = path.split(".")
-        if len(parts) < 3 or parts[0] != "components" or not env.has_component(parts[1]):
+        if len(parts) >= 2 and parts[0] == "scenario":
+            owner, leaf, what = env, parts[1], f"scenario {env.name}"
+        elif len(parts) >= 3 and parts[0] == "components" and env.has_component(parts[1]):
+            owner, leaf, what = env.get_component(parts[1]), parts[2], parts[1]
+        else:
             continue
-        comp = env.get_component(parts[1])
-        unread = comp.unread_params() if hasattr(comp, "unread_params") else ()
-        if parts[2] in unread:
+        unread = owner.unread_params() if hasattr(owner, "unread_params") else ()
+        if leaf in unread:
             raise ValueError(
-                f"{path!r} is not read by this economy's {parts[1]} "
+                f"{path!r} is not read by this economy's {what} "
                 f"(with its configuration it never reads {list(unread)}), so its gradient is 0 "
-                f"and a sweep over it is constant; see {type(comp).__name__}.unread_params"
+                f"and a sweep over it is constant; see {type(owner).__name__}.unread_params"
             )
 
 
@@ -138,6 +145,27 @@ def as_float_tree(tree):
     return jax.tree.map(lambda v: jnp.asarray(v, float_dtype()), tree)
 
 
+def check_wrt(wrt) -> tuple:
+    """A sequence ``wrt`` as a tuple of distinct, non-overlapping dotted paths.
+
+    Raises:
+        KeyError: not a non-empty sequence of strings, or one path inside
+            another (e.g. ``"components.PeriodicBracketTax"`` and
+            ``"components.PeriodicBracketTax.fixed_rates"``: the part they share
+            would be set twice).
+    """
+    if isinstance(wrt, (str, dict)) or not isinstance(wrt, (list, tuple)):
+        raise KeyError(f"wrt must be None, a dotted path or a non-empty list of paths, got {wrt!r}")
+    if not wrt or not all(isinstance(p, str) for p in wrt):
+        raise KeyError(f"wrt must be None, a dotted path or a non-empty list of paths, got {wrt!r}")
+    wrt = tuple(dict.fromkeys(wrt))  # duplicates are harmless
+    for a in wrt:
+        for b in wrt:
+            if a != b and b.startswith(a + "."):
+                raise KeyError(f"wrt paths overlap: {b!r} lies inside {a!r}; name each parameter once")
+    return wrt
+
+
 def select(params: EnvParams, wrt: WrtSpec):
     """The part of ``params`` named by ``wrt``: all of it (None), one node (str),
     or ``{path: node}`` (a sequence of paths)."""
@@ -145,9 +173,7 @@ def select(params: EnvParams, wrt: WrtSpec):
         return params
     if isinstance(wrt, str):
         return get_param(params, wrt)
-    wrt = tuple(wrt)
-    if not wrt or not all(isinstance(p, str) for p in wrt):
-        raise KeyError(f"wrt must be None, a dotted path or a non-empty sequence of paths, got {wrt!r}")
+    wrt = check_wrt(wrt)
     return {p: get_param(params, p) for p in wrt}
 
 
@@ -157,6 +183,6 @@ def insert(params: EnvParams, wrt: WrtSpec, value) -> EnvParams:
         return value
     if isinstance(wrt, str):
         return set_param(params, wrt, value)
-    for p in tuple(wrt):
+    for p in check_wrt(wrt):
         params = set_param(params, p, value[p])
     return params

@@ -20,6 +20,7 @@ from typing import Callable, Optional
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from flax import struct
 
 from jaxecon.core.state import EnvParams, EnvState
@@ -116,8 +117,9 @@ def rollout(
     check_action_source(actions, policy)
     if n_steps is None:
         n_steps = env.episode_length
-    if not isinstance(n_steps, int) or isinstance(n_steps, bool) or n_steps < 1:
+    if not isinstance(n_steps, (int, np.integer)) or isinstance(n_steps, bool) or n_steps < 1:
         raise ValueError(f"n_steps must be an int >= 1, got {n_steps!r}")
+    n_steps = int(n_steps)
     if actions is not None:
         actions = _check_actions_sequence(env, actions, n_steps)
     elif not callable(policy):

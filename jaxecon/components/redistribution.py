@@ -497,22 +497,30 @@ class PeriodicBracketTax(Component):
         )
 
     def unread_params(self) -> tuple[str, ...]:
-        """Leaves of ``PeriodicBracketTaxParams`` the configured ``tax_model`` never reads.
+        """Leaves of ``PeriodicBracketTaxParams`` this configuration never reads.
 
-        Their gradients are zero by construction and changing them changes
-        nothing (``jaxecon.analysis`` refuses them as ``wrt``): ``fixed_rates``
-        except for "fixed-bracket-rates" / "us-federal-single-filer-2018-scaled",
-        ``disc_rates`` except for "model_wrapper", ``saez_fixed_elas`` except
-        for "saez" with a fixed elasticity.
+        Changing them changes nothing and their gradients are zero by
+        construction (``jaxecon.analysis`` refuses them as ``wrt``):
+        ``fixed_rates`` except for "fixed-bracket-rates" /
+        "us-federal-single-filer-2018-scaled"; ``disc_rates`` except for
+        "model_wrapper"; ``saez_fixed_elas`` except for "saez" with a fixed
+        elasticity; ``rate_min`` except for "saez"; ``rate_max`` for
+        "model_wrapper"; ``annealing_warmup``/``annealing_slope`` without a
+        ``tax_annealing_schedule``; all rate leaves with ``disable_taxes``.
         """
-        unread = []
-        if self.tax_model not in ("fixed-bracket-rates", "us-federal-single-filer-2018-scaled"):
-            unread.append("fixed_rates")
-        if self.tax_model != "model_wrapper":
-            unread.append("disc_rates")
-        if self.tax_model != "saez" or self.saez_fixed_elas is None:
-            unread.append("saez_fixed_elas")
-        return tuple(unread)
+        model = self.tax_model
+        unread = {
+            "fixed_rates": model not in ("fixed-bracket-rates", "us-federal-single-filer-2018-scaled"),
+            "disc_rates": model != "model_wrapper",
+            "saez_fixed_elas": model != "saez" or self.saez_fixed_elas is None,
+            "rate_min": model != "saez",
+            "rate_max": model == "model_wrapper",
+            "annealing_warmup": self.tax_annealing_schedule is None,
+            "annealing_slope": self.tax_annealing_schedule is None,
+        }
+        if self.disable_taxes:
+            unread = dict.fromkeys(unread, True)
+        return tuple(k for k, v in unread.items() if v)
 
     @property
     def has_planner_actions(self) -> bool:
@@ -541,6 +549,8 @@ class PeriodicBracketTax(Component):
     def curr_marginal_rates(self, state: EnvState, sub: dict, params) -> jax.Array:
         """float [B]: the schedule in force (``curr_marginal_rates``)."""
         f = float_dtype()
+        if self.disable_taxes:  # structural: no parameter value turns taxes back on
+            return jnp.zeros(self.n_brackets, f)
         if self.tax_model == "model_wrapper":
             return jnp.asarray(params.disc_rates, f)[sub["rate_idx"]]
         limit = self.rate_limit(state, params)

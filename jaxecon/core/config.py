@@ -6,7 +6,10 @@ allowed values, replacing Foundation's bare ``assert`` statements.
 
 from __future__ import annotations
 
+import math
 import numbers
+
+import numpy as np
 
 
 def check_int(name: str, value, minimum=None, maximum=None) -> int:
@@ -24,20 +27,20 @@ def check_int(name: str, value, minimum=None, maximum=None) -> int:
 
 
 def check_float(name: str, value, minimum=None, maximum=None) -> float:
-    """``value`` as a float, or ``ValueError`` naming ``name`` and the allowed range."""
+    """``value`` as a finite float, or ``ValueError`` naming ``name`` and the allowed range."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ValueError(f"{name} must be a number, got {value!r}")
     value = float(value)
-    if value != value:
-        raise ValueError(f"{name} must not be NaN")
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
     _check_range(name, value, minimum, maximum)
     return value
 
 
 def check_bool(name: str, value) -> bool:
-    """``value`` as a bool (bools and 0/1 accepted), else ``ValueError``."""
-    if isinstance(value, bool):
-        return value
+    """``value`` as a bool (bools, numpy bools and 0/1 accepted), else ``ValueError``."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
     if isinstance(value, numbers.Integral) and value in (0, 1):
         return bool(value)
     raise ValueError(f"{name} must be True or False, got {value!r}")

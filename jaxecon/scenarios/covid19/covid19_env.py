@@ -424,6 +424,7 @@ class CovidAndEconomySimulation(BaseEnvironment):
     # Every traced entry point runs under this env's float32_rounding setting.
     reset = _under_own_rounding(BaseEnvironment.reset)
     step = _under_own_rounding(BaseEnvironment.step)
+    checked_step = _under_own_rounding(BaseEnvironment.checked_step)
     observe = _under_own_rounding(BaseEnvironment.observe)
     metrics = _under_own_rounding(BaseEnvironment.metrics)
 

@@ -138,6 +138,20 @@ class OneStepEconomy(BaseEnvironment):
             "mixing_weight_gini_vs_coin", mixing_weight_gini_vs_coin, 0.0, 1.0
         )
 
+    def unread_params(self) -> tuple[str, ...]:
+        """Scenario leaves this configuration never reads (see ``PeriodicBracketTax.unread_params``):
+        ``isoelastic_eta`` unless agents have isoelastic utility, ``labor_exponent``
+        unless they have ``coin_minus_labor_cost``, ``mixing_weight_gini_vs_coin``
+        unless the planner's reward is ``coin_eq_times_productivity``."""
+        unread = []
+        if self.agent_reward_type != "isoelastic_coin_minus_labor":
+            unread.append("isoelastic_eta")
+        if self.agent_reward_type != "coin_minus_labor_cost":
+            unread.append("labor_exponent")
+        if self.planner_reward_type != "coin_eq_times_productivity":
+            unread.append("mixing_weight_gini_vs_coin")
+        return tuple(unread)
+
     def default_scenario_params(self):
         return OneStepEconomyParams(
             isoelastic_eta=self.isoelastic_eta,

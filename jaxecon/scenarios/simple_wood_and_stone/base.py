@@ -105,9 +105,7 @@ class WoodAndStoneScenario(BaseEnvironment):
     ):
         super().__init__(**base_env_kwargs)
         h, w = self.world_size
-        if self.n_agents > h * w:  # Foundation's placement would raise TimeoutError at reset
-            raise ValueError(f"n_agents must be <= {h * w} (one agent per tile of world_size={[h, w]}), "
-                             f"got {self.n_agents}")
+        self.require_room(self.n_agents, h * w, f"the tiles of world_size={[h, w]}")
         if "House" not in self.landmarks:
             # Foundation fails at reset here (quirk Q18); fail at construction instead.
             raise ValueError(
@@ -141,6 +139,19 @@ class WoodAndStoneScenario(BaseEnvironment):
     def regen_specs(self) -> dict:
         """``{resource: (regen_weight, max_health)}`` given at construction."""
         raise NotImplementedError
+
+    @staticmethod
+    def require_room(n: int, free: int, where: str, what: str = "n_agents") -> None:
+        """``ValueError`` at construction unless ``n`` agents fit on ``free`` tiles
+        (Foundation's placement would raise ``TimeoutError`` at reset)."""
+        if n > free:
+            raise ValueError(f"{what} must be <= {free}, {where} agents can stand on, got {n}")
+
+    def unread_params(self) -> tuple[str, ...]:
+        """Scenario leaves this configuration never reads (see ``PeriodicBracketTax.unread_params``):
+        ``mixing_weight_gini_vs_coin`` unless the planner's reward is
+        ``coin_eq_times_productivity``."""
+        return () if self.planner_reward_type == "coin_eq_times_productivity" else ("mixing_weight_gini_vs_coin",)
 
     def default_scenario_params(self):
         specs = self.regen_specs()

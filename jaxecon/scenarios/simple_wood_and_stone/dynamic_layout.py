@@ -226,6 +226,8 @@ class Quadrant(Uniform):
         )
         self.water = water
         self.water_lines = gen.quadrant_water_lines(self.world_size)
+        self.require_room(self.n_agents, int(np.sum(np.asarray(water) == 0)),
+                          f"the tiles outside the water cross of world_size={list(self.world_size)}")
         return probs
 
     def reset_starting_layout(self, key, state: EnvState, params) -> EnvState:

@@ -128,16 +128,7 @@ class LayoutFromFile(WoodAndStoneScenario):
         self.env_layout_file = env_layout_file
         self.resource_regen_prob = cfg.check_float("resource_regen_prob", resource_regen_prob, 0.0, 1.0)
         self.source_maps = parse_layout(read_layout(env_layout_file), self.world_size, env_layout_file)
-        blocked = np.zeros(tuple(self.world_size), bool)
-        for name in self.blocking_landmarks:
-            if name in self.source_maps:
-                blocked |= self.source_maps[name] != 0
-        free = int(np.sum(~blocked))
-        if self.n_agents > free:  # Foundation's placement would raise TimeoutError at reset
-            raise ValueError(
-                f"n_agents must be <= {free}, the tiles of {env_layout_file!r} agents can stand on, "
-                f"got {self.n_agents}"
-            )
+        self.require_room(self.n_agents, int(np.sum(~self.blocked_tiles())), f"the tiles of {env_layout_file!r}")
         self.fixed_four_skill_and_loc = cfg.check_bool("fixed_four_skill_and_loc", fixed_four_skill_and_loc)
         if self.fixed_four_skill_and_loc:
             build = self._pareto_build("fixed_four_skill_and_loc=True")
@@ -145,6 +136,14 @@ class LayoutFromFile(WoodAndStoneScenario):
                 self.n_agents, build.payment_max_skill_multiplier, 1.0, np.random.RandomState(1)
             )
             self.ranked_locs = self._fixed_four_slots()
+
+    def blocked_tiles(self) -> np.ndarray:
+        """bool [H, W]: tiles of the layout no agent can stand on (blocking landmarks)."""
+        blocked = np.zeros(tuple(self.world_size), bool)
+        for name in self.blocking_landmarks:
+            if name in self.source_maps:
+                blocked |= self.source_maps[name] != 0
+        return blocked
 
     @property
     def avg_ranked_skill(self) -> np.ndarray:
@@ -264,6 +263,12 @@ class SplitLayout(LayoutFromFile):
                 f"[0, {self.n_agents}), got {skill_rank_of_top_agents!r}"
             )
         self.skill_rank_of_top_agents = ranks
+        free = ~self.blocked_tiles()
+        where = f"the tiles of {self.env_layout_file!r} %s water_row {self.water_row}"
+        self.require_room(len(ranks), int(free[: self.water_row].sum()), where % "above",
+                          what="the number of skill_rank_of_top_agents")
+        self.require_room(self.n_agents - len(ranks), int(free[self.water_row + 1:].sum()), where % "below",
+                          what="n_agents - len(skill_rank_of_top_agents)")
         build = self._pareto_build(self.name)
         self.avg_ranked_rate = average_ranked_skills(
             self.n_agents, build.payment_max_skill_multiplier, 1.0, np.random.RandomState(1)
