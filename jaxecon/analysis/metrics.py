@@ -5,7 +5,9 @@ Formulas live in ``jaxecon.rewards`` and ``jaxecon.social_metrics`` (Foundation'
 Economist", Science Advances: equality eq(x) = 1 - Gini, productivity = total
 coin, SWF eq * prod and inverse-income-weighted utility); this module only
 says which state they are evaluated on. Coin is the agents' total endowment
-(inventory + escrow) after the last step.
+(inventory + escrow) after the last step. The COVID-19 scenario moves no
+Coin, so its coin-based metrics are 0: use its ``env.metrics`` keys (e.g.
+``"usa/deaths (thousands)"``) or ``planner_return`` there.
 
 Names (``METRIC_NAMES``; each value is a float [] array):
     productivity: total agent Coin (coin).
