@@ -602,7 +602,8 @@ class Maps:
         ``owner``, and the tile must be unowned or already that agent's.
 
         Raises:
-            ValueError: missing ``owner``, or the tile belongs to another agent.
+            ValueError: missing or non-integer ``owner``, the tile belongs to
+                another agent, or as ``set``.
         """
         if entity_name in self._private:
             if owner is None:

@@ -109,7 +109,21 @@ METRIC_NAMES = tuple(METRICS)
 PER_AGENT = ("agent_utility", "agent_return", "agent_coin")
 
 
-def _per_agent(env, name, kind, i, r, p):
+def _per_agent_metric(env, name):
+    """``(kind, agent index)`` for a per-agent name like ``"agent_coin/3"``, else None.
+
+    Raises:
+        ValueError: the index is not 0..n_agents - 1.
+    """
+    kind, _, idx = name.partition("/")
+    if kind not in PER_AGENT or not idx.isdigit():
+        return None
+    if not 0 <= int(idx) < env.n_agents:
+        raise ValueError(f"metric {name!r}: agent index must be in 0..{env.n_agents - 1}")
+    return kind, int(idx)
+
+
+def _per_agent(env, kind, i, r, p):
     if kind == "agent_utility":
         return agent_utilities(env, r.state, p)[i]
     if kind == "agent_return":
@@ -132,12 +146,7 @@ def check_metric_name(env, name) -> None:
     accepts ``name`` for ``env``. Cheap: traces only reset and metrics' shapes."""
     if not isinstance(name, str):
         raise ValueError(f"metric must be a metric name (str), got {name!r}")
-    if name in METRICS:
-        return
-    kind, _, idx = name.partition("/")
-    if kind in PER_AGENT and idx.isdigit():
-        if not 0 <= int(idx) < env.n_agents:
-            raise ValueError(f"metric {name!r}: agent index must be in 0..{env.n_agents - 1}")
+    if name in METRICS or _per_agent_metric(env, name) is not None:
         return
     allowed = available_metrics(env)
     if name not in allowed:
@@ -154,12 +163,9 @@ def metric_value(env, name: str, r: Rollout, params) -> jax.Array:
     """
     if name in METRICS:
         return METRICS[name](env, r, params)
-    kind, _, idx = name.partition("/")
-    if kind in PER_AGENT and idx.isdigit():
-        i = int(idx)
-        if not 0 <= i < env.n_agents:
-            raise ValueError(f"metric {name!r}: agent index must be in 0..{env.n_agents - 1}")
-        return _per_agent(env, name, kind, i, r, params)
+    per_agent = _per_agent_metric(env, name)
+    if per_agent is not None:
+        return _per_agent(env, *per_agent, r, params)
     found = env.metrics(r.state, params)
     if name in found:
         return jnp.asarray(found[name])

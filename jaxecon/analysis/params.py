@@ -19,7 +19,7 @@ from typing import Any, Sequence, Union
 import jax
 import jax.numpy as jnp
 
-from jaxecon.core.state import EnvParams, float_dtype
+from jaxecon.core.state import EnvParams, as_float_tree  # noqa: F401  (re-exported)
 
 #: What ``wrt`` may be: None (all of EnvParams), one path, or a sequence of paths.
 WrtSpec = Union[None, str, Sequence[str]]
@@ -136,13 +136,6 @@ def check_wrt_read(env, wrt: WrtSpec) -> None:
                 f"(with its configuration it never reads {list(unread)}), so its gradient is 0 "
                 f"and a sweep over it is constant; see {type(owner).__name__}.unread_params"
             )
-
-
-def as_float_tree(tree):
-    """Every leaf as a jax array of the current float dtype (float32, or float64
-    under ``jax_enable_x64``), so ``jax.grad``/``jax.vmap`` accept Python floats
-    and numpy arrays alike."""
-    return jax.tree.map(lambda v: jnp.asarray(v, float_dtype()), tree)
 
 
 def check_wrt(wrt) -> tuple:

@@ -92,3 +92,9 @@ def owner_dtype(n_agents: int):
 def float_dtype():
     """The float dtype arrays are created with: float64 under ``jax_enable_x64``, else float32."""
     return jnp.result_type(float)
+
+
+def as_float_tree(tree):
+    """Every leaf of ``tree`` as a jax array of ``float_dtype()`` (e.g. parameter
+    dataclasses holding Python floats and float64 numpy arrays)."""
+    return jax.tree.map(lambda v: jnp.asarray(v, float_dtype()), tree)

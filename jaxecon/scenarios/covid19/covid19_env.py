@@ -123,7 +123,7 @@ from jaxecon.components.covid19 import float32_rounding, straight_through_trunc
 from jaxecon.core import config as cfg
 from jaxecon.core.env import BaseEnvironment
 from jaxecon.core.registry import scenario_registry
-from jaxecon.core.state import EnvState, float_dtype
+from jaxecon.core.state import EnvState, as_float_tree, float_dtype
 from jaxecon.scenarios.covid19.data import load_covid_data
 
 DAYS_PER_YEAR = 365
@@ -544,7 +544,7 @@ class CovidAndEconomySimulation(BaseEnvironment):
         ``planner_health_weight`` [].
         """
         f = float_dtype()
-        p = jax.tree_util.tree_map(lambda x: jnp.asarray(x, f), p)
+        p = as_float_tree(p)
         baseline = self._rate_to_people(jnp.zeros(self.num_us_states, f), p)  # all levels 1 forever
         workforce = straight_through_trunc(p.us_population * p.pop_between_age_18_65 - jnp.sum(baseline))
         per_capita = f32(workforce / p.us_population)
@@ -607,7 +607,7 @@ class CovidAndEconomySimulation(BaseEnvironment):
             stringency_level=jnp.asarray(self.initial_stringency_history[-1], f),
             stringency_level_history=jnp.asarray(self.initial_stringency_history, self.level_dtype),
             unemployment_filter_response=self.filter_response(
-                jnp.asarray(self.initial_stringency_history, f), jax.tree.map(lambda x: jnp.asarray(x, f), p)),
+                jnp.asarray(self.initial_stringency_history, f), as_float_tree(p)),
             us_state_population=jnp.asarray(p.us_state_population, f),
             us_population=jnp.asarray(p.us_population, f),
         )
@@ -616,7 +616,7 @@ class CovidAndEconomySimulation(BaseEnvironment):
     # ------------------------------------------------------------ step
     def scenario_step(self, key, state: EnvState, params) -> EnvState:
         f = float_dtype()
-        p = jax.tree_util.tree_map(lambda x: jnp.asarray(x, f), params.scenario)
+        p = as_float_tree(params.scenario)
         sc = dict(state.scenario)
         t = state.timestep
         d = self.derived(p)
@@ -693,7 +693,7 @@ class CovidAndEconomySimulation(BaseEnvironment):
         series = jnp.stack([sc[k] for k in (
             "susceptible", "infected", "recovered", "deaths", "vaccinated", "unemployed")])  # [6, n]
         agent_state = series / pop[None]
-        max_prod = self.derived(jax.tree_util.tree_map(lambda x: jnp.asarray(x, f), p))["maximum_productivity"]
+        max_prod = self.derived(p)["maximum_productivity"]
         post = f32(sc["postsubsidy_productivity"] / max_prod)
         lag = self.beta_delay - 1
         raw = self._level_of_day(sc["stringency_level_history"], state.timestep - lag) / self.num_stringency_levels
@@ -715,8 +715,7 @@ class CovidAndEconomySimulation(BaseEnvironment):
 
     # ------------------------------------------------------------ rewards
     def compute_reward(self, state: EnvState, params):
-        f = float_dtype()
-        p = jax.tree_util.tree_map(lambda x: jnp.asarray(x, f), params.scenario)
+        p = as_float_tree(params.scenario)
         sc = dict(state.scenario)
         d = self.derived(p)
         eta = f32(p.economic_reward_crra_eta)

@@ -95,13 +95,19 @@ class CovidData:
     policy_start_date: datetime
 
 
-def _read_json(path, filename):
+def _data_file(path, filename) -> str:
+    """The full path of ``filename`` in the data folder, or ``FileNotFoundError``."""
     full = os.path.join(path, filename)
     if not os.path.isfile(full):
         raise FileNotFoundError(
             f"path_to_data_and_fitted_params={path!r} has no {filename!r}; a COVID-19 data folder "
             f"needs {DATA_FILE}, {CONSTANTS_FILE} and {FITTED_FILE} (jaxecon ships one at {DEFAULT_DATA_DIR!r})"
         )
+    return full
+
+
+def _read_json(path, filename):
+    full = _data_file(path, filename)
     try:
         with open(full) as fp:
             return json.load(fp)
@@ -148,12 +154,7 @@ def load_covid_data(path: str | None = None) -> CovidData:
         )
     constants = _read_json(path, CONSTANTS_FILE)
     fitted = _read_json(path, FITTED_FILE)
-    npz_path = os.path.join(path, DATA_FILE)
-    if not os.path.isfile(npz_path):
-        raise FileNotFoundError(
-            f"path_to_data_and_fitted_params={path!r} has no {DATA_FILE!r}; a COVID-19 data folder "
-            f"needs {DATA_FILE}, {CONSTANTS_FILE} and {FITTED_FILE} (jaxecon ships one at {DEFAULT_DATA_DIR!r})"
-        )
+    npz_path = _data_file(path, DATA_FILE)
     try:
         with np.load(npz_path, allow_pickle=False) as z:
             real = {k: np.array(z[k]) for k in z.files}
