@@ -148,6 +148,7 @@ from jaxecon.core.component import Component
 from jaxecon.core.env import MOBILE, PLANNER
 from jaxecon.core.registry import component_registry
 from jaxecon.core.state import EnvState, float_dtype
+from jaxecon.core.numerics import numpy_order_sum, unfused
 
 TAX_MODELS = (
     "model_wrapper",
@@ -184,45 +185,6 @@ def annealed_tax_limit(completions, warmup, slope, final_max_tax_value):
     """Highest rate allowed after ``completions`` episodes: max * clip(slope * (c - warmup), 0, 1)."""
     visible = jnp.maximum(0.0, jnp.minimum(1.0, slope * (completions - warmup)))
     return visible * final_max_tax_value
-
-
-def unfused(x):
-    """``x`` unchanged, but kept out of fused multiply-adds.
-
-    XLA on CPU contracts ``a * b + c`` into one FMA instruction, which rounds
-    once instead of twice and so differs from numpy (Foundation) in the last
-    bit. Routing a product through this identity ``select`` keeps it rounded
-    on its own; use it where a one-ulp difference can flip a later comparison.
-    """
-    return jnp.where(jnp.isnan(x), jnp.nan, x)
-
-
-def numpy_order_sum(x):
-    """Sum over the last axis in numpy's order (``np.sum``'s pairwise summation).
-
-    Gives bit-identical float64 results to Foundation's ``np.sum`` where a
-    rounding difference could flip a later comparison (bracket of an income,
-    richest agent); XLA's own reduction order differs in the last bit.
-    """
-    n = x.shape[-1]
-    if n < 8:
-        out = x[..., 0] if n else jnp.zeros(x.shape[:-1], x.dtype)
-        for i in range(1, n):
-            out = out + x[..., i]
-        return out
-    if n <= 128:
-        r = [x[..., j] for j in range(8)]
-        i = 8
-        while i < n - n % 8:
-            r = [r[j] + x[..., i + j] for j in range(8)]
-            i += 8
-        out = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
-        for k in range(i, n):
-            out = out + x[..., k]
-        return out
-    n2 = n // 2
-    n2 -= n2 % 8
-    return numpy_order_sum(x[..., :n2]) + numpy_order_sum(x[..., n2:])
 
 
 def taxes_due(income, rates, cutoffs, temperature=None):

@@ -56,7 +56,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from jaxecon.components.redistribution import unfused
+from jaxecon.core.numerics import unfused
 from jaxecon.core import config as cfg
 from jaxecon.core.component import Component
 from jaxecon.core.env import MOBILE
