@@ -56,15 +56,11 @@ def agent_utilities(env, state, params) -> jax.Array:
     Raises:
         ValueError: if the scenario defines no ``optimization_metrics``.
     """
-    if not hasattr(env, "optimization_metrics"):
-        raise ValueError(f"scenario {env.name!r} has no optimization_metrics (agent utilities)")
     return env.optimization_metrics(state, params)[: env.n_agents]
 
 
 def planner_objective(env, state, params) -> jax.Array:
     """float []: the planner's optimization metric (the scenario's SWF) in ``state``."""
-    if not hasattr(env, "optimization_metrics"):
-        raise ValueError(f"scenario {env.name!r} has no optimization_metrics (planner objective)")
     return env.optimization_metrics(state, params)[-1]
 
 

@@ -129,7 +129,7 @@ def check_wrt_read(env, wrt: WrtSpec) -> None:
             owner, leaf, what = env.get_component(parts[1]), parts[2], parts[1]
         else:
             continue
-        unread = owner.unread_params() if hasattr(owner, "unread_params") else ()
+        unread = owner.unread_params()
         if leaf in unread:
             raise ValueError(
                 f"{path!r} is not read by this economy's {what} "

@@ -88,8 +88,8 @@ class Build(Component):
     agent_subclasses = (MOBILE,)
     Params = BuildParams
 
-    def __init__(self, env, payment=10, payment_max_skill_multiplier=1, skill_dist="none", build_labor=10.0):
-        super().__init__(env)
+    def __init__(self, spec, payment=10, payment_max_skill_multiplier=1, skill_dist="none", build_labor=10.0):
+        super().__init__(spec)
         self.payment = cfg.check_int("Build.payment", payment, minimum=0)
         self.payment_max_skill_multiplier = cfg.check_int(
             "Build.payment_max_skill_multiplier", payment_max_skill_multiplier, minimum=1
@@ -132,7 +132,7 @@ class Build(Component):
         placed = (r >= 0) & (c >= 0)
         rr, cc = jnp.clip(r, 0, h - 1), jnp.clip(c, 0, w - 1)
         occupied = jnp.zeros(r.shape, bool)
-        for k in self.env.map_keys:
+        for k in self.spec.map_keys:
             occupied = occupied | (state.maps[k][rr, cc] > 0)
         has = (state.inventory["Wood"] >= 1) & (state.inventory["Stone"] >= 1)
         return has & placed & ~occupied

@@ -174,8 +174,8 @@ class ContinuousDoubleAuction(Component):
     agent_subclasses = (MOBILE,)
     Params = ContinuousDoubleAuctionParams
 
-    def __init__(self, env, max_bid_ask=10, order_labor=0.25, order_duration=50, max_num_orders=None):
-        super().__init__(env)
+    def __init__(self, spec, max_bid_ask=10, order_labor=0.25, order_duration=50, max_num_orders=None):
+        super().__init__(spec)
         self.max_bid_ask = cfg.check_int("ContinuousDoubleAuction.max_bid_ask", max_bid_ask, minimum=1)
         self.order_labor = cfg.check_float("ContinuousDoubleAuction.order_labor", order_labor, minimum=0.0)
         self.order_duration = cfg.check_int(
@@ -186,7 +186,7 @@ class ContinuousDoubleAuction(Component):
         self.max_num_orders = cfg.check_int(
             "ContinuousDoubleAuction.max_num_orders", max_num_orders, minimum=1
         )
-        self.commodities = tuple(env.collectible)
+        self.commodities = tuple(spec.collectible)
         self.n_prices = self.max_bid_ask + 1
         self.trade_capacity = max(1, self.n_agents * self.max_num_orders // 2)
 

@@ -101,13 +101,16 @@ def straight_through_trunc(x):
     return x + jax.lax.stop_gradient(jnp.trunc(x) - x)
 
 
-def _require_covid_world(env, who):
+def _require_covid_world(spec, who):
+    """The scenario's static facts (``spec.scenario``), checked to be the COVID-19 scenario's."""
     needed = ("n_stringency_levels", "start_date", "use_real_world_policies")
-    if not all(hasattr(env, a) for a in needed):
+    world = spec.scenario
+    if world is None or not all(hasattr(world, a) for a in needed):
         raise ValueError(
             f"{who} only works inside the CovidAndEconomySimulation scenario "
-            f"(it needs the world attributes {list(needed)})"
+            f"(it needs the world attributes {list(needed)}); got scenario {spec.scenario_name!r}"
         )
+    return world
 
 
 def _set_world(state: EnvState, **entries) -> EnvState:
@@ -158,25 +161,25 @@ class ControlUSStateOpenCloseStatus(Component):
     required_entities = ()
     agent_subclasses = (MOBILE,)
 
-    def __init__(self, env, n_stringency_levels=10, action_cooldown_period=28):
-        super().__init__(env)
-        _require_covid_world(env, self.name)
+    def __init__(self, spec, n_stringency_levels=10, action_cooldown_period=28):
+        super().__init__(spec)
+        world = _require_covid_world(spec, self.name)
         self.n_stringency_levels = cfg.check_int(
             "ControlUSStateOpenCloseStatus.n_stringency_levels", n_stringency_levels, minimum=2
         )
-        if self.n_stringency_levels != int(env.n_stringency_levels):
+        if self.n_stringency_levels != int(world.n_stringency_levels):
             raise ValueError(
                 "ControlUSStateOpenCloseStatus.n_stringency_levels must equal the data's "
-                f"NUM_STRINGENCY_LEVELS={env.n_stringency_levels} (the model was fitted with it), "
+                f"NUM_STRINGENCY_LEVELS={world.n_stringency_levels} (the model was fitted with it), "
                 f"got {n_stringency_levels!r}"
             )
         self.action_cooldown_period = cfg.check_int(
             "ControlUSStateOpenCloseStatus.action_cooldown_period", action_cooldown_period, minimum=0
         )
-        self.use_real_world_policies = bool(env.use_real_world_policies)
+        self.use_real_world_policies = bool(world.use_real_world_policies)
         if self.use_real_world_policies:
             #: int32 [episode_length, n]: the recorded level applied at step t is row t-1.
-            self.real_world_policy = np.asarray(env.real_world_stringency_policy, np.int32)
+            self.real_world_policy = np.asarray(world.real_world_stringency_policy, np.int32)
 
     def get_n_actions(self, agent_cls_name):
         return self.n_stringency_levels if agent_cls_name == MOBILE else None
@@ -297,14 +300,14 @@ class FederalGovernmentSubsidy(Component):
 
     def __init__(
         self,
-        env,
+        spec,
         subsidy_interval=90,
         num_subsidy_levels=20,
         max_annual_subsidy_per_person=20000,
         reference_subsidy_accumulation_bug=False,
     ):
-        super().__init__(env)
-        _require_covid_world(env, self.name)
+        super().__init__(spec)
+        world = _require_covid_world(spec, self.name)
         self.subsidy_interval = cfg.check_int(
             "FederalGovernmentSubsidy.subsidy_interval", subsidy_interval, minimum=1
         )
@@ -317,10 +320,10 @@ class FederalGovernmentSubsidy(Component):
         self.reference_subsidy_accumulation_bug = cfg.check_bool(
             "FederalGovernmentSubsidy.reference_subsidy_accumulation_bug", reference_subsidy_accumulation_bug
         )
-        self.use_real_world_policies = bool(env.use_real_world_policies)
+        self.use_real_world_policies = bool(world.use_real_world_policies)
         if self.use_real_world_policies:
             #: float64 [episode_length]: recorded US$ enacted on day start + t - 1 (row t - 1).
-            self.real_world_subsidy = np.asarray(env.real_world_subsidy, np.float64).reshape(-1)
+            self.real_world_subsidy = np.asarray(world.real_world_subsidy, np.float64).reshape(-1)
 
     def default_params(self):
         return FederalGovernmentSubsidyParams(max_annual_subsidy_per_person=self.max_annual_subsidy_per_person)
@@ -453,14 +456,14 @@ class VaccinationCampaign(Component):
 
     def __init__(
         self,
-        env,
+        spec,
         daily_vaccines_per_million_people=4500,
         delivery_interval=1,
         vaccine_delivery_start_date="2020-12-22",
         observe_rate=False,
     ):
-        super().__init__(env)
-        _require_covid_world(env, self.name)
+        super().__init__(spec)
+        world = _require_covid_world(spec, self.name)
         self.daily_vaccines_per_million_people = cfg.check_int(
             "VaccinationCampaign.daily_vaccines_per_million_people",
             int(daily_vaccines_per_million_people)
@@ -479,7 +482,7 @@ class VaccinationCampaign(Component):
             ) from None
         self.observe_rate = cfg.check_bool("VaccinationCampaign.observe_rate", observe_rate)
         #: int: step from which deliveries happen (days after the scenario's start date).
-        self.time_when_vaccine_delivery_begins = (self.vaccine_delivery_start_date - env.start_date).days
+        self.time_when_vaccine_delivery_begins = (self.vaccine_delivery_start_date - world.start_date).days
         t0 = int(self.time_when_vaccine_delivery_begins)
         while t0 % self.delivery_interval != 0:  # Python modulo, as Foundation
             t0 += 1

@@ -119,8 +119,8 @@ class Gather(Component):
     agent_subclasses = (MOBILE,)
     Params = GatherParams
 
-    def __init__(self, env, move_labor=1.0, collect_labor=1.0, skill_dist="none"):
-        super().__init__(env)
+    def __init__(self, spec, move_labor=1.0, collect_labor=1.0, skill_dist="none"):
+        super().__init__(spec)
         self.move_labor = cfg.check_float("Gather.move_labor", move_labor, minimum=0.0)
         self.collect_labor = cfg.check_float("Gather.collect_labor", collect_labor, minimum=0.0)
         self.skill_dist = cfg.check_choice("Gather.skill_dist", skill_dist, SKILL_DISTS)
@@ -135,7 +135,7 @@ class Gather(Component):
         n, f = self.n_agents, float_dtype()
         return {
             "bonus_gather_prob": jnp.zeros(n, f),
-            "collected": jnp.zeros((n, len(self.env.collectible)), jnp.int32),
+            "collected": jnp.zeros((n, len(self.spec.collectible)), jnp.int32),
             "moved": jnp.zeros(n, bool),
         }
 
@@ -157,9 +157,9 @@ class Gather(Component):
         or owned by the agent. ``rows``/``cols`` must be in bounds.
         """
         ok = jnp.ones(rows.shape, bool)
-        for name in self.env.blocking_landmarks:
+        for name in self.spec.blocking_landmarks:
             ok = ok & (state.maps[name][rows, cols] == 0)
-        for name in self.env.private_landmarks:
+        for name in self.spec.private_landmarks:
             own = state.owner[name][rows, cols]
             ok = ok & ((own == -1) | (own == idx))
         return ok
@@ -186,12 +186,12 @@ class Gather(Component):
         r = jnp.where(placed, loc[:, 0], h)
         c = loc[:, 1]
         rc, cc = jnp.clip(r, 0, h - 1), jnp.clip(c, 0, w - 1)
-        u = jax.random.uniform(k_bonus, (n, len(self.env.collectible)), dtype=f)
+        u = jax.random.uniform(k_bonus, (n, len(self.spec.collectible)), dtype=f)
         bonus = state.components[self.name]["bonus_gather_prob"]
         maps, inventory = dict(state.maps), dict(state.inventory)
         labor = state.endogenous["Labor"] + moved.astype(f) * params.move_labor
         collected = []
-        for j, res in enumerate(self.env.collectible):
+        for j, res in enumerate(self.spec.collectible):
             take = placed & (state.maps[res][rc, cc] >= 1)
             amount = jnp.where(take, 1 + (u[:, j] < bonus).astype(jnp.int32), 0)
             maps[res] = maps[res].at[r, c].add(-take.astype(f), mode="drop")
@@ -230,7 +230,7 @@ class Gather(Component):
         loc = np.asarray(state.loc)
         out = []
         for i in range(self.n_agents):
-            for j, res in enumerate(self.env.collectible):
+            for j, res in enumerate(self.spec.collectible):
                 if collected[i, j] > 0:
                     out.append({"agent": i, "resource": res, "n": int(collected[i, j]),
                                 "loc": [int(loc[i, 0]), int(loc[i, 1])]})

@@ -333,7 +333,7 @@ class PeriodicBracketTax(Component):
 
     def __init__(
         self,
-        env,
+        spec,
         disable_taxes=False,
         tax_model="model_wrapper",
         period=100,
@@ -349,7 +349,7 @@ class PeriodicBracketTax(Component):
         saez_fixed_elas=None,
         tax_annealing_schedule=None,
     ):
-        super().__init__(env)
+        super().__init__(spec)
         p = "PeriodicBracketTax."
         self.disable_taxes = cfg.check_bool(p + "disable_taxes", disable_taxes)
         if tax_model not in TAX_MODELS:
@@ -920,8 +920,8 @@ class WealthRedistribution(Component):
     required_entities = ("Coin",)
     agent_subclasses = (MOBILE,)
 
-    def __init__(self, env):
-        super().__init__(env)
+    def __init__(self, spec):
+        super().__init__(spec)
 
     def step(self, key, state: EnvState, actions, params):
         escrow = state.escrow["Coin"]

@@ -110,13 +110,13 @@ class SimpleLabor(Component):
 
     def __init__(
         self,
-        env,
+        spec,
         mask_first_step=True,
         payment_max_skill_multiplier=3,
         pareto_param=4.0,
         reference_pareto_shape_bug=False,
     ):
-        super().__init__(env)
+        super().__init__(spec)
         if not isinstance(mask_first_step, bool):
             raise ValueError(f"SimpleLabor.mask_first_step must be True or False, got {mask_first_step!r}")
         self.mask_first_step = mask_first_step
@@ -129,7 +129,7 @@ class SimpleLabor(Component):
         self.reference_pareto_shape_bug = cfg.check_bool(
             "SimpleLabor.reference_pareto_shape_bug", reference_pareto_shape_bug
         )
-        seed = getattr(env, "seed", None)
+        seed = spec.seed
         shape = 4.0 if self.reference_pareto_shape_bug else self.pareto_param
         #: float64 [n] the construction-time skills (agent 0 lowest).
         self.skills = sample_skills(

@@ -10,6 +10,28 @@ implement the methods below; the defaults do nothing.
 Per step the environment calls, in component-list order, ``step`` with the
 component's own decoded actions; after all components and the scenario step,
 ``observe`` and ``masks`` build observations and action masks.
+
+Every hook is declared here; the environment calls each on every component
+(nothing is looked up with ``getattr``). jaxecon's hooks and the Foundation
+hooks they implement (``FOUNDATION_HOOKS``):
+
+=========================  ==============================================
+jaxecon ``Component``      Foundation ``BaseComponent``
+=========================  ==============================================
+``__init__(spec, **kw)``   ``__init__(world, episode_length, **kw)``
+``get_n_actions``          ``get_n_actions``
+``init``                   (no equivalent: the sub-state's shapes)
+``reset``                  ``additional_reset_steps``
+``carry_over``             (implicit: attributes that outlive ``reset``)
+``step``                   ``component_step``
+``observe``                ``generate_observations``
+``masks``                  ``generate_masks``
+``metrics``                ``get_metrics``
+``dense_log_entry``        ``get_dense_log`` (one step's entry)
+``agent_state_fields``     ``get_additional_state_fields`` (mobile agents)
+``planner_state_fields``   ``get_additional_state_fields`` (planner)
+``unread_params``          (no equivalent: analysis's leaf check)
+=========================  ==============================================
 """
 
 from __future__ import annotations
@@ -19,7 +41,26 @@ from typing import Any
 import jax
 from flax import struct
 
-from jaxecon.core.state import EnvState
+from jaxecon.core.spec import EnvSpec
+from jaxecon.core.state import EnvState, NoState
+
+
+#: jaxecon hook -> the Foundation ``BaseComponent`` hook it implements (None: jaxecon only).
+FOUNDATION_HOOKS: dict = {
+    "__init__": "__init__",
+    "get_n_actions": "get_n_actions",
+    "init": None,
+    "reset": "additional_reset_steps",
+    "carry_over": None,
+    "step": "component_step",
+    "observe": "generate_observations",
+    "masks": "generate_masks",
+    "metrics": "get_metrics",
+    "dense_log_entry": "get_dense_log",
+    "agent_state_fields": "get_additional_state_fields",
+    "planner_state_fields": "get_additional_state_fields",
+    "unread_params": None,
+}
 
 
 @struct.dataclass
@@ -38,8 +79,10 @@ class Component:
         Params: flax dataclass of its numeric parameters (defaults = Foundation's).
 
     Args:
-        env: the environment under construction (gives ``n_agents``,
-            ``world_size``, ``episode_length``, ``inv_scale``, ``resources``, ...).
+        spec: the economy's frozen ``EnvSpec`` (``n_agents``, ``world_size``,
+            ``episode_length``, ``inv_scale``, ``resources``, ``collectible``,
+            ``map_keys``, the scenario's ``static_spec()`` as ``spec.scenario``, ...).
+            Foundation passes the live world and env instead.
         **kwargs: Foundation's keyword arguments of this component. Unknown
             ones raise ``TypeError``; bad values raise ``ValueError``.
     """
@@ -50,12 +93,12 @@ class Component:
     agent_subclasses: tuple = ()
     Params: type = NoParams
 
-    def __init__(self, env):
-        self.env = env
-        self.n_agents = env.n_agents
-        self.world_size = tuple(env.world_size)
-        self.episode_length = env.episode_length
-        self.inv_scale = env.inv_scale
+    def __init__(self, spec: EnvSpec):
+        self.spec = spec
+        self.n_agents = spec.n_agents
+        self.world_size = tuple(spec.world_size)
+        self.episode_length = spec.episode_length
+        self.inv_scale = spec.inv_scale
 
     # ----- static structure -------------------------------------------------
     @property
@@ -71,10 +114,16 @@ class Component:
         """Actions for an agent kind: ``None``/0, an int n, or a list of (sub_name, n)."""
         return None
 
+    def unread_params(self) -> tuple:
+        """Names of ``Params`` fields this configuration never reads (e.g. the
+        fixed rates under a learned tax model); analysis refuses gradients
+        with respect to them. Default: none."""
+        return ()
+
     # ----- pure functions ---------------------------------------------------
     def init(self, key: jax.Array, params) -> Any:
-        """The component's sub-state with the right shapes (values before reset)."""
-        return {}
+        """The component's typed sub-state with the right shapes (values before reset)."""
+        return NoState()
 
     def reset(self, key: jax.Array, state: EnvState, params) -> EnvState:
         """Restore defaults at episode start (``additional_reset_steps``); may touch any field."""

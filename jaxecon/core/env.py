@@ -40,7 +40,8 @@ from jaxecon.core.registry import (
     resource_registry,
 )
 from jaxecon.core.spaces import ActionLayout
-from jaxecon.core.state import EnvParams, EnvState, float_dtype, owner_dtype
+from jaxecon.core.spec import EnvSpec
+from jaxecon.core.state import EnvParams, EnvState, NoState, float_dtype, owner_dtype
 
 MOBILE = "BasicMobileAgent"
 PLANNER = "BasicPlanner"
@@ -78,7 +79,17 @@ def parse_components(components) -> list[tuple[str, dict]]:
     return out
 
 
-class BaseEnvironment:
+class _BuildComponentsAfterInit(type):
+    """Metaclass of scenarios: once the outermost ``__init__`` has returned (so
+    every static attribute of the scenario exists), build the components."""
+
+    def __call__(cls, *args, **kwargs):
+        env = super().__call__(*args, **kwargs)
+        env._build_components()
+        return env
+
+
+class BaseEnvironment(metaclass=_BuildComponentsAfterInit):
     """Base class of scenarios: static structure plus pure reset/step/observe.
 
     Args (Foundation's ``BaseEnvironment`` keyword arguments and defaults):
@@ -192,14 +203,41 @@ class BaseEnvironment:
             l for l in self.landmarks if landmark_registry.get(l).is_blocking()
         )
 
-        self.components = []
-        for cls, (_, kwargs) in zip(classes, parsed):
+        self._component_entries = [(cls, kwargs) for cls, (_, kwargs) in zip(classes, parsed)]
+
+    def _build_components(self) -> None:
+        """Build the components from the frozen ``EnvSpec`` (called once, by the
+        metaclass, after the scenario's whole ``__init__`` has run), then the
+        action layouts, then the scenario's ``components_built`` hook."""
+        self.spec = EnvSpec(
+            scenario_name=self.name,
+            component_names=tuple(cls.name for cls, _ in self._component_entries),
+            n_agents=self.n_agents,
+            world_size=tuple(self.world_size),
+            episode_length=self.episode_length,
+            inv_scale=self.inv_scale,
+            resources=tuple(self.resources),
+            endogenous=tuple(self.endogenous),
+            landmarks=tuple(self.landmarks),
+            collectible=tuple(self.collectible),
+            map_keys=tuple(self.map_keys),
+            private_landmarks=tuple(self.private_landmarks),
+            blocking_landmarks=tuple(self.blocking_landmarks),
+            multi_action_mode_agents=self.multi_action_mode_agents,
+            multi_action_mode_planner=self.multi_action_mode_planner,
+            seed=self.seed,
+            scenario=self.static_spec(),
+        )
+        components = []
+        for cls, kwargs in self._component_entries:
             try:
-                self.components.append(cls(self, **kwargs))
+                components.append(cls(self.spec, **kwargs))
             except TypeError as e:
                 raise TypeError(f"component {cls.name}: {e}") from None
+        self.components = components
         self.agent_actions = self._action_layout(MOBILE, self.multi_action_mode_agents)
         self.planner_actions = self._action_layout(PLANNER, self.multi_action_mode_planner)
+        self.components_built()
 
 
     # ------------------------------------------------------------------ structure
@@ -227,6 +265,11 @@ class BaseEnvironment:
         Raises:
             KeyError: if no component matches; lists the present ones.
         """
+        if "components" not in vars(self):
+            raise RuntimeError(
+                "components are built after the scenario's __init__ returns; "
+                "use them in components_built(), not in __init__"
+            )
         for c in self.components:
             if name in (c.name, c.shorthand):
                 return c
@@ -235,8 +278,15 @@ class BaseEnvironment:
             f"{[c.name for c in self.components]}"
         )
 
+    @property
+    def component_names(self) -> list:
+        """Registry names of the components, in list order (also inside ``__init__``)."""
+        return [cls.name for cls, _ in self._component_entries]
+
     def has_component(self, name: str) -> bool:
-        return any(name in (c.name, c.shorthand) for c in self.components)
+        """Whether a component of this full name or shorthand is present (also
+        inside ``__init__``, before the components are built)."""
+        return any(name in (cls.name, cls.component_type or cls.name) for cls, _ in self._component_entries)
 
     def default_scenario_params(self):
         """The scenario's ``Params`` with the values given at construction."""
@@ -256,9 +306,28 @@ class BaseEnvironment:
         return self.n_agents + 1
 
     # ----------------------------------------------------------- scenario hooks
+    def static_spec(self) -> Any:
+        """The scenario's static facts its components may read, as
+        ``EnvSpec.scenario`` (a frozen dataclass), or None (the default).
+
+        Called after the scenario's ``__init__`` returns, before any component
+        is built. jaxecon only (Foundation components read the live env).
+        """
+        return None
+
+    def components_built(self) -> None:
+        """Called once the components exist: checks and static setup that need
+        the component objects (e.g. a required component's kwargs). Raise
+        ``ValueError`` naming the problem. Default: nothing. jaxecon only."""
+
+    def unread_params(self) -> tuple:
+        """Names of the scenario ``Params`` fields this configuration never reads;
+        analysis refuses gradients with respect to them. Default: none."""
+        return ()
+
     def init_scenario_state(self, params) -> Any:
-        """The scenario's sub-state with the right shapes."""
-        return {}
+        """The scenario's typed sub-state (a ``flax.struct`` dataclass) with the right shapes."""
+        return NoState()
 
     def reset_starting_layout(self, key, state: EnvState, params) -> EnvState:
         """Part 1 of reset: the world layout (maps)."""
@@ -288,6 +357,15 @@ class BaseEnvironment:
     def scenario_metrics(self, state: EnvState, params) -> dict:
         """Scenario metrics ``{key: scalar}``."""
         return {}
+
+    def optimization_metrics(self, state: EnvState, params) -> jax.Array:
+        """float [n + 1]: each mobile agent's utility, then the planner's
+        objective (Foundation's ``curr_optimization_metric``), for analysis.
+
+        Raises:
+            ValueError: the default, for a scenario that defines none.
+        """
+        raise ValueError(f"scenario {self.name!r} has no optimization_metrics")
 
     def step_info(self, state: EnvState, params) -> dict:
         """Per-step ``info``: cheap metrics (``{key: scalar}``)."""

@@ -44,8 +44,10 @@ class EnvState:
         endogenous: dict name -> float [n] — ``endogenous["Labor"]`` (labor units).
         planner_inventory: dict resource -> float [] — the planner's inventory.
         planner_escrow: dict resource -> float [] — the planner's escrow.
-        components: dict component name -> that component's sub-state pytree.
-        scenario: the scenario's sub-state pytree (reward baselines, trackers).
+        components: dict component name -> that component's typed sub-state, a
+            ``flax.struct`` dataclass declared beside its Params (e.g. ``BuildState``).
+        scenario: the scenario's typed sub-state (a ``flax.struct`` dataclass:
+            reward baselines, trackers), ``NoState()`` if it keeps none.
     """
 
     timestep: jax.Array
@@ -64,6 +66,11 @@ class EnvState:
     def total_endowment(self, resource: str) -> jax.Array:
         """Inventory plus escrow of ``resource`` per mobile agent: float [n]."""
         return self.inventory[resource] + self.escrow[resource]
+
+
+@struct.dataclass
+class NoState:
+    """The sub-state of a component or scenario that keeps nothing."""
 
 
 @struct.dataclass

@@ -109,6 +109,7 @@ Usage::
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 from datetime import datetime, timedelta
@@ -234,6 +235,25 @@ def _under_own_rounding(method):
             return method(self, *args, **kwargs)
 
     return wrapper
+
+
+@dataclasses.dataclass(frozen=True)
+class CovidStaticSpec:
+    """What the COVID-19 components read of the scenario (``EnvSpec.scenario``).
+
+    Attributes:
+        n_stringency_levels: int, stringency levels of the fitted model (10).
+        start_date: ``datetime`` of timestep 0.
+        use_real_world_policies: bool, replay the recorded policies.
+        real_world_stringency_policy: int32 [days, 51] recorded levels from the start date.
+        real_world_subsidy: float64 [days] recorded federal payments (US$/day) from the start date.
+    """
+
+    n_stringency_levels: int
+    start_date: datetime
+    use_real_world_policies: bool
+    real_world_stringency_policy: np.ndarray | None
+    real_world_subsidy: np.ndarray | None
 
 
 @scenario_registry.add
@@ -429,6 +449,17 @@ class CovidAndEconomySimulation(BaseEnvironment):
     metrics = _under_own_rounding(BaseEnvironment.metrics)
 
     # ------------------------------------------------------------ parameters
+    def static_spec(self) -> CovidStaticSpec:
+        """The world facts the COVID-19 components read (Foundation's ``world.*`` entries)."""
+        real = self.use_real_world_policies
+        return CovidStaticSpec(
+            n_stringency_levels=self.n_stringency_levels,
+            start_date=self.start_date,
+            use_real_world_policies=real,
+            real_world_stringency_policy=self.real_world_stringency_policy if real else None,
+            real_world_subsidy=self.real_world_subsidy if real else None,
+        )
+
     def default_scenario_params(self) -> CovidParams:
         c, fp = self.data.constants, self.data.fitted
         n, k = self.num_us_states, self.num_filters

@@ -120,7 +120,7 @@ class OneStepEconomy(BaseEnvironment):
         if not self.has_component("SimpleLabor"):
             raise ValueError(
                 "one-step-economy needs the SimpleLabor component (pre-tax incomes); got "
-                f"components {[c.name for c in self.components]}"
+                f"components {self.component_names}"
             )
         self.agent_reward_type = cfg.check_choice("agent_reward_type", agent_reward_type, AGENT_REWARD_TYPES)
         if self.agent_reward_type == "isoelastic_coin_minus_labor":

@@ -110,7 +110,7 @@ class WoodAndStoneScenario(BaseEnvironment):
             # Foundation fails at reset here (quirk Q18); fail at construction instead.
             raise ValueError(
                 f"{self.name} needs the House landmark: include a component that requires it "
-                f"(Build or Gather); got components {[c.name for c in self.components]}"
+                f"(Build or Gather); got components {self.component_names}"
             )
         self.planner_gets_spatial_info = cfg.check_bool(
             "planner_gets_spatial_info", planner_gets_spatial_info

@@ -131,11 +131,16 @@ class LayoutFromFile(WoodAndStoneScenario):
         self.require_room(self.n_agents, int(np.sum(~self.blocked_tiles())), f"the tiles of {env_layout_file!r}")
         self.fixed_four_skill_and_loc = cfg.check_bool("fixed_four_skill_and_loc", fixed_four_skill_and_loc)
         if self.fixed_four_skill_and_loc:
+            self.ranked_locs = self._fixed_four_slots()
+
+    def components_built(self) -> None:
+        """With ``fixed_four_skill_and_loc``: check Build is Pareto and rank its payments."""
+        super().components_built()
+        if self.fixed_four_skill_and_loc:
             build = self._pareto_build("fixed_four_skill_and_loc=True")
             self.avg_ranked_rate = average_ranked_skills(
                 self.n_agents, build.payment_max_skill_multiplier, 1.0, np.random.RandomState(1)
             )
-            self.ranked_locs = self._fixed_four_slots()
 
     def blocked_tiles(self) -> np.ndarray:
         """bool [H, W]: tiles of the layout no agent can stand on (blocking landmarks)."""
@@ -269,6 +274,10 @@ class SplitLayout(LayoutFromFile):
                           what="the number of skill_rank_of_top_agents")
         self.require_room(self.n_agents - len(ranks), int(free[self.water_row + 1:].sum()), where % "below",
                           what="n_agents - len(skill_rank_of_top_agents)")
+
+    def components_built(self) -> None:
+        """Check Build is Pareto and rank its payments, highest first."""
+        super().components_built()
         build = self._pareto_build(self.name)
         self.avg_ranked_rate = average_ranked_skills(
             self.n_agents, build.payment_max_skill_multiplier, 1.0, np.random.RandomState(1)
