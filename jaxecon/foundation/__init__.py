@@ -1,0 +1,101 @@
+"""Foundation's stateful object API on top of jaxecon's jitted core.
+
+A Foundation user changes one import line::
+
+    from jaxecon import foundation          # was: from ai_economist import foundation
+
+    env = foundation.make_env_instance(**env_config)
+    obs = env.reset()
+    actions = {str(a.idx): a.get_random_action() for a in env.all_agents}
+    obs, rew, done, info = env.step(actions)
+
+and their script runs. Follows ``ai_economist/foundation/__init__.py``,
+``base/base_env.py`` (``BaseEnvironment``), ``base/base_agent.py``
+(``BaseAgent``), ``agents/planners.py`` and ``base/world.py`` (``World``,
+``Maps``) of ai-economist 1.7.1.
+
+Modules: ``env`` (``FoundationEnv``, ``make_env_instance``: reset, step,
+seeding, lookups), ``agent_views`` (the agents and their action buffers),
+``agent_state`` (Foundation's ``agent.state`` dicts), ``world`` (``World``,
+``Maps``), ``logs`` (dense, replay and previous-episode logs, built with
+:mod:`jaxecon.dense_log`) and ``_convert`` (host conversions). The names of
+Foundation's own modules (``base``, ``agents``, ``components``,
+``entities``, ``scenarios``, ``utils``) are left for its module layout.
+
+What is the same as Foundation:
+
+- the registries ``scenarios``, ``components``, ``agents``, ``resources``,
+  ``landmarks``, ``endogenous`` (they *are* jaxecon's registries, so a class
+  added with ``@foundation.components.add`` works in the functional API too)
+  and ``make_env_instance(scenario_name, **kwargs)``;
+- the environment's properties and methods (``FoundationEnv``), the agents'
+  (``BasicMobileAgent``, ``BasicPlanner``), ``env.world`` / ``env.world.maps``;
+- action formats (``step``), observation/reward/done/info dicts keyed
+  ``"0".."n-1", "p"``, metrics, dense logs, replay logs, ``_completions``,
+  dense logging every ``dense_log_frequency`` episodes, stepping past the end
+  of an episode (quirk Q12: no guard, ``done`` stays True, logs are finalised
+  and ``_completions`` incremented on every further step).
+
+What differs (on purpose):
+
+- **Randomness.** All randomness comes from a JAX PRNG key held by the
+  environment. ``seed`` (constructor kwarg or ``env.seed(s)``) sets it to
+  ``jax.random.key(s)``; with ``seed=None`` the key is ``jax.random.key(0)``,
+  so an unseeded environment is reproducible (Foundation would follow the
+  global ``np.random`` stream). ``seed(s)`` also seeds Python's ``random``
+  and ``np.random`` as Foundation does (scripts that sample actions with them
+  stay reproducible); ``s`` must be an int >= 0 (Foundation rejects 0, Q11).
+- **seed_state.** Each ``reset``/``step`` consumes one key and derives the
+  next from it. ``seed_state`` is that consumed key as raw key data
+  (``np.asarray(jax.random.key_data(key))``, uint32 ``[2]`` for the default
+  threefry PRNG), not numpy's MT19937 5-tuple. Passing it back reproduces the
+  call exactly and continues the key stream from there. The replay log stores
+  it, plus ``completions`` (the episode counter the reset used, which drives
+  energy warm-up), so ``reset(**log["reset"], force_dense_logging=True)`` and
+  ``step(**entry)`` reproduce the dense log and metrics exactly even with a
+  warm-up. The replay log stores a deep copy of the caller's actions
+  (Foundation keeps a reference, quirk Q28).
+- **Agents and the world are views.** ``agent.state``, ``agent.inventory``,
+  ``world.maps.get(...)`` etc. are read from the current ``EnvState`` on each
+  access (dicts of Python scalars, read-only numpy arrays). Writing into them
+  does not change the economy; replace ``env.state`` (an ``EnvState``) or
+  ``env.params`` (an ``EnvParams``) instead.
+- **Actions are validated when given** (``ValueError`` naming the agent and
+  the allowed values) instead of failing inside components (Q1) or with bare
+  ``assert``. Single-action mode executes one action per agent per step: an
+  agent whose buffer holds actions in two subspaces (possible only through
+  ``set_agent_component_action``) makes ``step`` raise ``ValueError``.
+  Multi-action agents also accept a ``{subspace_name: local_action}`` dict
+  (other subspaces NO-OP), so ``get_random_action()`` works in both modes.
+- **get_random_action** (Q4 fixed): a subspace uniformly, then a local action
+  uniformly in ``1..n`` inclusive (Foundation never returns ``n`` in
+  single-action mode and raises ``IndexError`` for 1-action subspaces such as
+  Build); an agent without actions returns ``{}`` (NO-OP) instead of raising.
+- **collate_agent_step_and_reset_data=True** works for every scenario,
+  wood-and-stone included (Foundation raises ``KeyError`` there, Q17): obs
+  ``{"a": {field: per-agent arrays stacked along the LAST axis}, "p": ...}``,
+  rewards ``{"a": [n floats], "p": float}``, info ``{"a": {"0": {}, ...},
+  "p": {}}``, exactly what Foundation's ``collate_agent_obs/rew/info`` build.
+- Observation values are numpy arrays (``time`` is float32 ``[1]``, not a
+  Python list; scalars of unflattened observations are numpy scalars); they
+  are fresh copies, never aliases of internal state (Q3).
+- ``world.maps.get`` returns float64 health maps and int16 owner maps as
+  Foundation; the simulation itself runs in float32 unless
+  ``jax_enable_x64`` is set.
+"""
+
+from jaxecon.core.registry import agent_registry as agents
+from jaxecon.core.registry import component_registry as components
+from jaxecon.core.registry import endogenous_registry as endogenous
+from jaxecon.core.registry import landmark_registry as landmarks
+from jaxecon.core.registry import resource_registry as resources
+from jaxecon.core.registry import scenario_registry as scenarios
+from jaxecon.foundation.agent_views import PASSIVE_PLACEHOLDER, BasicMobileAgent, BasicPlanner
+from jaxecon.foundation.env import FoundationEnv, make_env_instance
+from jaxecon.foundation.world import Maps, World
+
+__all__ = [
+    "FoundationEnv", "BasicMobileAgent", "BasicPlanner", "World", "Maps",
+    "make_env_instance", "scenarios", "components", "agents", "resources",
+    "landmarks", "endogenous",
+]

@@ -1,0 +1,91 @@
+"""Foundation's ``agent.state`` dicts from a host-side ``EnvState``.
+
+Follows ``BaseAgent.state`` (``ai_economist/foundation/base/base_agent.py``):
+``loc``, ``inventory``, ``escrow``, ``endogenous``, then the fields that
+components (``Build``'s ``build_payment``, ...) and the scenario (COVID-19's
+``"Total Infected"``, ``"Date"``, ...) add. The agent views read it for the
+current state, the dense log for every timestep's snapshot.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from jaxecon.dense_log import agent_state as _core_agent_state
+from jaxecon.dense_log import planner_state as _core_planner_state
+from jaxecon.dense_log import recursive_cast
+
+
+def state_fields(core, host) -> tuple:
+    """The fields components and scenario add to Foundation's ``agent.state``, for ``host``.
+
+    Args:
+        core: the functional environment.
+        host: an ``EnvState`` of numpy arrays.
+    Returns:
+        ``(agents, planner)``: ``agents`` ``{field: np.ndarray [n]}`` from each
+        component acting on ``BasicMobileAgent`` (its ``agent_state_fields``),
+        then from the scenario; ``planner`` ``{field: scalar}`` from each
+        component's ``planner_state_fields``, then the scenario's. A scenario
+        adds fields by defining those two host-side methods (optional), as
+        ``CovidAndEconomySimulation`` does (Foundation's ``covid19_env.py``
+        writes them into ``agent.state`` in its reset and step), so they come
+        after the components' fields, as in Foundation.
+    """
+    agents, planner = {}, {}
+    for comp in core.components:
+        if "BasicMobileAgent" in comp.agent_subclasses:
+            agents.update(comp.agent_state_fields(host))
+        planner.update(comp.planner_state_fields(host))
+    for name, out in (("agent_state_fields", agents), ("planner_state_fields", planner)):
+        fields = getattr(core, name, None)
+        if fields is not None:
+            out.update(fields(host))
+    return agents, planner
+
+
+def _ordered(arrays: dict, names) -> dict:
+    return {k: arrays[k] for k in names}
+
+
+def agent_state(core, host, idx, fields=None) -> dict:
+    """Foundation's ``agent.state`` of agent ``idx`` (int, ``"0"``.. or ``"p"``) in ``host``.
+
+    Args:
+        core: the functional environment.
+        host: an ``EnvState`` of numpy arrays.
+        fields: ``state_fields(core, host)`` if already computed (one call
+            serves every agent of a dense-log entry).
+    Returns:
+        Mobile agent: ``{"loc": [row, col], "inventory": {resource: float},
+        "escrow": {...}, "endogenous": {name: float}, <component and scenario
+        fields>}``; planner: ``{"inventory", "escrow", "endogenous": {}, ...}``.
+        Resources in ``core.resources`` order; Python scalars throughout.
+    """
+    agents, planner = state_fields(core, host) if fields is None else fields
+    if idx == "p":
+        out = _core_planner_state(
+            _ordered(host.planner_inventory, core.resources),
+            _ordered(host.planner_escrow, core.resources),
+        )
+        out["endogenous"] = {}
+        out.update({k: recursive_cast(np.asarray(v)) for k, v in planner.items()})
+        return out
+    i = int(idx)
+    out = _core_agent_state(
+        host.loc,
+        _ordered(host.inventory, core.resources),
+        _ordered(host.escrow, core.resources),
+        _ordered(host.endogenous, core.endogenous),
+        i,
+    )
+    out.update({k: recursive_cast(np.asarray(v)[i]) for k, v in agents.items()})
+    return out
+
+
+def all_agent_states(core, host) -> dict:
+    """``{"0": agent.state, ..., "p": planner.state}`` in ``host`` (one dense-log ``states`` entry)."""
+    fields = state_fields(core, host)
+    out = {str(i): agent_state(core, host, i, fields) for i in range(core.n_agents)}
+    out["p"] = agent_state(core, host, "p", fields)
+    return out

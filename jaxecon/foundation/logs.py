@@ -1,0 +1,109 @@
+"""The shim's episode logs: dense log, replay log and the previous episode's logs.
+
+Follows ``BaseEnvironment`` (``ai_economist/foundation/base/base_env.py``):
+``_dense_log`` filled in ``step`` and finished in ``_finalize_logs``,
+``_replay_log``, ``previous_episode_dense_log`` / ``_replay_log`` /
+``_metrics``. The entries are built with :mod:`jaxecon.dense_log`, the
+module ``jaxecon run`` uses too. Whether an episode is dense-logged and how
+often the world is snapshotted stay on the environment, under Foundation's
+attribute names; this class holds the logs themselves (plain Python data, so
+it pickles).
+"""
+
+from __future__ import annotations
+
+import copy
+
+from jaxecon.dense_log import (
+    component_log_entries,
+    decode_actions,
+    float_tolist,
+    recursive_cast,
+    world_snapshot,
+)
+from jaxecon.foundation.agent_state import all_agent_states
+
+
+def _empty_dense_log() -> dict:
+    return {"world": [], "states": [], "actions": [], "rewards": []}
+
+
+def _world(core, host) -> dict:
+    """Foundation's ``world.maps.state_dict`` in ``host`` as float lists, map order."""
+    maps = {k: host.maps[k] for k in core.map_keys}
+    return world_snapshot(maps, host.owner, convert=float_tolist)
+
+
+class EpisodeLogs:
+    """The current and the last completed episode's logs.
+
+    Attributes:
+        dense_log: ``{"world", "states", "actions", "rewards"}`` lists of the
+            current episode (component logs are added when it ends).
+        replay_log: ``{"reset": {"seed_state": uint32 key data, "completions":
+            int}, "step": [{"actions": ..., "seed_state": ...}, ...]}``.
+        previous_dense_log, previous_replay_log: those of the last completed
+            (dense-logged, for the dense log) episode.
+        previous_metrics: metrics at the end of the last completed episode
+            (None before any).
+    """
+
+    def __init__(self):
+        self.dense_log = _empty_dense_log()
+        self.component_logs = {}
+        self.previous_dense_log = _empty_dense_log()
+        self.replay_log = {"reset": {"seed_state": None}, "step": []}
+        self.previous_replay_log = copy.deepcopy(self.replay_log)
+        self.previous_metrics = None
+
+    def start_episode(self, seed_state, completions: int) -> None:
+        """Empty the current logs; record the reset's key data and episode counter."""
+        self.dense_log = _empty_dense_log()
+        self.component_logs = {}
+        self.replay_log = {"reset": {"seed_state": seed_state, "completions": completions}, "step": []}
+
+    def record_step(self, actions, seed_state) -> None:
+        """Replay log: a deep copy of the caller's ``actions`` and the step's key data."""
+        self.replay_log["step"].append({"actions": copy.deepcopy(actions), "seed_state": seed_state})
+
+    def record_timestep(self, core, host, actions: dict, world_every: int) -> None:
+        """Dense log, before a step: world snapshot (every ``world_every``
+        timesteps, else ``{}``), every agent's state and the non-NO-OP actions.
+
+        Args:
+            core: the functional environment.
+            host: the ``EnvState`` before the step, numpy.
+            actions: the functional actions ``{"a": int [n] or [n, k], "p": ...}``.
+            world_every: Foundation's ``world_dense_log_frequency``.
+        """
+        log = self.dense_log
+        log["world"].append(_world(core, host) if int(host.timestep) % world_every == 0 else {})
+        log["states"].append(all_agent_states(core, host))
+        entry = {str(i): decode_actions(core.agent_actions, a) for i, a in enumerate(actions["a"])}
+        entry["p"] = decode_actions(core.planner_actions, actions["p"])
+        log["actions"].append(entry)
+
+    def record_outcome(self, core, prev, host, rewards: dict) -> None:
+        """Dense log, after a step: the components' entries and the rewards dict."""
+        for name, entry in component_log_entries(core.components, prev, host).items():
+            self.component_logs.setdefault(name, []).append(entry)
+        self.dense_log["rewards"].append(dict(rewards))
+
+    def finish_episode(self, metrics: dict) -> None:
+        """Stash the replay log and ``metrics`` as the previous episode's."""
+        self.previous_replay_log = {
+            "reset": dict(self.replay_log["reset"]), "step": list(self.replay_log["step"])
+        }
+        self.previous_metrics = metrics
+
+    def finish_dense_log(self, core, host) -> None:
+        """Finish the dense log as Foundation's ``_finalize_logs``: the final
+        world and states, each component's log (component order), then
+        ``recursive_cast`` into ``previous_dense_log``."""
+        self.dense_log["world"].append(_world(core, host))
+        self.dense_log["states"].append(all_agent_states(core, host))
+        log = copy.deepcopy(self.dense_log)
+        for comp in core.components:
+            if comp.shorthand in self.component_logs:
+                log[comp.shorthand] = copy.deepcopy(self.component_logs[comp.shorthand])
+        self.previous_dense_log = recursive_cast(log)
