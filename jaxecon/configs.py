@@ -27,9 +27,9 @@ __all__ = [
 ]
 
 #: Foundation's canonical Gather-Trade-Build economy (tutorials/rllib
-#: phase2 config.yaml; the same as tests/reference.py ``CANONICAL_CONFIG``):
-#: 4 agents on the 25x25 quadrant map, 1000 steps. ``default_config()`` keeps
-#: only the components jaxecon implements.
+#: phase2 config.yaml, the one the differential tests use): 4 agents on the
+#: 25x25 quadrant map, 1000 steps. ``default_config()`` keeps only the
+#: components jaxecon implements.
 DEFAULT_ECONOMY: dict = {
     "scenario_name": "layout_from_file/simple_wood_and_stone",
     "components": [
