@@ -46,7 +46,7 @@ def main(argv=None):
                                process_id=args.process_id)
     import jaxecon
     from jaxecon import sharding
-    from jaxecon.cli import default_config
+    from jaxecon.configs import default_config
 
     env = jaxecon.make_from_config(default_config())
     params = env.default_params

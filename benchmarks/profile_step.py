@@ -150,9 +150,9 @@ def profile(economy: str = "default", batch: int = 1024, repeats: int = 15,
             warm_steps: int = 50, parts=None) -> dict:
     """``{part: {"median_ms", "min_ms", "us_per_env"}}`` for ``economy`` at ``batch``."""
     import jaxecon
-    from jaxecon.bench import _economies
+    from jaxecon.bench import economy_makers
 
-    env = jaxecon.make_from_config(_economies()[economy]())
+    env = jaxecon.make_from_config(economy_makers()[economy]())
     params = env.default_params
     args = warm_batch(env, params, batch, warm_steps)
     fns = build_parts(env, params)

@@ -3,24 +3,29 @@
     python benchmarks/reference_speed.py [--steps N] [--config canonical|gather_build|uniform10]
 
 Prints env-steps/s (time inside ``env.step`` only) and loop-steps/s (random
-valid actions sampled from the masks, steps and resets) for one config from
-tests/reference.py.  ``benchmarks/throughput.py`` imports
-:func:`measure_reference` / :func:`reference_steps_per_second` from here.
+valid actions sampled from the masks, steps and resets) for one of
+jaxecon's built-in economies (``jaxecon.configs``), timed by
+``jaxecon.interop.reference.reference_steps_per_second``, the same
+measurement ``jaxecon bench`` reports beside jaxecon's.
 """
 
 from __future__ import annotations
 
 import argparse
-import pathlib
-import sys
 
-_TESTS = pathlib.Path(__file__).resolve().parents[1] / "tests"
-if str(_TESTS) not in sys.path:
-    sys.path.insert(0, str(_TESTS))
+from jaxecon.configs import default_config, gather_build_config, uniform10_config
+from jaxecon.interop.reference import reference_steps_per_second
 
-from reference import CONFIGS, reference_steps_per_second  # noqa: E402
+__all__ = ["CONFIGS", "measure_reference", "main"]
 
-__all__ = ["CONFIGS", "measure_reference", "reference_steps_per_second", "main"]
+#: ``--config`` name -> config maker: Foundation's canonical Gather-Trade-Build
+#: economy, the same with only Build and Gather, and the canonical components
+#: with 10 agents on a random 25x25 layout.
+CONFIGS = {
+    "canonical": default_config,
+    "gather_build": gather_build_config,
+    "uniform10": uniform10_config,
+}
 
 
 def measure_reference(config_name: str = "canonical", n_steps: int = 1000, seed: int = 1) -> dict:
@@ -28,10 +33,14 @@ def measure_reference(config_name: str = "canonical", n_steps: int = 1000, seed:
 
     Returns its dict (``env_steps_per_s``, ``loop_steps_per_s``, ...) plus
     ``config`` (the name) and ``agent_steps_per_s`` (env steps/s x n_agents).
+
+    Raises:
+        ValueError: an unknown ``config_name``.
+        ImportError: ai-economist is not installed (the message says how).
     """
     if config_name not in CONFIGS:
         raise ValueError(f"config_name must be one of {sorted(CONFIGS)}, got {config_name!r}")
-    res = reference_steps_per_second(CONFIGS[config_name], n_steps=n_steps, seed=seed)
+    res = reference_steps_per_second(CONFIGS[config_name](), n_steps=n_steps, seed=seed)
     res["config"] = config_name
     res["agent_steps_per_s"] = res["env_steps_per_s"] * res["n_agents"]
     return res

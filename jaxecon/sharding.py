@@ -32,6 +32,8 @@ import jax
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from jaxecon.rollout import episode
+
 AXIS = "envs"
 
 
@@ -62,29 +64,24 @@ def shard(tree, mesh: Mesh):
     return jax.tree.map(put, tree)
 
 
+def _rewards(state, actions, reward, done, info):
+    return reward
+
+
 def sharded_rollout(env, n_steps: int, mesh: Mesh | None = None):
     """A jitted ``(keys [B], params) -> (final EnvState [B], rewards)`` rollout.
 
     Each of the B economies resets from its key and takes ``n_steps`` steps of
     uniformly random valid actions (``env.sample_actions``) in one
-    ``lax.scan``; the batch is vmapped and split over ``mesh`` (default: all
-    devices). ``rewards`` is ``{"a": float [B, n_steps, n_agents], "p": float
+    ``lax.scan`` (``jaxecon.rollout.episode``); the batch is vmapped and
+    split over ``mesh`` (default: all devices). ``rewards`` is ``{"a": float [B, n_steps, n_agents], "p": float
     [B, n_steps]}``. ``params`` is shared (replicated) by all economies.
     """
     mesh = env_mesh() if mesh is None else mesh
     out_sharding = batch_sharding(mesh)
 
     def one(key, params):
-        k_reset, k_roll = jax.random.split(key)
-        obs, state = env.reset(k_reset, params)
-
-        def body(carry, k):
-            obs, state = carry
-            ka, ks = jax.random.split(k)
-            obs, state, rew, _, _ = env.step(ks, state, env.sample_actions(ka, obs), params)
-            return (obs, state), rew
-
-        (_, state), rew = jax.lax.scan(body, (obs, state), jax.random.split(k_roll, n_steps))
-        return state, rew
+        _state0, carry, rewards = episode(env, key, params, n_steps, recorder=_rewards)
+        return carry.state, rewards
 
     return jax.jit(jax.vmap(one, in_axes=(0, None)), out_shardings=out_sharding)

@@ -1,4 +1,4 @@
-"""Tests of the ``jaxecon`` command line (``jaxecon.cli``) and ``jaxecon.bench``.
+"""Tests of the ``jaxecon`` command line (``jaxecon.cli``), ``jaxecon.configs`` and ``jaxecon.bench``.
 
 Tiny settings only (a few envs, tens of steps): they check outputs and
 errors, not speed.
@@ -6,13 +6,16 @@ errors, not speed.
 
 import copy
 import json
+import subprocess
+import sys
 
 import jax
 import pytest
 import yaml
 
 import jaxecon
-from jaxecon import cli
+from jaxecon import bench, cli, configs
+from jaxecon.cli.config import ConfigError, load_config
 
 try:  # tests/ on sys.path (pytest's default "prepend" import mode)
     import reference as R
@@ -33,13 +36,13 @@ def _err(capsys, argv):
 def test_default_economy_is_the_canonical_config():
     import jaxecon
 
-    assert cli.DEFAULT_ECONOMY == R.CANONICAL_CONFIG
-    cfg = cli.default_config()
+    assert configs.DEFAULT_ECONOMY == R.CANONICAL_CONFIG
+    cfg = configs.default_config()
     names = [next(iter(c)) for c in cfg["components"]]
     assert "Build" in names and "Gather" in names
     assert all(jaxecon.component_registry.has(n) for n in names)
-    assert [next(iter(c)) for c in cli.gather_build_config()["components"]] == ["Build", "Gather"]
-    assert cli.gather_build_config() == R.GATHER_BUILD_CONFIG
+    assert [next(iter(c)) for c in configs.gather_build_config()["components"]] == ["Build", "Gather"]
+    assert configs.gather_build_config() == R.GATHER_BUILD_CONFIG
 
 
 def test_run_default_writes_metrics_dense_log_and_png(tmp_path, capsys):
@@ -159,12 +162,12 @@ def test_run_covid19_config_file_with_real_world_data(tmp_path, capsys):
 
 
 def test_config_file_round_trip_yaml_env_block(tmp_path, capsys):
-    env_cfg = copy.deepcopy(cli.gather_build_config())
+    env_cfg = copy.deepcopy(configs.gather_build_config())
     env_cfg["episode_length"] = 12
     env_cfg["world_dense_log_frequency"] = 5
     path = tmp_path / "config.yaml"
     path.write_text(yaml.safe_dump({"env": env_cfg, "trainer": {"num_workers": 1}}))
-    assert cli.load_config(path) == env_cfg
+    assert load_config(path) == env_cfg
 
     out = tmp_path / "out"
     assert cli.main(["run", "--config", str(path), "--episodes", "2", "--batch", "1",
@@ -180,18 +183,18 @@ def test_config_file_round_trip_yaml_env_block(tmp_path, capsys):
 
 def test_load_config_flat_json_and_errors(tmp_path):
     flat = tmp_path / "flat.json"
-    flat.write_text(json.dumps(cli.default_config()))
-    assert cli.load_config(flat) == cli.default_config()
+    flat.write_text(json.dumps(configs.default_config()))
+    assert load_config(flat) == configs.default_config()
     bad_ext = tmp_path / "c.txt"
     bad_ext.write_text("{}")
-    with pytest.raises(cli.ConfigError, match="yaml"):
-        cli.load_config(bad_ext)
+    with pytest.raises(ConfigError, match="yaml"):
+        load_config(bad_ext)
     no_name = tmp_path / "c.yaml"
     no_name.write_text(yaml.safe_dump({"env": {"n_agents": 4}}))
-    with pytest.raises(cli.ConfigError, match="scenario_name"):
-        cli.load_config(no_name)
-    with pytest.raises(cli.ConfigError, match="does not exist"):
-        cli.load_config(tmp_path / "missing.yaml")
+    with pytest.raises(ConfigError, match="scenario_name"):
+        load_config(no_name)
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_config(tmp_path / "missing.yaml")
 
 
 @pytest.mark.parametrize(
@@ -223,12 +226,12 @@ def test_bad_config_files_are_argparse_errors(tmp_path, capsys):
     bad = tmp_path / "bad.yaml"
     bad.write_text("env: [unclosed")
     assert "cannot parse" in _err(capsys, ["run", "--config", str(bad)])
-    unknown = copy.deepcopy(cli.gather_build_config())
+    unknown = copy.deepcopy(configs.gather_build_config())
     unknown["components"].append({"NoSuchComponent": {}})
     path = tmp_path / "unknown.yaml"
     path.write_text(yaml.safe_dump({"env": unknown}))
     assert "NoSuchComponent" in _err(capsys, ["run", "--config", str(path)])
-    typo = copy.deepcopy(cli.gather_build_config())
+    typo = copy.deepcopy(configs.gather_build_config())
     typo["n_agentz"] = 4
     path = tmp_path / "typo.json"
     path.write_text(json.dumps(typo))
@@ -277,7 +280,7 @@ def test_bench_tiny_no_reference_writes_json(tmp_path, capsys):
     assert result["reference"]["gather_build"] == {"skipped": "--no-reference"}
     info = result["economies"]["gather_build"]
     # memory per env: the state pytree of the 25x25, 4-agent economy
-    env = jaxecon.make_from_config(cli.gather_build_config())
+    env = jaxecon.make_from_config(configs.gather_build_config())
     _obs, state = env.reset(jax.random.key(0), env.default_params)
     assert info["memory"]["state_bytes"] == sum(x.nbytes for x in jax.tree.leaves(state))
     assert info["memory"]["state_bytes"] <= 32 * 1024
@@ -292,7 +295,6 @@ def test_bench_tiny_no_reference_writes_json(tmp_path, capsys):
 
 def test_bench_reference_runs_covid19():
     """The reference COVID-19 env is built (activation gate bypassed, jaxecon's data) and timed."""
-    from jaxecon import bench
     from jaxecon.scenarios.covid19 import default_covid_config
 
     R.require_foundation()
@@ -304,13 +306,30 @@ def test_bench_reference_runs_covid19():
 
 def test_bench_economies_are_foundation_configs():
     """Each benchmark economy builds, and gtb100 is the canonical economy scaled to 100 agents, 40x40."""
-    from jaxecon import bench
-
-    big = bench.gtb100_config()
+    big = configs.gtb100_config()
     assert big["n_agents"] == 100 and big["world_size"] == [40, 40]
-    assert big["components"] == cli.default_config()["components"]
+    assert big["components"] == configs.default_config()["components"]
     assert big["scenario_name"] == "uniform/simple_wood_and_stone"
-    for name, make_cfg in bench._economies().items():
+    for name, make_cfg in bench.economy_makers().items():
         assert name in bench.ECONOMIES
         env = jaxecon.make_from_config(make_cfg())
         assert env.n_agents == make_cfg()["n_agents"]
+
+
+def test_bench_reference_missing_is_skipped_with_the_install_command(monkeypatch):
+    """Without ai-economist the reference route raises ImportError naming the install; the bench skips."""
+    from jaxecon.interop import reference
+
+    monkeypatch.setattr(reference, "_FOUNDATION", None)
+    monkeypatch.setitem(sys.modules, "ai_economist", None)  # import ai_economist -> ImportError
+    with pytest.raises(ImportError, match=r"pip install --no-deps ai-economist==1\.7\.1"):
+        reference.load_foundation()
+    res = bench.measure_reference(configs.gather_build_config(), n_steps=3)
+    assert set(res) == {"skipped"} and "pip install --no-deps ai-economist==1.7.1" in res["skipped"]
+
+
+def test_python_m_jaxecon_cli_help():
+    out = subprocess.run([sys.executable, "-m", "jaxecon.cli", "bench", "--help"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "--batch-sizes" in out.stdout and "--no-reference" in out.stdout

@@ -78,7 +78,7 @@ def test_multihost_worked_command_two_processes():
     check = textwrap.dedent('''
         import jax, jaxecon
         from jaxecon import sharding
-        from jaxecon.cli import default_config
+        from jaxecon.configs import default_config
         env = jaxecon.make_from_config(default_config())
         one = sharding.env_mesh(jax.devices()[:1])
         for i in range(2):

@@ -3,7 +3,8 @@
 Actions come either from a fixed action sequence (open-loop) or from a policy
 function ``policy(key, obs, params) -> actions`` (closed-loop). Everything is
 jittable, vmappable and differentiable with respect to ``EnvParams`` (see
-``jaxecon.analysis.gradients``). The step/reset order is Foundation's
+``jaxecon.analysis.gradients``). The scan itself is ``jaxecon.rollout``'s,
+the one every caller shares. The step/reset order is Foundation's
 (``ai_economist/foundation/base/base_env.py``), as in ``jaxecon.core.env``.
 
 Usage::
@@ -20,10 +21,10 @@ from typing import Callable, Optional
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 from flax import struct
 
 from jaxecon.core.state import EnvParams, EnvState
+from jaxecon.rollout import check_action_sequence, check_n_steps, episode
 
 #: ``policy(key, obs, params) -> {"a": int32 [...], "p": int32 [...]}``.
 Policy = Callable[[jax.Array, dict, EnvParams], dict]
@@ -61,29 +62,8 @@ def check_action_source(actions, policy) -> None:
         raise ValueError("give exactly one of actions= (a fixed sequence) or policy= (a function)")
 
 
-def _check_actions_sequence(env, actions, n_steps: int) -> dict:
-    if not isinstance(actions, dict) or not set(actions) <= {"a", "p"}:
-        raise ValueError(
-            f'actions must be a dict {{"a": int [T, ...], "p": int [T, ...]}} with a leading '
-            f"time axis, got {type(actions).__name__} with keys "
-            f"{sorted(actions) if isinstance(actions, dict) else None}"
-        )
-    out = {}
-    for k, lead in (("a", (env.n_agents,)), ("p", ())):
-        layout = env.agent_actions if k == "a" else env.planner_actions
-        shape = (n_steps,) + lead + layout.action_shape
-        if actions.get(k) is None:
-            out[k] = jnp.zeros(shape, jnp.int32)
-            continue
-        arr = jnp.asarray(actions[k])
-        if arr.shape != shape:
-            raise ValueError(
-                f'actions["{k}"] must have shape {shape} (n_steps={n_steps} first), got {arr.shape}'
-            )
-        if not jnp.issubdtype(arr.dtype, jnp.integer):
-            raise ValueError(f'actions["{k}"] must be integer, got {arr.dtype}')
-        out[k] = arr.astype(jnp.int32)
-    return out
+def _rewards_done_info(state, actions, reward, done, info):
+    return reward, done, info
 
 
 def rollout(
@@ -97,6 +77,10 @@ def rollout(
     completions=0,
 ) -> Rollout:
     """Reset and step ``env`` for ``n_steps`` steps inside one ``lax.scan``.
+
+    ``jaxecon.rollout.episode`` with a recorder of the rewards, ``done`` and
+    ``info``: the reset uses one half of ``key``, the steps the other (split
+    per step).
 
     Args:
         env: an environment from ``jaxecon.make``.
@@ -115,34 +99,21 @@ def rollout(
             ``n_steps``, or an action sequence of the wrong shape or dtype.
     """
     check_action_source(actions, policy)
-    if n_steps is None:
-        n_steps = env.episode_length
-    if not isinstance(n_steps, (int, np.integer)) or isinstance(n_steps, bool) or n_steps < 1:
-        raise ValueError(f"n_steps must be an int >= 1, got {n_steps!r}")
-    n_steps = int(n_steps)
+    n_steps = check_n_steps(env.episode_length if n_steps is None else n_steps)
     if actions is not None:
-        actions = _check_actions_sequence(env, actions, n_steps)
+        actions = check_action_sequence(env, actions, n_steps)
+        step_policy = None
     elif not callable(policy):
         raise ValueError(f"policy must be callable as policy(key, obs, params), got {policy!r}")
+    else:
+        def step_policy(k, obs, state):
+            return policy(k, obs, params)
 
-    k_reset, k_steps = jax.random.split(key)
-    obs, state0 = env.reset(k_reset, params, completions=completions)
-    step_keys = jax.random.split(k_steps, n_steps)
-
-    def body(carry, xs):
-        obs, state = carry
-        if policy is not None:
-            k = xs
-            k_pol, k_step = jax.random.split(k)
-            act = policy(k_pol, obs, params)
-        else:
-            k_step, act = xs
-        obs, state, rew, done, info = env.step(k_step, state, act, params)
-        return (obs, state), (rew, done, info)
-
-    xs = step_keys if policy is not None else (step_keys, actions)
-    (_, state), (rew, done, info) = jax.lax.scan(body, (obs, state0), xs)
-    return Rollout(initial_state=state0, state=state, rewards=rew, done=done, info=info)
+    state0, carry, (rew, done, info) = episode(
+        env, key, params, n_steps, policy=step_policy, actions=actions,
+        recorder=_rewards_done_info, completions=completions,
+    )
+    return Rollout(initial_state=state0, state=carry.state, rewards=rew, done=done, info=info)
 
 
 def make_rollout_fn(env, *, policy: Optional[Policy] = None, n_steps: Optional[int] = None, jit: bool = True):

@@ -1,0 +1,93 @@
+"""Throughput of jaxecon (env-steps/s, agent-steps/s) beside the reference numpy implementation.
+
+    jaxecon bench [--batch-sizes 1,16,256,1024,4096] [--steps 200] [--no-reference]
+                  [--economies default,gtb100,covid19] [--device cpu|gpu|tpu] [--json FILE]
+    python benchmarks/throughput.py ...          # the same, as a script
+
+Economies (``--economies``; each is a Foundation env config, see
+``jaxecon.bench.economies``):
+
+- ``default``: the economy of ``jaxecon run``, Foundation's canonical
+  Gather-Trade-Build with taxes (4 agents, 25x25 quadrant map);
+- ``gather_build``: the same with only Build and Gather;
+- ``uniform10``: the canonical components, 10 agents, random 25x25 layout;
+- ``gtb100``: the canonical components, 100 agents, random 40x40 layout;
+- ``covid19``: the COVID-19 and economy scenario (51 US states), where
+  installed: Foundation's config (``default_covid_config``), random actions;
+  the reference is built past its activation-code gate, on jaxecon's shipped
+  data (``jaxecon.interop.reference.make_reference_env``).
+
+What is measured, per economy:
+
+- memory per env (``measure_memory``): bytes of the state, of one step's
+  observations, and of what a rollout carries per env; a step must at least
+  read and write that carry, which with the device's streaming bandwidth
+  (``measure_bandwidth``, measured in the same run) gives a physical floor;
+  ``of floor`` in the table is the measured env-steps/s as a fraction of it.
+- the compile time of a full-episode rollout (``episode_length`` steps).
+- ``scan+vmap``, for each batch size B: ``jax.jit`` of a ``lax.scan`` over
+  ``--steps`` steps (fewer for large B: at most ``--max-env-steps`` env-steps
+  per rollout, at least 10 steps; the per-step cost does not depend on the
+  rollout length) of ``jax.vmap``-ed (``env.sample_actions`` + ``env.step``)
+  -- uniformly random valid actions sampled from the masks inside the scan.
+  The rollout starts from a reset batch (reset not timed). The compile
+  (``jit(...).lower(...).compile()``) is timed separately; the compiled
+  rollout is then run until at least ``--min-time`` seconds have passed (a
+  first run shorter than that is a discarded warm-up) and the mean time per
+  timed rollout is used: env-steps/s = B x steps / time.
+- ``python loop``: one env stepped from Python, one call of the jitted
+  ``env.sample_actions`` and one of the jitted ``env.step`` per step (after a
+  warm-up call that compiles both, timed separately).
+- the reference, ai-economist 1.7.1, measured in the same run on the same
+  config with ``jaxecon.interop.reference.reference_steps_per_second``
+  (skipped with a message naming the install command when ai-economist is
+  not installed). ``ratio`` = jaxecon env-steps/s (action sampling
+  included) / reference env-steps/s (time inside ``env.step`` only, action
+  sampling excluded) -- a ratio that favours the reference.
+
+agent-steps/s = env-steps/s x n_agents (mobile agents). Results go to a JSON
+file and a plot of throughput against batch size beside it. These are
+measurements, never unit tests.
+
+One job per module: ``economies`` (the named configs), ``measure`` (one
+economy's measurements), ``reference`` (the reference's figure), ``suite``
+(``run_benchmark``: all of them), ``report`` (table and plot). The command
+line is ``jaxecon.cli.bench``.
+"""
+
+
+from jaxecon.bench.economies import DEFAULT_ECONOMIES, ECONOMIES, economy_makers
+from jaxecon.bench.measure import (
+    make_rollout,
+    measure_bandwidth,
+    measure_episode_compile,
+    measure_memory,
+    measure_python_loop,
+    measure_rollout,
+    pytree_bytes,
+    rollout_steps,
+)
+from jaxecon.bench.reference import measure_reference
+from jaxecon.bench.report import format_table, plot_throughput
+from jaxecon.bench.suite import DEFAULT_BATCH_SIZES, DEFAULT_MAX_ENV_STEPS, DEFAULT_STEPS, run_benchmark
+
+__all__ = [
+    "DEFAULT_BATCH_SIZES",
+    "DEFAULT_ECONOMIES",
+    "DEFAULT_MAX_ENV_STEPS",
+    "DEFAULT_STEPS",
+    "ECONOMIES",
+    "economy_makers",
+    "format_table",
+    "make_rollout",
+    "measure_bandwidth",
+    "measure_episode_compile",
+    "measure_memory",
+    "measure_python_loop",
+    "measure_reference",
+    "measure_rollout",
+    "plot_throughput",
+    "pytree_bytes",
+    "rollout_steps",
+    "run_benchmark",
+]

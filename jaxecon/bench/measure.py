@@ -1,0 +1,182 @@
+"""The throughput measurements of one economy: rollouts, the Python loop, memory, bandwidth.
+
+Each function builds what it times from an env and its ``EnvParams`` and
+returns plain numbers (seconds, bytes, env-steps/s); ``jaxecon.bench.suite``
+runs them over economies and batch sizes. The rollout timed is
+``jaxecon.rollout.scan_steps`` (batched, carried keys, uniformly random valid
+actions), the same scan ``jaxecon run`` uses.
+"""
+
+from __future__ import annotations
+
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxecon.rollout import RolloutCarry, scan_steps
+
+__all__ = [
+    "MIN_ROLLOUT_STEPS",
+    "make_rollout",
+    "measure_bandwidth",
+    "measure_episode_compile",
+    "measure_memory",
+    "measure_python_loop",
+    "measure_rollout",
+    "pytree_bytes",
+    "rollout_steps",
+]
+
+#: The shortest rollout ``rollout_steps`` gives a large batch.
+MIN_ROLLOUT_STEPS = 10
+
+
+def rollout_steps(batch: int, steps: int, max_env_steps: int | None) -> int:
+    """Rollout length for ``batch`` envs: ``steps``, shortened so that one rollout
+    has at most ``max_env_steps`` env-steps (never below 10 steps or above ``steps``)."""
+    if not max_env_steps:
+        return steps
+    return max(min(steps, MIN_ROLLOUT_STEPS), min(steps, max_env_steps // batch))
+
+
+def make_rollout(env, n_steps: int):
+    """``rollout(obs, state, keys, params) -> (obs, state, keys)``: ``n_steps`` batched steps.
+
+    ``jaxecon.rollout.scan_steps`` with ``batched=True`` and carried keys:
+    one ``lax.scan`` over steps of ``vmap(sample_actions + step)``; ``obs``,
+    ``state``, ``keys`` carry a leading batch axis. Not jitted.
+    """
+
+    def rollout(obs, state, keys, params):
+        carry, _ = scan_steps(env, params, RolloutCarry(obs=obs, state=state, key=keys), n_steps,
+                              batched=True)
+        return carry.obs, carry.state, carry.key
+
+    return rollout
+
+
+def measure_rollout(env, params, batch: int, n_steps: int, seed: int = 0,
+                    min_time: float = 1.0, max_repeats: int = 20) -> dict:
+    """Time the jitted, vmapped ``lax.scan`` rollout of ``batch`` envs x ``n_steps`` steps.
+
+    Returns ``{"mode": "scan+vmap", "batch", "n_steps", "compile_s", "run_s"
+    (mean seconds per rollout), "repeats", "env_steps_per_s",
+    "agent_steps_per_s"}``.
+    """
+    keys = jax.random.split(jax.random.key(seed), 2 * batch)
+    obs, state = jax.jit(jax.vmap(env.reset, in_axes=(0, None)))(keys[:batch], params)
+    step_keys = keys[batch:]
+    jax.block_until_ready(state)
+    t0 = time.perf_counter()
+    compiled = jax.jit(make_rollout(env, n_steps)).lower(obs, state, step_keys, params).compile()
+    compile_s = time.perf_counter() - t0
+
+    def timed_run():
+        t0 = time.perf_counter()
+        jax.block_until_ready(compiled(obs, state, step_keys, params))
+        return time.perf_counter() - t0
+
+    # The first call carries one-off costs (buffer allocation); it only counts
+    # when it is long enough (>= min_time) for them not to matter.
+    first = timed_run()
+    times = [first] if first >= min_time else []
+    while not times or (sum(times) < min_time and len(times) < max_repeats):
+        times.append(timed_run())
+    run_s = sum(times) / len(times)
+    sps = batch * n_steps / run_s
+    return {
+        "mode": "scan+vmap",
+        "batch": batch,
+        "n_steps": n_steps,
+        "compile_s": compile_s,
+        "run_s": run_s,
+        "repeats": len(times),
+        "env_steps_per_s": sps,
+        "agent_steps_per_s": sps * env.n_agents,
+    }
+
+
+def measure_python_loop(env, params, n_steps: int, seed: int = 0) -> dict:
+    """Time one env stepped from Python: jitted ``sample_actions`` + jitted ``step`` per step.
+
+    Returns ``{"mode": "python loop", "batch": 1, "n_steps", "compile_s",
+    "run_s", "env_steps_per_s", "agent_steps_per_s"}``.
+    """
+    step = jax.jit(env.step)
+    sample = jax.jit(env.sample_actions)
+    key = jax.random.key(seed)
+    key, k0 = jax.random.split(key)
+    obs, state = jax.jit(env.reset)(k0, params)
+    # one key per call, split up front so the timed loop holds only the two calls
+    keys = list(jax.random.split(key, 2 * n_steps + 2))
+    t0 = time.perf_counter()
+    a = sample(keys[-2], obs)
+    jax.block_until_ready(step(keys[-1], state, a, params))
+    compile_s = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    for i in range(n_steps):
+        actions = sample(keys[2 * i], obs)
+        obs, state, _rew, _done, _info = step(keys[2 * i + 1], state, actions, params)
+    jax.block_until_ready(state)
+    run_s = time.perf_counter() - t0
+    sps = n_steps / run_s
+    return {
+        "mode": "python loop",
+        "batch": 1,
+        "n_steps": n_steps,
+        "compile_s": compile_s,
+        "run_s": run_s,
+        "repeats": 1,
+        "env_steps_per_s": sps,
+        "agent_steps_per_s": sps * env.n_agents,
+    }
+
+
+def pytree_bytes(tree) -> int:
+    """Bytes of all array leaves of ``tree`` (its device-memory footprint, buffers only)."""
+    return int(sum(np.dtype(x.dtype).itemsize * int(np.prod(x.shape)) for x in jax.tree.leaves(tree)))
+
+
+def measure_memory(env, params, seed: int = 0) -> dict:
+    """Per-env footprint of one economy: ``{"state_bytes", "obs_bytes", "carry_bytes"}``.
+
+    ``state_bytes``: the ``EnvState`` pytree; ``obs_bytes``: one step's
+    observations (with action masks); ``carry_bytes``: what a rollout keeps
+    per env between steps (state + obs + a PRNG key). Shapes only; nothing runs.
+    """
+    obs, state = jax.eval_shape(env.reset, jax.random.key(seed), params)
+    key_bytes = pytree_bytes(jax.random.key_data(jax.random.key(0)))
+    sb, ob = pytree_bytes(state), pytree_bytes(obs)
+    return {"state_bytes": sb, "obs_bytes": ob, "carry_bytes": sb + ob + key_bytes}
+
+
+def measure_episode_compile(env, params, batch: int, seed: int = 0) -> float:
+    """Seconds to lower and compile the jitted rollout of a full episode
+    (``env.episode_length`` steps of ``batch`` envs). Nothing is run."""
+    keys = jax.random.split(jax.random.key(seed), 2 * batch)
+    obs, state = jax.eval_shape(jax.vmap(env.reset, in_axes=(0, None)), keys[:batch], params)
+    t0 = time.perf_counter()
+    jax.jit(make_rollout(env, env.episode_length)).lower(obs, state, keys[batch:], params).compile()
+    return time.perf_counter() - t0
+
+
+def measure_bandwidth(n_bytes: int = 256 * 2**20, min_time: float = 0.5) -> float:
+    """The default device's streaming memory bandwidth in bytes/s.
+
+    Times the jitted ``x + 1`` over a float32 array of ``n_bytes`` (one read
+    and one write of every byte), best of the runs within ``min_time`` s.
+    The physical floor of a step is then bytes moved / this bandwidth.
+    """
+    x = jnp.zeros(n_bytes // 4, jnp.float32)
+    f = jax.jit(lambda a: a + 1)
+    jax.block_until_ready(f(x))
+    best, spent = float("inf"), 0.0
+    while spent < min_time or best == float("inf"):
+        t0 = time.perf_counter()
+        jax.block_until_ready(f(x))
+        dt = time.perf_counter() - t0
+        best, spent = min(best, dt), spent + dt
+    return 2 * n_bytes / best

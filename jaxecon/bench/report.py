@@ -1,0 +1,98 @@
+"""The benchmark's outputs: the printed table and the throughput plot.
+
+Both read the dict ``jaxecon.bench.suite.run_benchmark`` returns.
+"""
+
+from __future__ import annotations
+
+__all__ = ["format_table", "plot_throughput"]
+
+
+def plot_throughput(result: dict, path) -> None:
+    """Write a log-log plot of env-steps/s against batch size (one line per
+    economy, its reference as a dashed line of the same colour) to ``path``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for i, (name, info) in enumerate(result["economies"].items()):
+        rows = [r for r in result["results"] if r["economy"] == name and r["mode"] == "scan+vmap"]
+        if not rows:
+            continue
+        colour = f"C{i}"
+        ax.plot([r["batch"] for r in rows], [r["env_steps_per_s"] for r in rows], "o-",
+                color=colour, label=f"{name} ({info['n_agents']} agents)")
+        ref = result["reference"].get(name, {}).get("env_steps_per_s")
+        if ref:
+            ax.axhline(ref, color=colour, ls="--", lw=1, label=f"{name}: ai-economist")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("parallel envs (batch size)")
+    ax.set_ylabel("env-steps/s")
+    s = result["system"]
+    ax.set_title(f"jaxecon throughput on {s['device']} ({s['cpu_count']} CPUs)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def format_table(result: dict) -> str:
+    """The benchmark table: one row per measurement, with the reference and the ratio."""
+    head = ["economy", "mode", "batch", "steps", "env-steps/s", "agent-steps/s", "compile s",
+            "ref env-steps/s", "ratio", "of floor"]
+    rows = []
+    for r in result["results"]:
+        ref = r.get("reference_env_steps_per_s")
+        rows.append([
+            r["economy"],
+            r["mode"],
+            str(r["batch"]),
+            str(r["n_steps"]),
+            f"{r['env_steps_per_s']:,.0f}",
+            f"{r['agent_steps_per_s']:,.0f}",
+            f"{r['compile_s']:.1f}",
+            "-" if not ref else f"{ref:,.0f}",
+            "-" if r.get("ratio") is None else f"{r['ratio']:,.1f}x",
+            "-" if r.get("bandwidth_fraction") is None else f"{100 * r['bandwidth_fraction']:.1f}%",
+        ])
+    widths = [max(len(h), *(len(row[i]) for row in rows)) if rows else len(h)
+              for i, h in enumerate(head)]
+    left = {0, 1}
+    fmt = lambda cells: "  ".join(  # noqa: E731
+        c.ljust(w) if i in left else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))
+    )
+    lines = [fmt(head), fmt(["-" * w for w in widths])] + [fmt(row) for row in rows]
+    notes = []
+    for name, info in result["economies"].items():
+        line = f"{name}: {', '.join(info['components'])} ({info['n_agents']} agents)"
+        if "same_as" in info:
+            line += f" -- same config as {info['same_as']}, measured once"
+        if "memory" in info:
+            m = info["memory"]
+            line += (f"; per env: state {m['state_bytes']:,} B, obs {m['obs_bytes']:,} B, "
+                     f"{info['bytes_per_env_step']:,} B moved per step")
+        if "episode_compile_s" in info:
+            line += f"; full-episode rollout compiles in {info['episode_compile_s']:.1f} s"
+        notes.append(line)
+    for name, ref in result["reference"].items():
+        if "skipped" in ref:
+            notes.append(f"reference for {name}: skipped ({ref['skipped']})")
+        else:
+            notes.append(
+                f"reference for {name}: ai-economist 1.7.1 on the same config, "
+                f"{ref['env_steps_per_s']:,.0f} env-steps/s inside env.step, "
+                f"{ref['loop_steps_per_s']:,.0f} steps/s with action sampling"
+            )
+    s = result["system"]
+    notes.append(
+        f"device {s['device']} ({s['platform']}), {s['cpu_count']} CPUs, jax {s['jax_version']}; "
+        "steps = rollout length (batch x steps <= "
+        f"{result['settings']['max_env_steps'] or 'no cap'}); ratio = jaxecon (incl. action "
+        "sampling) / reference env.step only; of floor = env-steps/s x bytes moved per step / "
+        f"measured bandwidth {s.get('bandwidth_bytes_per_s', float('nan')) / 1e9:.1f} GB/s"
+    )
+    return "\n".join(lines + [""] + notes)

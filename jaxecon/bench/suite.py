@@ -1,0 +1,203 @@
+"""The whole benchmark: every economy x batch size, the Python loop and the reference.
+
+``run_benchmark`` builds each economy of ``jaxecon.bench.economies``, measures
+it with ``jaxecon.bench.measure`` and the reference with
+``jaxecon.bench.reference``, and returns one JSON-ready dict (the input of
+``jaxecon.bench.report``). See ``jaxecon.bench`` for what is measured.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import json
+import os
+import platform
+
+import jax
+
+import jaxecon
+from jaxecon.bench.economies import DEFAULT_ECONOMIES, economy_makers
+from jaxecon.bench.measure import (
+    measure_bandwidth,
+    measure_episode_compile,
+    measure_memory,
+    measure_python_loop,
+    measure_rollout,
+    rollout_steps,
+)
+from jaxecon.bench.reference import measure_reference
+from jaxecon.core.env import parse_components
+
+__all__ = ["DEFAULT_BATCH_SIZES", "DEFAULT_MAX_ENV_STEPS", "DEFAULT_STEPS", "run_benchmark"]
+
+DEFAULT_BATCH_SIZES = (1, 16, 256, 1024, 4096)
+DEFAULT_STEPS = 200
+DEFAULT_MAX_ENV_STEPS = 100_000
+
+
+def _canonical_components(components) -> list:
+    return [[n, kw] for n, kw in parse_components(components)]
+
+
+def _log(msg: str, quiet: bool) -> None:
+    if not quiet:
+        print(msg, flush=True)
+
+
+def run_benchmark(
+    batch_sizes=DEFAULT_BATCH_SIZES,
+    n_steps: int = DEFAULT_STEPS,
+    loop_steps: int | None = None,
+    max_env_steps: int | None = DEFAULT_MAX_ENV_STEPS,
+    economies=None,
+    reference: bool = True,
+    reference_steps: int = 1000,
+    episode_compile: bool = True,
+    device=None,
+    min_time: float = 1.0,
+    seed: int = 0,
+    quiet: bool = False,
+) -> dict:
+    """Measure every economy x batch size (plus the Python loop and the reference).
+
+    Args:
+        batch_sizes: batch sizes of the scan+vmap rollouts.
+        n_steps: steps per rollout.
+        max_env_steps: cap on batch x steps per rollout (see ``rollout_steps``;
+            None or 0: no cap).
+        loop_steps: steps of the Python-loop measurement (default ``n_steps``; 0 skips it).
+        economies: names from ``ECONOMIES`` (default ``DEFAULT_ECONOMIES``
+            that this installation has).
+        reference: measure ai-economist in the same run, on the same config.
+        reference_steps: steps of the reference measurement with 4 agents;
+            scaled by 4 / n_agents for larger economies (at least 50).
+        episode_compile: also time compiling a full-episode rollout
+            (``episode_length`` steps at the largest batch size).
+        device: a ``jax.Device`` or None (JAX's default).
+        min_time: run each compiled rollout until this many seconds have passed.
+    Returns:
+        JSON-ready dict: ``system`` (versions, device, cpu count, measured
+        ``bandwidth_bytes_per_s``), ``settings``, ``economies`` (name ->
+        config, components, n_agents, ``memory`` per env (see
+        ``measure_memory``), ``episode_compile_s``, ``same_as``),
+        ``reference`` (economy -> reference result or ``{"skipped": reason}``)
+        and ``results`` (one row per measurement with ``economy``, ``mode``,
+        ``batch``, ``env_steps_per_s``, ``agent_steps_per_s``, ``compile_s``,
+        ``reference_env_steps_per_s``, ``ratio``, ``bytes_per_env_step`` and
+        ``bandwidth_fraction``: env-steps/s x bytes per env-step / bandwidth).
+    Raises:
+        ValueError: an economy name this installation does not have.
+    """
+    loop_steps = n_steps if loop_steps is None else loop_steps
+    makers = economy_makers()
+    if economies is None:
+        economies = [e for e in DEFAULT_ECONOMIES if e in makers]
+    unknown = [e for e in economies if e not in makers]
+    if unknown:
+        raise ValueError(f"unknown economies {unknown}; known here: {list(makers)}")
+    ctx = jax.default_device(device) if device is not None else contextlib.nullcontext()
+    dev = device if device is not None else jax.devices()[0]
+    out = {
+        "system": {
+            "jax_version": jax.__version__,
+            "jaxecon_version": jaxecon.__version__,
+            "python": platform.python_version(),
+            "machine": platform.machine(),
+            "cpu_count": os.cpu_count(),
+            "device": str(dev),
+            "platform": dev.platform,
+            "date": datetime.datetime.now().isoformat(timespec="seconds"),
+        },
+        "settings": {
+            "batch_sizes": list(batch_sizes),
+            "n_steps": n_steps,
+            "loop_steps": loop_steps,
+            "max_env_steps": max_env_steps,
+            "reference_steps": reference_steps if reference else None,
+            "min_time_s": min_time,
+            "seed": seed,
+        },
+        "economies": {},
+        "reference": {},
+        "results": [],
+    }
+    measured = {}  # config (json) -> economy name
+    with ctx:
+        bandwidth = measure_bandwidth()
+        out["system"]["bandwidth_bytes_per_s"] = bandwidth
+        _log(f"device {dev}: streaming bandwidth {bandwidth / 1e9:.1f} GB/s (x + 1 over 256 MiB)", quiet)
+        for name in economies:
+            cfg = makers[name]()
+            comps = _canonical_components(cfg["components"])
+            sig = json.dumps(cfg, sort_keys=True, default=str)
+            info = {"config": cfg, "components": [n for n, _ in comps], "n_agents": cfg["n_agents"]}
+            if sig in measured:
+                info["same_as"] = measured[sig]
+                out["economies"][name] = info
+                _log(f"[{name}] same config as {measured[sig]!r}; not measured again", quiet)
+                continue
+            measured[sig] = name
+            out["economies"][name] = info
+            env = jaxecon.make_from_config(cfg)
+            params = env.default_params
+            mem = measure_memory(env, params, seed=seed)
+            info["memory"] = mem
+            # a step reads and writes the carry (state, obs, key) once at least
+            step_bytes = 2 * mem["carry_bytes"]
+            info["bytes_per_env_step"] = step_bytes
+            _log(
+                f"[{name}] {env.n_agents} agents: state {mem['state_bytes']:,} B, obs "
+                f"{mem['obs_bytes']:,} B per env; floor {bandwidth / step_bytes:,.0f} env-steps/s "
+                "at the measured bandwidth",
+                quiet,
+            )
+
+            if reference:
+                n_ref = max(50, reference_steps * 4 // max(4, env.n_agents))
+                ref = measure_reference(cfg, n_steps=n_ref, seed=seed + 1)
+            else:
+                ref = {"skipped": "--no-reference"}
+            out["reference"][name] = ref
+            if "skipped" in ref:
+                _log(f"[{name}] reference skipped: {ref['skipped']}", quiet)
+            else:
+                _log(
+                    f"[{name}] reference ai-economist: "
+                    f"{ref['env_steps_per_s']:,.0f} env-steps/s (env.step only), "
+                    f"{ref['loop_steps_per_s']:,.0f} steps/s incl. action sampling",
+                    quiet,
+                )
+            ref_sps = ref.get("env_steps_per_s")
+
+            if episode_compile:
+                info["episode_compile_s"] = measure_episode_compile(
+                    env, params, max(batch_sizes), seed=seed)
+                _log(f"[{name}] compile of a {env.episode_length}-step rollout at batch "
+                     f"{max(batch_sizes)}: {info['episode_compile_s']:.1f} s", quiet)
+
+            rows = []
+            if loop_steps:
+                rows.append(("python loop", 1))
+            rows += [("scan+vmap", b) for b in batch_sizes]
+            for mode, b in rows:
+                if mode == "python loop":
+                    r = measure_python_loop(env, params, loop_steps, seed=seed)
+                else:
+                    steps_b = rollout_steps(b, n_steps, max_env_steps)
+                    r = measure_rollout(env, params, b, steps_b, seed=seed, min_time=min_time)
+                r["economy"] = name
+                r["components"] = info["components"]
+                r["n_agents"] = env.n_agents
+                r["reference_env_steps_per_s"] = ref_sps
+                r["ratio"] = r["env_steps_per_s"] / ref_sps if ref_sps else None
+                r["bytes_per_env_step"] = step_bytes
+                r["bandwidth_fraction"] = r["env_steps_per_s"] * step_bytes / bandwidth
+                out["results"].append(r)
+                _log(
+                    f"[{name}] {mode:11s} batch {b:5d} x {r['n_steps']:4d} steps: "
+                    f"compile {r['compile_s']:6.1f} s, "
+                    f"{r['env_steps_per_s']:12,.0f} env-steps/s",
+                    quiet,
+                )
+    return out

@@ -1,0 +1,129 @@
+"""The ``jaxecon`` command line: ``jaxecon run`` and ``jaxecon bench``.
+
+    jaxecon run                       # the default economy, 64 envs x 2 episodes
+    jaxecon run --scenario covid19    # COVID-19: the recorded US policies replayed
+    jaxecon run --config config.yaml --episodes 5 --batch 256 --out runs/mine
+    jaxecon bench                     # throughput table vs the reference
+
+``jaxecon run`` simulates a batch of economies with uniformly random valid
+actions. Each episode is a jitted ``lax.scan`` over steps of the batched
+(``jax.vmap``) step function (``jaxecon.rollout``), split into chunks of
+``--chunk`` steps so that the progress bar moves; the scan also returns the
+slices of env 0 that the scenario's :class:`RunRecorder` keeps per step. It prints a table of
+per-episode metrics averaged over the batch (the recorder's columns) and the
+throughput (excluding compile time, which is printed separately), and writes
+to ``--out``:
+
+- ``metrics.json``: the config, the run settings, compile time, throughput
+  and, per episode, every ``env.metrics`` key averaged over the batch (plus
+  its standard deviation over the batch) and the mean episode return.
+- what the recorder writes of env 0's last episode:
+
+  - gridworld scenarios (:class:`GridworldRecorder`): ``dense_log.json``, in
+    Foundation's dense-log layout (``world``: the maps every
+    ``world_dense_log_frequency`` steps and at the end, ``{}`` in between;
+    ``states``: per step each agent's ``loc``, ``inventory``, ``escrow``,
+    ``endogenous`` and the planner's ``inventory``, ``escrow``; ``actions``:
+    per step the non-NO-OP actions by subspace; ``rewards``: per step), list
+    index = timestep 0..T; and ``world.png``, the final world map
+    (``jaxecon.render``).
+  - ``CovidAndEconomySimulation`` (:class:`CovidRecorder`): ``series.npz``,
+    the per-step global state (Foundation's ``world.global_state`` rows
+    0..T) and ``infected.png``, ``deaths.png``, ``unemployment.png``,
+    ``subsidies.png``: each state and the US total against the recorded data
+    (``jaxecon.scenarios.covid19.plots.plot_covid_episode``).
+
+The economy is the built-in default (Foundation's canonical Gather-Trade-Build,
+``--scenario gather_trade_build``, ``jaxecon.configs.default_config``), ``--scenario covid19`` (Foundation's
+COVID-19 config replaying the recorded policies, see
+``real_world_policies_covid_config``), or a config file (``--config``): the
+dict Foundation users pass to ``make_env_instance``, YAML (``.yaml``/``.yml``)
+or JSON, either flat (with ``scenario_name``) or with it under an ``env:``
+block, as in Foundation's RLlib tutorial ``config.yaml`` (other blocks, e.g.
+``trainer:``, are ignored).
+
+One job per module: ``config`` (``--scenario`` choices, config files),
+``options`` (argument types, ``--device``), ``recorders`` (what env 0
+records and writes), ``run`` (``jaxecon run``), ``bench`` (``jaxecon
+bench``; the measurements are ``jaxecon.bench``), ``output`` (JSON files).
+Nothing else in jaxecon imports this package.
+"""
+
+
+from __future__ import annotations
+
+import argparse
+
+from jaxecon.cli import bench as _bench
+from jaxecon.cli import run as _run
+from jaxecon.cli.config import RUN_SCENARIOS, ConfigError, load_config
+from jaxecon.cli.options import DEVICE_KINDS, nonnegative_int, positive_int, select_device
+from jaxecon.cli.recorders import CovidRecorder, GridworldRecorder, RunRecorder, recorder_for
+from jaxecon.cli.run import run_economy
+from jaxecon.configs import DEFAULT_ECONOMY, default_config, gather_build_config
+
+__all__ = [
+    "DEFAULT_ECONOMY",
+    "DEVICE_KINDS",
+    "RUN_SCENARIOS",
+    "ConfigError",
+    "CovidRecorder",
+    "GridworldRecorder",
+    "RunRecorder",
+    "build_parser",
+    "default_config",
+    "gather_build_config",
+    "load_config",
+    "main",
+    "nonnegative_int",
+    "positive_int",
+    "recorder_for",
+    "run_economy",
+    "select_device",
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``jaxecon`` argument parser: subcommands ``run`` and ``bench``."""
+    parser = argparse.ArgumentParser(
+        prog="jaxecon",
+        description="jaxecon: Foundation (the AI Economist's economic simulation) in JAX.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="{run,bench}")
+    sub.required = True
+
+    run = sub.add_parser(
+        "run",
+        help="simulate a batch of economies with random valid actions",
+        description="Simulate a batch of economies with uniformly random valid actions; "
+        "print per-episode metrics and throughput; write metrics.json and env 0's record "
+        "of the last episode to --out: dense_log.json and world.png for the gridworld "
+        "scenarios; series.npz and infected/deaths/unemployment/subsidies.png (simulated "
+        "vs recorded) for CovidAndEconomySimulation.",
+    )
+    _run.add_arguments(run)
+    run.set_defaults(handler=_run.cmd_run, subparser=run)
+
+    b = sub.add_parser(
+        "bench",
+        help="throughput of jaxecon vs the reference numpy implementation",
+        description=_bench.DESCRIPTION,
+    )
+    _bench.add_arguments(b)
+    b.set_defaults(handler=_cmd_bench, subparser=b)
+    return parser
+
+
+def _cmd_bench(args, parser) -> int:
+    _bench.run_from_args(args, parser)
+    return 0
+
+
+def main(argv=None) -> int:
+    """Entry point of the ``jaxecon`` command. Returns 0 on success.
+
+    Bad arguments exit through ``argparse`` (``SystemExit(2)`` with a message).
+    """
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    return args.handler(args, args.subparser)

@@ -1,0 +1,146 @@
+"""``jaxecon bench`` (and ``python benchmarks/throughput.py``): the benchmark's options and output.
+
+Parses the options, runs ``jaxecon.bench.run_benchmark``, prints the table
+(``jaxecon.bench.format_table``) and writes the results as JSON
+(``--json``, default ``runs/bench-<timestamp>.json``) with the throughput
+plot beside it (same name, ``.png``). What is measured: ``jaxecon.bench``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import pathlib
+import time
+
+from jaxecon import bench
+from jaxecon.bench import (
+    DEFAULT_BATCH_SIZES,
+    DEFAULT_ECONOMIES,
+    DEFAULT_MAX_ENV_STEPS,
+    DEFAULT_STEPS,
+    ECONOMIES,
+    economy_makers,
+    format_table,
+    plot_throughput,
+    run_benchmark,
+)
+from jaxecon.cli.options import DEVICE_KINDS, nonnegative_int, positive_int, select_device
+from jaxecon.cli.output import write_json
+
+__all__ = ["DESCRIPTION", "add_arguments", "main", "run_from_args"]
+
+#: One line on what ``jaxecon bench`` does (its ``--help`` description).
+DESCRIPTION = bench.__doc__.strip().splitlines()[0]
+
+
+def _int_list(text: str) -> list[int]:
+    try:
+        values = [int(t) for t in text.split(",") if t.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be a comma-separated list of positive integers, got {text!r}"
+        ) from None
+    if not values or any(v < 1 for v in values):
+        raise argparse.ArgumentTypeError(
+            f"must be a comma-separated list of positive integers, got {text!r}"
+        )
+    return values
+
+
+def _economy_list(text: str) -> list[str]:
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    bad = [n for n in names if n not in ECONOMIES]
+    if not names or bad:
+        raise argparse.ArgumentTypeError(
+            f"must be a comma-separated list of {list(ECONOMIES)}, got {text!r}"
+        )
+    return names
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the ``bench`` options to ``parser``."""
+    parser.add_argument("--batch-sizes", type=_int_list, default=list(DEFAULT_BATCH_SIZES),
+                        metavar="B1,B2,...",
+                        help="batch sizes of the scan+vmap rollouts (default "
+                             + ",".join(map(str, DEFAULT_BATCH_SIZES)) + ")")
+    parser.add_argument("--steps", type=positive_int, default=DEFAULT_STEPS, metavar="N",
+                        help=f"steps per rollout (default {DEFAULT_STEPS})")
+    parser.add_argument("--max-env-steps", type=nonnegative_int, default=DEFAULT_MAX_ENV_STEPS,
+                        metavar="N",
+                        help="shorten rollouts of large batches to at most N env-steps "
+                             f"(batch x steps; >= 10 steps; default {DEFAULT_MAX_ENV_STEPS}, 0: no cap)")
+    parser.add_argument("--loop-steps", type=nonnegative_int, default=None, metavar="N",
+                        help="steps of the Python-loop measurement (default: --steps; 0 skips it)")
+    parser.add_argument("--economies", type=_economy_list, default=None,
+                        metavar="E1,E2",
+                        help="economies to measure, from " + ",".join(ECONOMIES)
+                             + " (default " + ",".join(DEFAULT_ECONOMIES)
+                             + "; covid19 only where the scenario is installed)")
+    parser.add_argument("--no-episode-compile", action="store_true",
+                        help="skip timing the compile of a full-episode rollout")
+    parser.add_argument("--no-reference", action="store_true",
+                        help="do not measure the reference (ai-economist)")
+    parser.add_argument("--reference-steps", type=positive_int, default=1000, metavar="N",
+                        help="steps of the reference measurement (default 1000)")
+    parser.add_argument("--min-time", type=float, default=1.0, metavar="S",
+                        help="run each compiled rollout for at least S seconds (default 1)")
+    parser.add_argument("--seed", type=nonnegative_int, default=0, metavar="S",
+                        help="PRNG seed (default 0)")
+    parser.add_argument("--device", choices=DEVICE_KINDS, default=None,
+                        help="JAX device kind (default: JAX's default device)")
+    parser.add_argument("--json", metavar="FILE", default=None,
+                        help="write the results here (default runs/bench-<timestamp>.json)")
+    parser.add_argument("--quiet", action="store_true",
+                        help="print only the final table")
+
+
+def run_from_args(args, parser: argparse.ArgumentParser) -> dict:
+    """Run the benchmark for parsed ``args``; print the table; write the JSON. Returns the result."""
+    try:
+        device = select_device(args.device)
+    except ValueError as exc:
+        parser.error(f"--device {args.device}: {exc}")
+    if not args.min_time >= 0:
+        parser.error(f"--min-time must be >= 0, got {args.min_time}")
+    if args.economies is not None:
+        missing = [e for e in args.economies if e not in economy_makers()]
+        if missing:
+            parser.error(f"--economies: {missing} not installed here; available: {list(economy_makers())}")
+    path = pathlib.Path(args.json) if args.json else pathlib.Path(
+        "runs", "bench-" + datetime.datetime.now().strftime("%Y%m%d-%H%M%S") + ".json"
+    )
+    t0 = time.perf_counter()
+    result = run_benchmark(
+        batch_sizes=args.batch_sizes,
+        n_steps=args.steps,
+        loop_steps=args.loop_steps,
+        max_env_steps=args.max_env_steps,
+        economies=args.economies,
+        reference=not args.no_reference,
+        reference_steps=args.reference_steps,
+        episode_compile=not args.no_episode_compile,
+        device=device,
+        min_time=args.min_time,
+        seed=args.seed,
+        quiet=args.quiet,
+    )
+    result["wall_s"] = time.perf_counter() - t0
+    print()
+    print(format_table(result))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_json(path, result)  # NaN -> null
+    plot_path = path.with_suffix(".png")
+    plot_throughput(result, plot_path)
+    print(f"\nwrote {path} and {plot_path} (total {result['wall_s']:.0f} s)")
+    return result
+
+
+def main(argv=None) -> dict:
+    """``python benchmarks/throughput.py [options]``: same options as ``jaxecon bench``."""
+    parser = argparse.ArgumentParser(
+        prog="throughput.py", description=DESCRIPTION
+    )
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    return run_from_args(args, parser)

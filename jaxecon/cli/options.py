@@ -1,0 +1,54 @@
+"""What the subcommands of ``jaxecon`` share: argument types and the device choice."""
+
+from __future__ import annotations
+
+import argparse
+
+import jax
+
+__all__ = ["DEVICE_KINDS", "nonnegative_int", "positive_int", "select_device"]
+
+#: ``--device`` choices.
+DEVICE_KINDS = ("cpu", "gpu", "tpu")
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an int >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer (>= 1), got {value}")
+    return value
+
+
+def nonnegative_int(text: str) -> int:
+    """argparse type: an int >= 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer (>= 0), got {value}")
+    return value
+
+
+def select_device(kind: str | None):
+    """The first JAX device of ``kind`` ("cpu", "gpu" or "tpu"), or None for JAX's default.
+
+    Raises:
+        ValueError: if JAX has no device of that kind here (lists what it has).
+    """
+    if kind is None:
+        return None
+    try:
+        devices = jax.devices(kind)
+    except RuntimeError as exc:
+        have = sorted({d.platform for d in jax.devices()})
+        raise ValueError(
+            f"no {kind} device available to JAX ({str(exc).splitlines()[0]}); available: {have}"
+        ) from None
+    if not devices:
+        raise ValueError(f"no {kind} device available to JAX")
+    return devices[0]

@@ -1,0 +1,104 @@
+"""``jaxecon.rollout``: the one scan over steps that run, bench, sharding and analysis share."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxecon
+from jaxecon.rollout import RolloutCarry, episode, scan_steps
+
+T = 5
+
+
+@pytest.fixture(scope="module")
+def env():
+    return jaxecon.make("layout_from_file/simple_wood_and_stone",
+                        components=[("Build", {}), ("Gather", {"skill_dist": "pareto"})],
+                        n_agents=4, world_size=[25, 25], episode_length=T)
+
+
+def _rewards(state, actions, reward, done, info):
+    return reward
+
+
+def _equal(a, b):
+    la, lb = jax.tree.leaves(a), jax.tree.leaves(b)
+    assert len(la) == len(lb)
+    for x, y in zip(la, lb):
+        if jnp.issubdtype(x.dtype, jax.dtypes.prng_key):
+            x, y = jax.random.key_data(x), jax.random.key_data(y)
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+
+
+def test_batched_is_vmap_of_unbatched_with_carried_keys(env):
+    params = env.default_params
+    keys = jax.random.split(jax.random.key(0), 2)
+    obs, state = jax.vmap(env.reset, in_axes=(0, None))(keys, params)
+    step_keys = jax.random.split(jax.random.key(1), 2)
+    run = jax.jit(lambda c: scan_steps(env, params, c, T, recorder=_rewards, batched=True))
+    carry, rew = run(RolloutCarry(obs=obs, state=state, key=step_keys))
+    assert rew["a"].shape == (T, 2, env.n_agents) and rew["p"].shape == (T, 2)
+    one = jax.jit(lambda c: scan_steps(env, params, c, T, recorder=_rewards))
+    for b in range(2):
+        pick = lambda x: x[b]  # noqa: E731
+        c_b, rew_b = one(RolloutCarry(obs=jax.tree.map(pick, obs), state=jax.tree.map(pick, state),
+                                      key=step_keys[b]))
+        _equal(c_b, jax.tree.map(pick, carry))
+        _equal(rew_b, jax.tree.map(lambda x: x[:, b], rew))
+
+
+def test_given_actions_follow_the_per_step_key_schedule(env):
+    """With given actions step t uses step_keys[t] itself; the result is env.step by hand."""
+    params = env.default_params
+    obs, state = env.reset(jax.random.key(2), params)
+    step_keys = jax.random.split(jax.random.key(3), T)
+    acts = {"a": jax.random.randint(jax.random.key(4), (T, env.n_agents), 0, 6)}
+    carry, _ = scan_steps(env, params, RolloutCarry(obs=obs, state=state), T,
+                          step_keys=step_keys, actions=acts)
+    assert carry.key is None
+    s = state
+    for t in range(T):
+        _, s, _, _, _ = env.step(step_keys[t], s, {"a": acts["a"][t]}, params)
+    _equal(carry.state, s)
+
+
+def test_stateful_policy_is_carried_and_traced_once(env):
+    params = env.default_params
+    traces = []
+
+    def policy(key, obs, state, count):
+        traces.append(1)
+        return env.sample_actions(key, obs), count + 1
+
+    def record(state, actions, reward, done, info):
+        return state.timestep
+
+    @jax.jit
+    def run(key):
+        state0, carry, timesteps = episode(env, key, params, policy=policy,
+                                           policy_state=jnp.zeros((), jnp.int32), recorder=record)
+        return carry.policy_state, timesteps
+
+    for seed in (5, 6):
+        count, timesteps = run(jax.random.key(seed))
+        assert int(count) == T
+        np.testing.assert_array_equal(np.asarray(timesteps), np.arange(1, T + 1))
+    assert len(traces) == 1
+
+
+def test_bad_arguments(env):
+    params = env.default_params
+    obs, state = env.reset(jax.random.key(0), params)
+    carry = RolloutCarry(obs=obs, state=state)
+    with pytest.raises(ValueError, match="carry.key"):
+        scan_steps(env, params, carry, T)
+    with pytest.raises(ValueError, match="at most one"):
+        scan_steps(env, params, carry, T, policy=lambda k, o, s: {}, actions={})
+    with pytest.raises(ValueError, match="n_steps"):
+        scan_steps(env, params, carry, 0, step_keys=jax.random.split(jax.random.key(0), 1))
+    with pytest.raises(ValueError, match="leading shape"):
+        scan_steps(env, params, carry, T, step_keys=jax.random.split(jax.random.key(0), T + 1))
+    with pytest.raises(ValueError, match=r'actions\["a"\] must have shape'):
+        scan_steps(env, params, carry, T, step_keys=jax.random.split(jax.random.key(0), T),
+                   actions={"a": jnp.zeros((T, 3), jnp.int32)})
