@@ -434,6 +434,55 @@ def test_checked_step_follows_the_rounding_mode():
                 np.testing.assert_array_equal(a, b)
 
 
+def test_direct_calls_follow_the_rounding_mode():
+    """float32_rounding is a static attribute of the env and its components, so
+    ``env.compute_reward``, ``env.masks`` and ``env.observe`` called directly give
+    the values ``env.step`` computes, in both modes (x64, where the rounding matters)."""
+    planner_reward = {}
+    with jax.enable_x64(True):
+        for rounding in (False, True):
+            env = jaxecon.make_from_config(yaml_config(episode_length=5, float32_rounding=rounding))
+            assert all(c.float32_rounding is rounding for c in env.components
+                       if c.name != "VaccinationCampaign")
+            params = env.default_params
+            _, state = env.reset(jax.random.key(0), params)
+            acts = {"a": jnp.full(N, 8, jnp.int32), "p": jnp.int32(3)}
+            for _ in range(2):
+                obs, state, rew, _, _ = env.step(jax.random.key(1), state, acts, params)
+            # The rewards read only what the step's scenario_step wrote (compute_reward
+            # adds them to the indices, which nothing else here reads).
+            rew_a, rew_p, _ = env.compute_reward(state, params)
+            np.testing.assert_array_equal(rew_a, rew["a"])
+            np.testing.assert_array_equal(rew_p, rew["p"])
+            masks = env.masks(state, params)
+            np.testing.assert_array_equal(masks["a"], obs["a"]["action_mask"])
+            np.testing.assert_array_equal(masks["p"], obs["p"]["action_mask"])
+            for a, b in zip(jax.tree.leaves(env.observe(state, params)), jax.tree.leaves(obs)):
+                np.testing.assert_array_equal(a, b)
+            planner_reward[rounding] = float(rew_p)
+    assert planner_reward[False] != planner_reward[True]  # the mode matters here
+
+
+def test_scenario_without_the_policy_components():
+    """Without ControlUSStateOpenCloseStatus the stringency level is the recorded one at
+    reset and 0 after (Foundation's zero-initialised rows); without
+    FederalGovernmentSubsidy no subsidy; without VaccinationCampaign no vaccinations."""
+    env = jaxecon.make_from_config(yaml_config(episode_length=3, components=[]))
+    params = env.default_params
+    _, state = env.reset(jax.random.key(0), params)
+    real = load_covid_data(None).real
+    s = 81  # 2020-03-22
+    info = env.step_info(state, params)
+    np.testing.assert_array_equal(info["Stringency Level"], real["policy"][s])
+    np.testing.assert_array_equal(info["Subsidy"], np.zeros(N))
+    vaccinated = np.asarray(state.scenario.vaccinated)
+    for _ in range(2):
+        _, state, _, _, info = env.step(jax.random.key(1), state, {}, params)
+        np.testing.assert_array_equal(info["Stringency Level"], np.zeros(N))
+        np.testing.assert_array_equal(info["Subsidy"], np.zeros(N))
+        np.testing.assert_array_equal(info["Vaccinated"], vaccinated)
+
+
 def test_grad_and_vmap_through_fitted_params():
     env = jaxecon.make_from_config(yaml_config(episode_length=20))
     params = env.default_params

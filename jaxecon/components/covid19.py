@@ -5,19 +5,21 @@ al., "Building a Foundation for Data-Driven, Interpretable, and Robust Policy
 Design using the AI Economist", arXiv:2108.02904). These components only work
 inside the ``CovidAndEconomySimulation`` scenario
 (``jaxecon/scenarios/covid19``), which gives them, as Foundation's ``world``
-does, the static attributes ``n_stringency_levels``, ``start_date``,
-``use_real_world_policies``, ``real_world_stringency_policy`` and
-``real_world_subsidy`` on the environment object, and the per-episode "world"
-entries of ``state.scenario``:
+does, its static facts as ``spec.scenario`` (``n_stringency_levels``,
+``start_date``, ``use_real_world_policies``, ``real_world_stringency_policy``,
+``real_world_subsidy``, ``initial_stringency_level``, ``float32_rounding``) and
+two per-episode world attributes in its state, which the components read by
+name: ``state.scenario.us_state_population`` (float [n] people) and
+``state.scenario.us_population`` (float [] people), copied from the
+scenario's params at reset.
 
-    ``stringency_level``: float [n] open/close level of each state at the
-        current timestep (Foundation's ``global_state["Stringency Level"][t]``),
-        written by ControlUSStateOpenCloseStatus.
-    ``subsidy``: float [n] US$ of direct payments each state receives at the
-        current timestep (``global_state["Subsidy"][t]``), written by
-        FederalGovernmentSubsidy.
-    ``us_state_population``: float [n] people, ``us_population``: float []
-        people (copied from the scenario's params at reset).
+What Foundation's components write into the world's global state lives in
+their own sub-states, and the scenario reads it through their accessors:
+``ControlUSStateOpenCloseStatus.stringency_level`` (Foundation's
+``global_state["Stringency Level"][t]``) and
+``FederalGovernmentSubsidy.subsidy`` (``global_state["Subsidy"][t]``); the
+scenario uses up the delivered vaccines through
+``VaccinationCampaign.with_vaccines_administered``.
 
 There are n = 51 mobile agents (the US states and DC) and the planner (the
 federal government). No randomness anywhere.
@@ -26,17 +28,15 @@ Numerics: Foundation keeps its world arrays in float32 and mixes float32 and
 float64 arithmetic. Under ``jax_enable_x64`` jaxecon computes in float64 and
 rounds with ``as_float32`` exactly where Foundation's float32 arrays round, so
 the dynamics agree to the last float32 bit; without x64 everything is float32.
-The scenario's ``float32_rounding=False`` switches that rounding (and the
-integer truncation of the workforce) off while it traces its functions, so
-that under x64 the model is a smooth float64 function: the one whose
-derivative ``jax.grad`` returns in both modes (the rounding passes gradients
-through unchanged), and the one finite differences can check.
+The scenario's static ``float32_rounding=False`` (``spec.scenario``) switches
+that rounding (and the integer truncation of the subsidy level) off, so that
+under x64 the model is a smooth float64 function: the one whose derivative
+``jax.grad`` returns in both modes (the rounding passes gradients through
+unchanged), and the one finite differences can check.
 """
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 from datetime import datetime
 
 import jax
@@ -47,79 +47,59 @@ from flax import struct
 from jaxecon.core import config as cfg
 from jaxecon.core.component import Component
 from jaxecon.core.env import MOBILE, PLANNER
+from jaxecon.core.numerics import as_float32, straight_through_trunc
 from jaxecon.core.registry import component_registry
 from jaxecon.core.state import EnvState, float_dtype
 
 __all__ = [
     "ControlUSStateOpenCloseStatus",
+    "ControlUSStateOpenCloseStatusState",
     "FederalGovernmentSubsidy",
+    "FederalGovernmentSubsidyParams",
+    "FederalGovernmentSubsidyState",
     "VaccinationCampaign",
-    "as_float32",
-    "float32_rounding",
-    "straight_through_trunc",
+    "VaccinationCampaignParams",
+    "VaccinationCampaignState",
 ]
 
-_FLOAT32_ROUNDING = contextvars.ContextVar("jaxecon_covid19_float32_rounding", default=True)
-
-
-@contextlib.contextmanager
-def float32_rounding(enabled: bool):
-    """Trace-time switch of ``as_float32`` and ``straight_through_trunc`` (default on).
-
-    ``CovidAndEconomySimulation`` enters it around its own ``reset``, ``step``,
-    ``observe`` and ``metrics`` with its ``float32_rounding`` kwarg, so a
-    function jitted from an env always traces with that env's setting.
-    Inside, with ``enabled=False`` both functions are the identity.
-    """
-    token = _FLOAT32_ROUNDING.set(bool(enabled))
-    try:
-        yield
-    finally:
-        _FLOAT32_ROUNDING.reset(token)
-
-
-def as_float32(x):
-    """``x`` rounded to float32 precision, keeping its dtype (identity for float32).
-
-    Marks where Foundation stores or computes a value in float32; differentiable
-    (the rounding passes gradients through unchanged). The identity inside
-    ``float32_rounding(False)``.
-    """
-    x = jnp.asarray(x)
-    if x.dtype == jnp.float32 or not _FLOAT32_ROUNDING.get():
-        return x
-    return x.astype(jnp.float32).astype(x.dtype)
-
-
-def straight_through_trunc(x):
-    """``trunc(x)`` in the forward pass (Foundation's ``astype(int32)``), identity gradient.
-
-    The identity in the forward pass too inside ``float32_rounding(False)``.
-    """
-    if not _FLOAT32_ROUNDING.get():
-        return x
-    return x + jax.lax.stop_gradient(jnp.trunc(x) - x)
+#: The static facts of ``spec.scenario`` the COVID-19 components read.
+_WORLD_ATTRIBUTES = (
+    "n_stringency_levels", "start_date", "use_real_world_policies", "real_world_stringency_policy",
+    "real_world_subsidy", "initial_stringency_level", "float32_rounding",
+)
 
 
 def _require_covid_world(spec, who):
     """The scenario's static facts (``spec.scenario``), checked to be the COVID-19 scenario's."""
-    needed = ("n_stringency_levels", "start_date", "use_real_world_policies")
     world = spec.scenario
-    if world is None or not all(hasattr(world, a) for a in needed):
+    if world is None or not all(hasattr(world, a) for a in _WORLD_ATTRIBUTES):
         raise ValueError(
             f"{who} only works inside the CovidAndEconomySimulation scenario "
-            f"(it needs the world attributes {list(needed)}); got scenario {spec.scenario_name!r}"
+            f"(it needs the world attributes {list(_WORLD_ATTRIBUTES)}); got scenario {spec.scenario_name!r}"
         )
     return world
-
-
-def _set_world(state: EnvState, **entries) -> EnvState:
-    return state.replace(scenario={**state.scenario, **entries})
 
 
 # --------------------------------------------------------------------------
 # ControlUSStateOpenCloseStatus
 # --------------------------------------------------------------------------
+
+
+@struct.dataclass
+class ControlUSStateOpenCloseStatusState:
+    """Sub-state of ControlUSStateOpenCloseStatus (``state.components["ControlUSStateOpenCloseStatus"]``).
+
+    Attributes:
+        action_in_cooldown_until: int32 [n] timestep until which each state's
+            actions are masked (Foundation's ``action_in_cooldown_until``).
+        stringency_level: float [n] open/close level of each state at the
+            current timestep, whole levels (Foundation's
+            ``global_state["Stringency Level"][t]``); at reset the level
+            recorded on the start date.
+    """
+
+    action_in_cooldown_until: jax.Array
+    stringency_level: jax.Array
 
 
 @component_registry.add
@@ -151,9 +131,8 @@ class ControlUSStateOpenCloseStatus(Component):
     Observations: ``"a"``: ``agent_policy_indicators`` float [n] = level /
     n_levels (each state its own); ``"p"``: the same float [n] vector.
 
-    State (``state.components["ControlUSStateOpenCloseStatus"]``):
-        action_in_cooldown_until: int32 [n] timestep until which actions are masked.
-    Writes ``state.scenario["stringency_level"]`` (float [n]).
+    State: ``ControlUSStateOpenCloseStatusState``; the scenario reads the
+    level through ``stringency_level(state)``.
     """
 
     name = "ControlUSStateOpenCloseStatus"
@@ -180,45 +159,59 @@ class ControlUSStateOpenCloseStatus(Component):
         if self.use_real_world_policies:
             #: int32 [episode_length, n]: the recorded level applied at step t is row t-1.
             self.real_world_policy = np.asarray(world.real_world_stringency_policy, np.int32)
+        #: float64 [n]: the level recorded on the start date (the level at reset).
+        self.initial_stringency_level = np.asarray(world.initial_stringency_level, np.float64)
+        #: bool: round to float32 where Foundation does (the scenario's ``float32_rounding``).
+        self.float32_rounding = bool(world.float32_rounding)
 
     def get_n_actions(self, agent_cls_name):
         return self.n_stringency_levels if agent_cls_name == MOBILE else None
 
+    def stringency_level(self, state: EnvState) -> jax.Array:
+        """float [n]: each state's open/close level at ``state.timestep``
+        (Foundation's ``global_state["Stringency Level"][t]``)."""
+        return state.components[self.name].stringency_level
+
     def init(self, key, params):
-        return {"action_in_cooldown_until": jnp.zeros(self.n_agents, jnp.int32)}
+        return ControlUSStateOpenCloseStatusState(
+            action_in_cooldown_until=jnp.zeros(self.n_agents, jnp.int32),
+            stringency_level=jnp.zeros(self.n_agents, float_dtype()),
+        )
 
     def reset(self, key, state: EnvState, params):
-        sub = {"action_in_cooldown_until": jnp.full(self.n_agents, state.timestep, jnp.int32)}
+        sub = ControlUSStateOpenCloseStatusState(
+            action_in_cooldown_until=jnp.full(self.n_agents, state.timestep, jnp.int32),
+            stringency_level=jnp.asarray(self.initial_stringency_level, float_dtype()),
+        )
         return state.replace(components={**state.components, self.name: sub})
 
     def step(self, key, state: EnvState, actions, params):
         t = state.timestep
-        until = state.components[self.name]["action_in_cooldown_until"]
+        sub = state.components[self.name]
+        until = sub.action_in_cooldown_until
         if self.use_real_world_policies:
             row = jnp.clip(t - 1, 0, self.real_world_policy.shape[0] - 1)
             action = jnp.asarray(self.real_world_policy)[row]
         else:
             action = actions["a"][self.name]
-        prev = state.scenario["stringency_level"]
+        prev = sub.stringency_level
         level = jnp.where(action == 0, prev, action.astype(prev.dtype))
         at_end = t == until + 1
         until = jnp.where(
             at_end, until + jnp.where(action == 0, 1, self.action_cooldown_period), until
         ).astype(jnp.int32)
-        state = _set_world(state, stringency_level=level)
-        return state.replace(
-            components={**state.components, self.name: {"action_in_cooldown_until": until}}
-        )
+        sub = sub.replace(action_in_cooldown_until=until, stringency_level=level)
+        return state.replace(components={**state.components, self.name: sub})
 
     def observe(self, state: EnvState, params):
-        ind = as_float32(state.scenario["stringency_level"] / self.n_stringency_levels)
+        ind = as_float32(self.stringency_level(state) / self.n_stringency_levels, self.float32_rounding)
         return {"a": {"agent_policy_indicators": ind}, "p": {"agent_policy_indicators": ind}}
 
     def masks(self, state: EnvState, params):
         shape = (self.n_agents, self.n_stringency_levels)
         if self.use_real_world_policies:
             return {"a": {self.name: jnp.ones(shape, bool)}}
-        free = state.timestep >= state.components[self.name]["action_in_cooldown_until"]
+        free = state.timestep >= state.components[self.name].action_in_cooldown_until
         return {"a": {self.name: jnp.broadcast_to(free[:, None], shape)}}
 
     def agent_state_fields(self, state):
@@ -228,7 +221,7 @@ class ControlUSStateOpenCloseStatus(Component):
         episode's last value there, which jaxecon does not reproduce)."""
         if int(np.asarray(state.timestep)) == 0:
             return {}
-        return {"Current Open Close Stringency Level": np.asarray(state.scenario["stringency_level"], np.float32)}
+        return {"Current Open Close Stringency Level": np.asarray(self.stringency_level(state), np.float32)}
 
 
 # --------------------------------------------------------------------------
@@ -246,6 +239,24 @@ class FederalGovernmentSubsidyParams:
     """
 
     max_annual_subsidy_per_person: float = 20000.0
+
+
+@struct.dataclass
+class FederalGovernmentSubsidyState:
+    """Sub-state of FederalGovernmentSubsidy (``state.components["FederalGovernmentSubsidy"]``).
+
+    Attributes:
+        current_subsidy_level: int32 [] the level being paid out (the
+            planner's ``Current Subsidy Level``).
+        total_subsidy: float [] US$ paid to all states this episode (``Total Subsidy``).
+        subsidy: float [n] US$ per day each state receives at the current
+            timestep (Foundation's ``global_state["Subsidy"][t]``, float32
+            values); 0 at reset.
+    """
+
+    current_subsidy_level: jax.Array
+    total_subsidy: jax.Array
+    subsidy: jax.Array
 
 
 @component_registry.add
@@ -286,10 +297,8 @@ class FederalGovernmentSubsidy(Component):
     / interval and ``current_subsidy_level`` = level / levels, float [n] (the
     same for every state); ``"p"``: the same two as float [].
 
-    State (``state.components["FederalGovernmentSubsidy"]``):
-        current_subsidy_level: int32 [] (planner's ``Current Subsidy Level``).
-        total_subsidy: float [] US$ paid this episode (``Total Subsidy``).
-    Writes ``state.scenario["subsidy"]`` (float [n], US$ per day).
+    State: ``FederalGovernmentSubsidyState``; the scenario reads the
+    payments through ``subsidy(state)``.
     """
 
     name = "FederalGovernmentSubsidy"
@@ -324,6 +333,8 @@ class FederalGovernmentSubsidy(Component):
         if self.use_real_world_policies:
             #: float64 [episode_length]: recorded US$ enacted on day start + t - 1 (row t - 1).
             self.real_world_subsidy = np.asarray(world.real_world_subsidy, np.float64).reshape(-1)
+        #: bool: round to float32 where Foundation does (the scenario's ``float32_rounding``).
+        self.float32_rounding = bool(world.float32_rounding)
 
     def default_params(self):
         return FederalGovernmentSubsidyParams(max_annual_subsidy_per_person=self.max_annual_subsidy_per_person)
@@ -331,11 +342,18 @@ class FederalGovernmentSubsidy(Component):
     def get_n_actions(self, agent_cls_name):
         return self.num_subsidy_levels if agent_cls_name == PLANNER else None
 
+    def subsidy(self, state: EnvState) -> jax.Array:
+        """float [n]: US$ per day each state receives at ``state.timestep``
+        (Foundation's ``global_state["Subsidy"][t]``)."""
+        return state.components[self.name].subsidy
+
     def init(self, key, params):
-        return {
-            "current_subsidy_level": jnp.zeros((), jnp.int32),
-            "total_subsidy": jnp.zeros((), float_dtype()),
-        }
+        f = float_dtype()
+        return FederalGovernmentSubsidyState(
+            current_subsidy_level=jnp.zeros((), jnp.int32),
+            total_subsidy=jnp.zeros((), f),
+            subsidy=jnp.zeros(self.n_agents, f),
+        )
 
     def reset(self, key, state: EnvState, params):
         return state.replace(components={**state.components, self.name: self.init(key, params)})
@@ -344,7 +362,7 @@ class FederalGovernmentSubsidy(Component):
         f = float_dtype()
         amounts = jnp.asarray(self.real_world_subsidy, f)
         per_level = (
-            state.scenario["us_population"] * params.max_annual_subsidy_per_person
+            state.scenario.us_population * params.max_annual_subsidy_per_person
             / self.num_subsidy_levels * self.subsidy_interval / 365
         )
         day_levels = jnp.where(amounts > 0, jnp.round(amounts / per_level), 0.0)
@@ -364,21 +382,21 @@ class FederalGovernmentSubsidy(Component):
             level = self._real_world_level(state, params)
         else:
             decide = (t - 1) % self.subsidy_interval == 0
-            level = jnp.where(decide, actions["p"][self.name], sub["current_subsidy_level"]).astype(f)
-        max_daily = state.scenario["us_state_population"] * params.max_annual_subsidy_per_person / 365
+            level = jnp.where(decide, actions["p"][self.name], sub.current_subsidy_level).astype(f)
+        max_daily = state.scenario.us_state_population * params.max_annual_subsidy_per_person / 365
         daily = level / self.num_subsidy_levels * max_daily
-        sub = {
-            "current_subsidy_level": straight_through_trunc(level).astype(jnp.int32),
-            "total_subsidy": sub["total_subsidy"] + jnp.sum(daily),
-        }
-        state = _set_world(state, subsidy=as_float32(daily))
+        sub = FederalGovernmentSubsidyState(
+            current_subsidy_level=straight_through_trunc(level, self.float32_rounding).astype(jnp.int32),
+            total_subsidy=sub.total_subsidy + jnp.sum(daily),
+            subsidy=as_float32(daily, self.float32_rounding),
+        )
         return state.replace(components={**state.components, self.name: sub})
 
     def observe(self, state: EnvState, params):
         f = float_dtype()
         t = state.timestep
         until = (self.subsidy_interval - t % self.subsidy_interval).astype(f) / self.subsidy_interval
-        lvl = state.components[self.name]["current_subsidy_level"].astype(f) / self.num_subsidy_levels
+        lvl = state.components[self.name].current_subsidy_level.astype(f) / self.num_subsidy_levels
         ones = jnp.ones(self.n_agents, f)
         return {
             "a": {"t_until_next_subsidy": until * ones, "current_subsidy_level": lvl * ones},
@@ -395,8 +413,8 @@ class FederalGovernmentSubsidy(Component):
     def planner_state_fields(self, state):
         sub = state.components[self.name]
         return {
-            "Total Subsidy": np.float64(sub["total_subsidy"]),
-            "Current Subsidy Level": np.int32(sub["current_subsidy_level"]),
+            "Total Subsidy": np.float64(sub.total_subsidy),
+            "Current Subsidy Level": np.int32(sub.current_subsidy_level),
         }
 
 
@@ -417,6 +435,18 @@ class VaccinationCampaignParams:
     daily_vaccines_per_million_people: float = 4500.0
 
 
+@struct.dataclass
+class VaccinationCampaignState:
+    """Sub-state of VaccinationCampaign (``state.components["VaccinationCampaign"]``).
+
+    Attributes:
+        vaccines_available: int32 [n] vaccines delivered to each state but not
+            yet administered (Foundation's ``Vaccines Available``).
+    """
+
+    vaccines_available: jax.Array
+
+
 @component_registry.add
 class VaccinationCampaign(Component):
     """Passive: every ``delivery_interval`` days from a start date, each state receives vaccines.
@@ -434,7 +464,8 @@ class VaccinationCampaign(Component):
     No actions, no masks. Deliveries: at step t with t >= begin (days from the
     scenario's start date to the delivery start date) and t % interval == 0,
     ``vaccines_available[i] += floor(interval x pop_i / 1e6 x daily_per_million)``.
-    The scenario's SIR step then vaccinates with all of them (moving them out).
+    The scenario's SIR step then vaccinates with all of them
+    (``with_vaccines_administered``).
 
     Observations (first delivery t0 = begin rounded up to a multiple of the
     interval, next_t = t + 1): if next_t <= t0, t_until = min(1, (t0 - next_t)
@@ -443,9 +474,7 @@ class VaccinationCampaign(Component):
     interval, float [n]; ``"p"``: float []; with ``observe_rate`` also
     ``next_vaccination_rate`` (float [n] / float []).
 
-    State (``state.components["VaccinationCampaign"]``):
-        vaccines_available: int32 [n] vaccines delivered but not yet used
-            (``Vaccines Available``).
+    State: ``VaccinationCampaignState``.
     """
 
     name = "VaccinationCampaign"
@@ -496,12 +525,25 @@ class VaccinationCampaign(Component):
 
     def num_vaccines_per_delivery(self, state: EnvState, params) -> jax.Array:
         """int32 [n] vaccines each state receives per delivery."""
-        pop = state.scenario["us_state_population"]
+        pop = state.scenario.us_state_population
         daily = pop / 1e6 * params.daily_vaccines_per_million_people
         return jnp.floor(self.delivery_interval * daily).astype(jnp.int32)
 
+    def vaccines_available(self, state: EnvState) -> jax.Array:
+        """int32 [n]: vaccines delivered to each state and not yet administered."""
+        return state.components[self.name].vaccines_available
+
+    def with_vaccines_administered(self, state: EnvState) -> EnvState:
+        """``state`` with every available vaccine administered (none left).
+
+        Foundation's scenario sets ``agent.state["Vaccines Available"] = 0`` in
+        its SIR step; the COVID-19 scenario calls this there.
+        """
+        sub = VaccinationCampaignState(vaccines_available=jnp.zeros_like(self.vaccines_available(state)))
+        return state.replace(components={**state.components, self.name: sub})
+
     def init(self, key, params):
-        return {"vaccines_available": jnp.zeros(self.n_agents, jnp.int32)}
+        return VaccinationCampaignState(vaccines_available=jnp.zeros(self.n_agents, jnp.int32))
 
     def reset(self, key, state: EnvState, params):
         return state.replace(components={**state.components, self.name: self.init(key, params)})
@@ -509,9 +551,11 @@ class VaccinationCampaign(Component):
     def step(self, key, state: EnvState, actions, params):
         t = state.timestep
         deliver = (t >= self.time_when_vaccine_delivery_begins) & (t % self.delivery_interval == 0)
-        avail = state.components[self.name]["vaccines_available"]
+        avail = self.vaccines_available(state)
         avail = jnp.where(deliver, avail + self.num_vaccines_per_delivery(state, params), avail)
-        return state.replace(components={**state.components, self.name: {"vaccines_available": avail}})
+        return state.replace(
+            components={**state.components, self.name: VaccinationCampaignState(vaccines_available=avail)}
+        )
 
     def observe(self, state: EnvState, params):
         f = float_dtype()
@@ -535,4 +579,4 @@ class VaccinationCampaign(Component):
         return out
 
     def agent_state_fields(self, state):
-        return {"Vaccines Available": np.asarray(state.components[self.name]["vaccines_available"])}
+        return {"Vaccines Available": np.asarray(self.vaccines_available(state))}

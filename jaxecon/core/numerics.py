@@ -2,11 +2,14 @@
 
 Foundation computes in numpy (float64 for the gridworld, float32 casts in the
 COVID-19 model). Where a one-ulp difference would flip a later comparison,
-jaxecon needs numpy's rounding and summation order; these helpers give it.
+jaxecon needs numpy's rounding and summation order; these helpers give it,
+and the float32 rounding of values Foundation keeps in float32 arrays
+(``as_float32``, ``straight_through_trunc``), switched by a static flag.
 """
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 
 
@@ -47,3 +50,28 @@ def numpy_order_sum(x):
     n2 = n // 2
     n2 -= n2 % 8
     return numpy_order_sum(x[..., :n2]) + numpy_order_sum(x[..., n2:])
+
+
+def as_float32(x, enabled: bool):
+    """``x`` rounded to float32 precision, keeping its dtype (identity for float32).
+
+    Marks where Foundation stores or computes a value in float32 (the COVID-19
+    model's world arrays); differentiable (the rounding passes gradients
+    through unchanged). ``enabled`` (a static bool, e.g. the scenario's
+    ``float32_rounding``): False makes it the identity. Returns a jax array.
+    """
+    x = jnp.asarray(x)
+    if x.dtype == jnp.float32 or not enabled:
+        return x
+    return x.astype(jnp.float32).astype(x.dtype)
+
+
+def straight_through_trunc(x, enabled: bool):
+    """``trunc(x)`` in the forward pass (Foundation's ``astype(int32)``), identity gradient.
+
+    ``enabled`` (a static bool): False makes it the identity in the forward
+    pass too (the smooth model of ``float32_rounding=False``).
+    """
+    if not enabled:
+        return x
+    return x + jax.lax.stop_gradient(jnp.trunc(x) - x)

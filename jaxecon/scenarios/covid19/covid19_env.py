@@ -72,23 +72,10 @@ arrays).
 ``Unemployed``, ``Stringency Level``, ``Subsidy``, ``Postsubsidy Productivity``
 (stack them with ``lax.scan`` for plots, see ``plots.py``).
 
-Scenario state (``state.scenario``; float = float32 or float64 under x64,
-holding float32-rounded values as Foundation's float32 arrays):
-    susceptible, infected, recovered, deaths, vaccinated, unemployed,
-        postsubsidy_productivity: float [n] people / US$ per day at t.
-    deaths_prev, infected_prev: float [n] the same at t - 1 (reward, host fields).
-    stringency_level: float [n] level at t; subsidy: float [n] US$/day at t.
-    stringency_level_history: int8 [FILTER_LEN + 1, n] the levels of days t - FILTER_LEN
-        .. t as a ring buffer: row (tau + FILTER_LEN) mod (FILTER_LEN + 1) holds
-        day tau's (so each day writes one row instead of shifting them all;
-        whole levels; int32 if the data has more than 127 levels).
-    unemployment_filter_response: float [k, n] r_k of the history (dynamics 2).
-    r0: float [n] beta / gamma of the last SIR step.
-    health_index, economic_index: float [n]; planner_health_index,
-        planner_economic_index: float [] sums of the normalised marginal indices.
-    unemployed_sum, stringency_level_sum, postsubsidy_productivity_sum,
-        subsidy_sum: float [n] sums over steps 1..t (metrics).
-    us_state_population: float [n], us_population: float [] (world attributes).
+Scenario state: ``CovidState`` (``state.scenario``). The stringency levels
+and subsidies are the components' (``ControlUSStateOpenCloseStatus.stringency_level``,
+``FederalGovernmentSubsidy.subsidy``); the scenario reads them through those
+accessors (0 without the component; see ``stringency_level`` and ``subsidy``).
 
 Parameters (``params.scenario``, ``CovidParams``): every kwarg, model constant
 and fitted parameter as float leaves (differentiable), plus the modulations of
@@ -110,7 +97,6 @@ Usage::
 from __future__ import annotations
 
 import dataclasses
-import functools
 import os
 from datetime import datetime, timedelta
 
@@ -119,28 +105,14 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from jaxecon.components.covid19 import as_float32 as f32
-from jaxecon.components.covid19 import float32_rounding, straight_through_trunc
 from jaxecon.core import config as cfg
 from jaxecon.core.env import BaseEnvironment
+from jaxecon.core.numerics import as_float32, straight_through_trunc
 from jaxecon.core.registry import scenario_registry
 from jaxecon.core.state import EnvState, as_float_tree, float_dtype
 from jaxecon.scenarios.covid19.data import load_covid_data
 
 DAYS_PER_YEAR = 365
-
-#: Foundation's global-state keys and the scenario-state entries holding row t.
-GLOBAL_STATE_KEYS = {
-    "Susceptible": "susceptible",
-    "Infected": "infected",
-    "Recovered": "recovered",
-    "Deaths": "deaths",
-    "Vaccinated": "vaccinated",
-    "Unemployed": "unemployed",
-    "Stringency Level": "stringency_level",
-    "Subsidy": "subsidy",
-    "Postsubsidy Productivity": "postsubsidy_productivity",
-}
 
 
 @struct.dataclass
@@ -199,12 +171,74 @@ class CovidParams:
     max_marginal_planner_economic_index: float
 
 
-def crra_nonlinearity(x, eta):
+@struct.dataclass
+class CovidState:
+    """The scenario's state (``state.scenario``) of ``CovidAndEconomySimulation``.
+
+    float = float32, or float64 under x64 holding float32-rounded values as
+    Foundation's float32 arrays (unless ``float32_rounding=False``); n = 51
+    states, k = the unemployment filters. Values at timestep t.
+
+    Attributes:
+        susceptible, infected, recovered, deaths, vaccinated, unemployed: float [n]
+            people (Foundation's ``global_state`` rows).
+        postsubsidy_productivity: float [n] US$ per day, productivity plus subsidy.
+        deaths_prev, infected_prev: float [n] people at t - 1 (rewards, host fields).
+        stringency_level_history: int8 [FILTER_LEN + 1, n] the levels of days
+            t - FILTER_LEN .. t as a ring buffer: row (tau + FILTER_LEN) mod
+            (FILTER_LEN + 1) holds day tau's (so each day writes one row instead
+            of shifting them all; whole levels; int32 if the data has more than
+            127 levels). Day 0 and before: the recorded levels (1 before the data).
+        unemployment_filter_response: float [k, n] r_k of the history (dynamics 2).
+        r0: float [n] (dimensionless) beta / gamma of the last SIR step (0
+            before the first; with ``use_real_world_data`` always 0).
+        health_index, economic_index: float [n] sums over steps 1..t of each
+            state's normalised marginal health / economic index.
+        planner_health_index, planner_economic_index: float [] the same for the planner.
+        unemployed_sum: float [n] people, stringency_level_sum: float [n] levels,
+            postsubsidy_productivity_sum, subsidy_sum: float [n] US$: sums over
+            steps 1..t (metrics).
+        us_state_population: float [n], us_population: float [] people: the
+            world attributes the components read (copied from the params at reset).
+    """
+
+    susceptible: jax.Array
+    infected: jax.Array
+    recovered: jax.Array
+    deaths: jax.Array
+    vaccinated: jax.Array
+    unemployed: jax.Array
+    postsubsidy_productivity: jax.Array
+    deaths_prev: jax.Array
+    infected_prev: jax.Array
+    stringency_level_history: jax.Array
+    unemployment_filter_response: jax.Array
+    r0: jax.Array
+    health_index: jax.Array
+    economic_index: jax.Array
+    planner_health_index: jax.Array
+    planner_economic_index: jax.Array
+    unemployed_sum: jax.Array
+    stringency_level_sum: jax.Array
+    postsubsidy_productivity_sum: jax.Array
+    subsidy_sum: jax.Array
+    us_state_population: jax.Array
+    us_population: jax.Array
+
+
+def _rounding(enabled: bool):
+    """``f32(x)`` = ``as_float32(x, enabled)``."""
+    return lambda x: as_float32(x, enabled)
+
+
+def crra_nonlinearity(x, eta, float32_rounding: bool):
     """Daily CRRA utility of a daily productivity fraction x (float32 arithmetic as Foundation).
 
     crra(x) = (1 + ((clip(365 x, 0.1, 3))^(1 - eta) - 1) / (1 - eta)) / 365; for
     eta == 1 (where Foundation divides by zero) the limit (1 + log(clip(365 x))) / 365.
+    ``float32_rounding``: round to float32 where Foundation does (``as_float32``).
     """
+    f32 = _rounding(float32_rounding)
     annual = jnp.clip(f32(DAYS_PER_YEAR * x), f32(jnp.asarray(0.1, x.dtype)), 3.0)
     e1 = f32(1 - f32(eta))
     one = e1 == 0
@@ -214,27 +248,19 @@ def crra_nonlinearity(x, eta):
     return f32(f32(1 + util) / DAYS_PER_YEAR)
 
 
-def _min_max(x, lo, hi, float32_x=True):
+def _min_max(x, lo, hi, float32_rounding: bool, float32_x=True):
     """(x - lo) / (hi - lo + 1e-10); ``float32_x``: x is float32, so the difference rounds."""
+    f32 = _rounding(float32_rounding)
     num = f32(x - lo) if float32_x else x - lo
     return num / f32(f32(hi - lo) + 1e-10)
 
 
-def _scale_health_weight(scaling, alpha):
+def _scale_health_weight(scaling, alpha, float32_rounding: bool):
+    """The health weight a = alpha with its odds z = a / (1 - a) scaled: s z / (1 + s z)."""
+    f32 = _rounding(float32_rounding)
     z = f32(alpha / f32(1 - alpha))
     sz = f32(f32(scaling) * z)
     return f32(sz / f32(1 + sz))
-
-
-def _under_own_rounding(method):
-    """``method`` run inside ``float32_rounding(self.float32_rounding)``."""
-
-    @functools.wraps(method)
-    def wrapper(self, *args, **kwargs):
-        with float32_rounding(self.float32_rounding):
-            return method(self, *args, **kwargs)
-
-    return wrapper
 
 
 @dataclasses.dataclass(frozen=True)
@@ -245,8 +271,14 @@ class CovidStaticSpec:
         n_stringency_levels: int, stringency levels of the fitted model (10).
         start_date: ``datetime`` of timestep 0.
         use_real_world_policies: bool, replay the recorded policies.
-        real_world_stringency_policy: int32 [days, 51] recorded levels from the start date.
-        real_world_subsidy: float64 [days] recorded federal payments (US$/day) from the start date.
+        real_world_stringency_policy: int32 [days, 51] recorded levels from the
+            start date (None without ``use_real_world_policies``).
+        real_world_subsidy: float64 [days] recorded federal payments (US$/day)
+            from the start date (None without ``use_real_world_policies``).
+        initial_stringency_level: float64 [51] the levels recorded on the start
+            date (each state's level at reset).
+        float32_rounding: bool, round to float32 where Foundation does (the
+            scenario's kwarg).
     """
 
     n_stringency_levels: int
@@ -254,6 +286,8 @@ class CovidStaticSpec:
     use_real_world_policies: bool
     real_world_stringency_policy: np.ndarray | None
     real_world_subsidy: np.ndarray | None
+    initial_stringency_level: np.ndarray
+    float32_rounding: bool
 
 
 @scenario_registry.add
@@ -282,6 +316,9 @@ class CovidAndEconomySimulation(BaseEnvironment):
             smooth float64 function, for finite-difference checks of
             gradients (``jax.grad`` gives the same derivative in both modes;
             see docs/differentiability.md). Without x64 both are float32.
+            A static attribute: every method (``step``, ``compute_reward``,
+            ``derived``, ...) and the components (``spec.scenario``) read it,
+            however they are called.
         **base_env_kwargs: ``BaseEnvironment``'s; ``n_agents`` must be the
             number of states in the data (51). Foundation also demands
             ``collate_agent_step_and_reset_data=True``; jaxecon accepts both
@@ -314,6 +351,7 @@ class CovidAndEconomySimulation(BaseEnvironment):
         float32_rounding=True,
         **base_env_kwargs,
     ):
+        super().__init__(**base_env_kwargs)
         self.float32_rounding = cfg.check_bool("float32_rounding", float32_rounding)
         self.use_real_world_data = cfg.check_bool("use_real_world_data", use_real_world_data)
         self.use_real_world_policies = cfg.check_bool("use_real_world_policies", use_real_world_policies)
@@ -370,28 +408,26 @@ class CovidAndEconomySimulation(BaseEnvironment):
         # whole levels, so stored compactly and exactly.
         self.level_dtype = jnp.int8 if self.num_stringency_levels <= 127 else jnp.int32
 
-        n_agents = base_env_kwargs.get("n_agents")
-        if n_agents != self.num_us_states:
+        if self.n_agents != self.num_us_states:
             raise ValueError(
-                f"n_agents must be the number of US states in the data, {self.num_us_states}, got {n_agents!r}"
+                f"n_agents must be the number of US states in the data, {self.num_us_states}, got {self.n_agents!r}"
             )
-        episode_length = base_env_kwargs.get("episode_length", 1000)
         remaining = data.n_days - self.start_date_index
         if self.use_real_world_data:
             finite = np.stack([np.isfinite(real[k]).all(axis=1)
                                for k in init_keys + ("deaths",)]).all(axis=0)
             bad = np.flatnonzero(~finite[self.start_date_index + 1:])
             max_len = int(bad[0]) if bad.size else remaining - 1
-            if isinstance(episode_length, (int, np.integer)) and episode_length > max_len:
+            if self.episode_length > max_len:
                 raise ValueError(
                     f"episode_length must be <= {max_len} with use_real_world_data=True and start_date "
-                    f"{start_date!r} (the recorded series end or have gaps after that), got {episode_length!r}"
+                    f"{start_date!r} (the recorded series end or have gaps after that), got {self.episode_length!r}"
                 )
         elif self.use_real_world_policies:
-            if isinstance(episode_length, (int, np.integer)) and episode_length > remaining:
+            if self.episode_length > remaining:
                 raise ValueError(
                     f"episode_length must be <= {remaining} with use_real_world_policies=True and "
-                    f"start_date {start_date!r} (the recorded policies end then), got {episode_length!r}"
+                    f"start_date {start_date!r} (the recorded policies end then), got {self.episode_length!r}"
                 )
 
         # World attributes the covid components read (Foundation's world.* entries).
@@ -418,9 +454,9 @@ class CovidAndEconomySimulation(BaseEnvironment):
         if not self.reward_normalization_factor > 0:
             raise ValueError(f"reward_normalization_factor must be > 0, got {reward_normalization_factor!r}")
 
-        super().__init__(**base_env_kwargs)
         self.T = self.episode_length
         self.has_control = self.has_component("ControlUSStateOpenCloseStatus")
+        self.has_subsidy = self.has_component("FederalGovernmentSubsidy")
         self.has_vaccination = self.has_component("VaccinationCampaign")
 
         # Static per-episode data (host numpy, embedded as constants).
@@ -440,14 +476,6 @@ class CovidAndEconomySimulation(BaseEnvironment):
                 for k in ("susceptible", "infected", "recovered", "vaccinated", "deaths", "unemployed")
             }
 
-    # ------------------------------------------------------------ rounding mode
-    # Every traced entry point runs under this env's float32_rounding setting.
-    reset = _under_own_rounding(BaseEnvironment.reset)
-    step = _under_own_rounding(BaseEnvironment.step)
-    checked_step = _under_own_rounding(BaseEnvironment.checked_step)
-    observe = _under_own_rounding(BaseEnvironment.observe)
-    metrics = _under_own_rounding(BaseEnvironment.metrics)
-
     # ------------------------------------------------------------ parameters
     def static_spec(self) -> CovidStaticSpec:
         """The world facts the COVID-19 components read (Foundation's ``world.*`` entries)."""
@@ -458,6 +486,8 @@ class CovidAndEconomySimulation(BaseEnvironment):
             use_real_world_policies=real,
             real_world_stringency_policy=self.real_world_stringency_policy if real else None,
             real_world_subsidy=self.real_world_subsidy if real else None,
+            initial_stringency_level=self.initial_stringency_history[-1],
+            float32_rounding=self.float32_rounding,
         )
 
     def default_scenario_params(self) -> CovidParams:
@@ -546,8 +576,12 @@ class CovidAndEconomySimulation(BaseEnvironment):
 
     def _rate_to_people(self, x, p):
         soft = jnp.where(x <= 20.0, jnp.log(1 + jnp.exp(jnp.minimum(x, 20.0))), x)
-        rate = soft + f32(p.unemployment_bias)
+        rate = soft + self._f32(p.unemployment_bias)
         return rate * p.us_state_population / 100
+
+    def _f32(self, x):
+        """``as_float32(x, self.float32_rounding)``: ``x`` rounded as Foundation's float32 arrays round."""
+        return as_float32(x, self.float32_rounding)
 
     def economy(self, infected, deaths, unemployed, p: CovidParams, dppw, float32_inputs: bool):
         """Productivity per state (US$/day), float [n]; Foundation's ``economy_step``.
@@ -555,6 +589,7 @@ class CovidAndEconomySimulation(BaseEnvironment):
         ``float32_inputs``: infected/deaths come from float32 arrays (simulated
         SIR), so Foundation's first products round to float32.
         """
+        f32 = self._f32
         rate = f32(p.infection_too_sick_to_work_rate)
         p18 = f32(p.pop_between_age_18_65)
         if float32_inputs:
@@ -575,9 +610,11 @@ class CovidAndEconomySimulation(BaseEnvironment):
         ``planner_health_weight`` [].
         """
         f = float_dtype()
+        f32 = self._f32
         p = as_float_tree(p)
         baseline = self._rate_to_people(jnp.zeros(self.num_us_states, f), p)  # all levels 1 forever
-        workforce = straight_through_trunc(p.us_population * p.pop_between_age_18_65 - jnp.sum(baseline))
+        workforce = straight_through_trunc(
+            p.us_population * p.pop_between_age_18_65 - jnp.sum(baseline), self.float32_rounding)
         per_capita = f32(workforce / p.us_population)
         gdp_per_worker = f32(f32(p.gdp_per_capita) / per_capita)
         dppw = f32(gdp_per_worker / DAYS_PER_YEAR)
@@ -590,30 +627,49 @@ class CovidAndEconomySimulation(BaseEnvironment):
             "agents_norm": agents_norm,
             "planner_norm": f32(jnp.sum(agents_norm)),
             "agent_health_weight": _scale_health_weight(
-                p.health_priority_scaling_agents, f32(p.inferred_weightage_on_agent_health_index)
+                p.health_priority_scaling_agents, f32(p.inferred_weightage_on_agent_health_index),
+                self.float32_rounding,
             ),
             "planner_health_weight": _scale_health_weight(
-                p.health_priority_scaling_planner, f32(p.inferred_weightage_on_planner_health_index)
+                p.health_priority_scaling_planner, f32(p.inferred_weightage_on_planner_health_index),
+                self.float32_rounding,
             ),
         }
 
+    # ------------------------------------------------------------ the components' world rows
+    def stringency_level(self, state: EnvState) -> jax.Array:
+        """float [n]: each state's open/close level at ``state.timestep``
+        (Foundation's ``global_state["Stringency Level"][t]``, whole levels).
+
+        Read from the level history: ``ControlUSStateOpenCloseStatus``'s level
+        (at reset the level recorded on the start date); without that component
+        the recorded level at reset and 0 after (Foundation's zero-initialised rows).
+        """
+        return self._level_of_day(state.scenario.stringency_level_history, state.timestep)
+
+    def subsidy(self, state: EnvState) -> jax.Array:
+        """float [n]: US$ per day each state receives at ``state.timestep``
+        (Foundation's ``global_state["Subsidy"][t]``): ``FederalGovernmentSubsidy``'s
+        payments, 0 without that component."""
+        if self.has_subsidy:
+            return self.get_component("FederalGovernmentSubsidy").subsidy(state)
+        return jnp.zeros(self.n_agents, float_dtype())
+
     # ------------------------------------------------------------ state
-    def init_scenario_state(self, params):
+    def init_scenario_state(self, params) -> CovidState:
         f = float_dtype()
         n = self.num_us_states
         z = jnp.zeros(n, f)
-        sc = {k: z for k in (
-            "susceptible", "infected", "recovered", "deaths", "vaccinated", "unemployed",
-            "postsubsidy_productivity", "deaths_prev", "infected_prev", "stringency_level", "subsidy",
-            "r0", "health_index", "economic_index", "unemployed_sum", "stringency_level_sum",
-            "postsubsidy_productivity_sum", "subsidy_sum", "us_state_population",
-        )}
-        sc["stringency_level_history"] = jnp.zeros((self.filter_len + 1, n), self.level_dtype)
-        sc["unemployment_filter_response"] = jnp.zeros((self.num_filters, n), f)
-        sc["planner_health_index"] = jnp.zeros((), f)
-        sc["planner_economic_index"] = jnp.zeros((), f)
-        sc["us_population"] = jnp.zeros((), f)
-        return sc
+        return CovidState(
+            susceptible=z, infected=z, recovered=z, deaths=z, vaccinated=z, unemployed=z,
+            postsubsidy_productivity=z, deaths_prev=z, infected_prev=z,
+            stringency_level_history=jnp.zeros((self.filter_len + 1, n), self.level_dtype),
+            unemployment_filter_response=jnp.zeros((self.num_filters, n), f),
+            r0=z, health_index=z, economic_index=z,
+            planner_health_index=jnp.zeros((), f), planner_economic_index=jnp.zeros((), f),
+            unemployed_sum=z, stringency_level_sum=z, postsubsidy_productivity_sum=z, subsidy_sum=z,
+            us_state_population=z, us_population=jnp.zeros((), f),
+        )
 
     def reset_agent_states(self, key, state: EnvState, params) -> EnvState:
         """Agents have no location (``clear_agent_locs``)."""
@@ -622,11 +678,11 @@ class CovidAndEconomySimulation(BaseEnvironment):
     def additional_reset_steps(self, key, state: EnvState, params) -> EnvState:
         """Day-0 values from the recorded data (float32 as Foundation's world arrays)."""
         f = float_dtype()
+        f32 = self._f32
         p = params.scenario
         v = {k: jnp.asarray(a, f) for k, a in self.initial_values.items()}
         mortality = f32(jnp.asarray(p.sir_mortality, f))
-        sc = dict(self.init_scenario_state(params))
-        sc.update(
+        sc = self.init_scenario_state(params).replace(
             susceptible=f32(v["susceptible"]),
             infected=f32(v["infected"]),
             recovered=f32(v["recovered"]),
@@ -635,7 +691,6 @@ class CovidAndEconomySimulation(BaseEnvironment):
             unemployed=f32(v["unemployed"]),
             infected_prev=jnp.asarray(self.initial_prev["infected"], f),
             deaths_prev=jnp.asarray(self.initial_prev["recovered"], f) * mortality,
-            stringency_level=jnp.asarray(self.initial_stringency_history[-1], f),
             stringency_level_history=jnp.asarray(self.initial_stringency_history, self.level_dtype),
             unemployment_filter_response=self.filter_response(
                 jnp.asarray(self.initial_stringency_history, f), as_float_tree(p)),
@@ -647,21 +702,22 @@ class CovidAndEconomySimulation(BaseEnvironment):
     # ------------------------------------------------------------ step
     def scenario_step(self, key, state: EnvState, params) -> EnvState:
         f = float_dtype()
+        f32 = self._f32
         p = as_float_tree(params.scenario)
-        sc = dict(state.scenario)
+        sc = state.scenario
         t = state.timestep
         d = self.derived(p)
-        if not self.has_control:  # Foundation's zero-initialised row
-            sc["stringency_level"] = jnp.zeros_like(sc["stringency_level"])
-        level = sc["stringency_level"]
-        ring = sc["stringency_level_history"]
+        if self.has_control:
+            level = self.get_component("ControlUSStateOpenCloseStatus").stringency_level(state)
+        else:  # Foundation's zero-initialised row
+            level = jnp.zeros(self.n_agents, f)
+        ring = sc.stringency_level_history
         day = lambda tau: self._level_of_day(ring, tau)  # noqa: E731
         oldest = day(t - self.filter_len) - day(t - self.filter_len - 1)  # leaves the window
         newest = level - day(t - 1)  # enters it
-        response = self.step_filter_response(sc["unemployment_filter_response"], oldest, newest, p)
+        response = self.step_filter_response(sc.unemployment_filter_response, oldest, newest, p)
         ring = jax.lax.dynamic_update_index_in_dim(  # day t overwrites day t - FILTER_LEN - 1
             ring, level.astype(self.level_dtype), self._ring_row(t), axis=0)
-        components = state.components
 
         if self.use_real_world_data:
             row = jnp.minimum(t, self.T)
@@ -670,15 +726,14 @@ class CovidAndEconomySimulation(BaseEnvironment):
                              ("susceptible", "infected", "recovered", "vaccinated", "deaths"))
             unemployed = rw["unemployed"]
             productivity = self.economy(I, D, unemployed, p, d["daily_production_per_worker"], False)
-            r0 = sc["r0"]
+            r0 = sc.r0
         else:
             lagged = self._level_of_day(ring, t - self.beta_delay)
-            S0, I0, R0, V0 = sc["susceptible"], sc["infected"], sc["recovered"], sc["vaccinated"]
+            S0, I0, R0, V0 = sc.susceptible, sc.infected, sc.recovered, sc.vaccinated
             if self.has_vaccination:
-                vsub = components["VaccinationCampaign"]
-                avail = vsub["vaccines_available"].astype(f)
-                components = {**components, "VaccinationCampaign": {
-                    **vsub, "vaccines_available": jnp.zeros_like(vsub["vaccines_available"])}}
+                campaign = self.get_component("VaccinationCampaign")
+                avail = campaign.vaccines_available(state).astype(f)
+                state = campaign.with_vaccines_administered(state)
             else:
                 avail = jnp.zeros_like(S0)
             beta = f32(f32(p.beta_intercepts) * f32(p.beta_intercepts_modulation)
@@ -700,34 +755,35 @@ class CovidAndEconomySimulation(BaseEnvironment):
             unemployed = self.unemployment(response, p)
             productivity = self.economy(I, D, unemployed, p, d["daily_production_per_worker"], True)
 
-        subsidy = sc["subsidy"]
+        subsidy = self.subsidy(state)
         post = f32(productivity + subsidy)
         U = f32(unemployed)
-        sc.update(
+        sc = sc.replace(
             susceptible=f32(S), infected=f32(I), recovered=f32(R), deaths=f32(D), vaccinated=f32(V),
             unemployed=U, postsubsidy_productivity=post,
-            infected_prev=sc["infected"], deaths_prev=sc["deaths"],
+            infected_prev=sc.infected, deaths_prev=sc.deaths,
             stringency_level_history=ring, unemployment_filter_response=response, r0=r0,
-            unemployed_sum=sc["unemployed_sum"] + U,
-            stringency_level_sum=sc["stringency_level_sum"] + level,
-            postsubsidy_productivity_sum=sc["postsubsidy_productivity_sum"] + post,
-            subsidy_sum=sc["subsidy_sum"] + subsidy,
+            unemployed_sum=sc.unemployed_sum + U,
+            stringency_level_sum=sc.stringency_level_sum + level,
+            postsubsidy_productivity_sum=sc.postsubsidy_productivity_sum + post,
+            subsidy_sum=sc.subsidy_sum + subsidy,
         )
-        return state.replace(scenario=sc, components=components)
+        return state.replace(scenario=sc)
 
     # ------------------------------------------------------------ observations
     def generate_observations(self, state: EnvState, params) -> dict:
         f = float_dtype()
+        f32 = self._f32
         p = params.scenario
         sc = state.scenario
         pop = jnp.asarray(p.us_state_population, f)
-        series = jnp.stack([sc[k] for k in (
-            "susceptible", "infected", "recovered", "deaths", "vaccinated", "unemployed")])  # [6, n]
+        series = jnp.stack([sc.susceptible, sc.infected, sc.recovered, sc.deaths, sc.vaccinated,
+                            sc.unemployed])  # [6, n]
         agent_state = series / pop[None]
         max_prod = self.derived(p)["maximum_productivity"]
-        post = f32(sc["postsubsidy_productivity"] / max_prod)
+        post = f32(sc.postsubsidy_productivity / max_prod)
         lag = self.beta_delay - 1
-        raw = self._level_of_day(sc["stringency_level_history"], state.timestep - lag) / self.num_stringency_levels
+        raw = self._level_of_day(sc.stringency_level_history, state.timestep - lag) / self.num_stringency_levels
         recorded = state.timestep - lag < 0  # Foundation reads the int64 policy there (float64 result)
         lagged = jnp.where(recorded, raw, f32(raw))
         return {
@@ -746,19 +802,23 @@ class CovidAndEconomySimulation(BaseEnvironment):
 
     # ------------------------------------------------------------ rewards
     def compute_reward(self, state: EnvState, params):
+        f32 = self._f32
         p = as_float_tree(params.scenario)
-        sc = dict(state.scenario)
+        sc = state.scenario
         d = self.derived(p)
         eta = f32(p.economic_reward_crra_eta)
         vol = p.value_of_life
-        md = f32(sc["deaths"] - sc["deaths_prev"])
-        post, subsidy = sc["postsubsidy_productivity"], sc["subsidy"]
+        md = f32(sc.deaths - sc.deaths_prev)
+        post, subsidy = sc.postsubsidy_productivity, self.subsidy(state)
+        rounding = self.float32_rounding
 
         # Agents (float32 arithmetic in Foundation).
         h = f32(-md * vol / d["agents_norm"])
-        e = crra_nonlinearity(f32(post / d["agents_norm"]), eta)
-        h = f32(_min_max(h, f32(p.min_marginal_agent_health_index), f32(p.max_marginal_agent_health_index)))
-        e = f32(_min_max(e, f32(p.min_marginal_agent_economic_index), f32(p.max_marginal_agent_economic_index)))
+        e = crra_nonlinearity(f32(post / d["agents_norm"]), eta, rounding)
+        h = f32(_min_max(h, f32(p.min_marginal_agent_health_index), f32(p.max_marginal_agent_health_index),
+                         rounding))
+        e = f32(_min_max(e, f32(p.min_marginal_agent_economic_index), f32(p.max_marginal_agent_economic_index),
+                         rounding))
         wh = d["agent_health_weight"]
         we = f32(1 - wh)
         rew_a = f32(f32(f32(wh * h) + f32(we * e)) / f32(wh + we))
@@ -767,55 +827,70 @@ class CovidAndEconomySimulation(BaseEnvironment):
         # Planner (health in float64, economy in float32 in Foundation).
         hp = -f32(jnp.sum(md)) * vol / d["planner_norm"]
         cost = f32(f32(1 + f32(p.risk_free_interest_rate)) * f32(jnp.sum(subsidy)))
-        ep = crra_nonlinearity(f32(f32(f32(jnp.sum(post)) - cost) / d["planner_norm"]), eta)
+        ep = crra_nonlinearity(f32(f32(f32(jnp.sum(post)) - cost) / d["planner_norm"]), eta, rounding)
         hp = _min_max(hp, f32(p.min_marginal_planner_health_index), f32(p.max_marginal_planner_health_index),
-                      float32_x=False)
-        ep = f32(_min_max(ep, f32(p.min_marginal_planner_economic_index), f32(p.max_marginal_planner_economic_index)))
+                      rounding, float32_x=False)
+        ep = f32(_min_max(ep, f32(p.min_marginal_planner_economic_index),
+                          f32(p.max_marginal_planner_economic_index), rounding))
         whp = d["planner_health_weight"]
         wep = f32(1 - whp)
         rew_p = (whp * hp + f32(wep * ep)) / f32(whp + wep) / p.reward_normalization_factor
 
-        sc.update(
-            health_index=f32(sc["health_index"] + h),
-            economic_index=f32(sc["economic_index"] + e),
-            planner_health_index=f32(sc["planner_health_index"] + hp),
-            planner_economic_index=f32(sc["planner_economic_index"] + ep),
+        sc = sc.replace(
+            health_index=f32(sc.health_index + h),
+            economic_index=f32(sc.economic_index + e),
+            planner_health_index=f32(sc.planner_health_index + hp),
+            planner_economic_index=f32(sc.planner_economic_index + ep),
         )
         return rew_a, rew_p, state.replace(scenario=sc)
 
     # ------------------------------------------------------------ metrics
     def scenario_metrics(self, state: EnvState, params) -> dict:
         f = float_dtype()
+        f32 = self._f32
         sc = state.scenario
         pop = jnp.asarray(params.scenario.us_state_population, f)
         us_pop = jnp.asarray(params.scenario.us_population, f)
         T = float(self.episode_length)
         trunc = jnp.trunc  # Foundation's "Total ..." fields are int32
         per_state = {
-            "infected (millions)": trunc(sc["infected"]) / 1e6,
-            "recovered (millions)": trunc(sc["recovered"]) / 1e6,
-            "deaths (millions)": trunc(sc["deaths"]) / 1e6,
-            "mean_unemployment_rate (%)": sc["unemployed_sum"] / T / pop * 100,
-            "mean_open_close_stringency_level": sc["stringency_level_sum"] / T,
-            "total_productivity (billion $)": sc["postsubsidy_productivity_sum"] / 1e9,
-            "health_index_at_end_of_episode": sc["health_index"],
-            "economic_index_at_end_of_episode": sc["economic_index"],
+            "infected (millions)": trunc(sc.infected) / 1e6,
+            "recovered (millions)": trunc(sc.recovered) / 1e6,
+            "deaths (millions)": trunc(sc.deaths) / 1e6,
+            "mean_unemployment_rate (%)": sc.unemployed_sum / T / pop * 100,
+            "mean_open_close_stringency_level": sc.stringency_level_sum / T,
+            "total_productivity (billion $)": sc.postsubsidy_productivity_sum / 1e9,
+            "health_index_at_end_of_episode": sc.health_index,
+            "economic_index_at_end_of_episode": sc.economic_index,
         }
         m = {}
         for i, state_name in enumerate(self.data.state_names):
             for key, v in per_state.items():
                 m[f"{state_name}/{key}"] = v[i]
-        m["usa/vaccinated (% of population)"] = f32(jnp.sum(sc["vaccinated"])) / us_pop * 100
-        m["usa/deaths (thousands)"] = f32(jnp.sum(sc["deaths"])) / 1e3
-        m["usa/mean_unemployment_rate (%)"] = jnp.sum(sc["unemployed_sum"]) / T / us_pop * 100
-        m["usa/total_amount_subsidized (trillion $)"] = jnp.sum(sc["subsidy_sum"]) / 1e12
-        m["usa/total_productivity (trillion $)"] = jnp.sum(sc["postsubsidy_productivity_sum"]) / 1e12
-        m["usa/health_index_at_end_of_episode"] = sc["planner_health_index"]
-        m["usa/economic_index_at_end_of_episode"] = sc["planner_economic_index"]
+        m["usa/vaccinated (% of population)"] = f32(jnp.sum(sc.vaccinated)) / us_pop * 100
+        m["usa/deaths (thousands)"] = f32(jnp.sum(sc.deaths)) / 1e3
+        m["usa/mean_unemployment_rate (%)"] = jnp.sum(sc.unemployed_sum) / T / us_pop * 100
+        m["usa/total_amount_subsidized (trillion $)"] = jnp.sum(sc.subsidy_sum) / 1e12
+        m["usa/total_productivity (trillion $)"] = jnp.sum(sc.postsubsidy_productivity_sum) / 1e12
+        m["usa/health_index_at_end_of_episode"] = sc.planner_health_index
+        m["usa/economic_index_at_end_of_episode"] = sc.planner_economic_index
         return m
 
     def step_info(self, state: EnvState, params) -> dict:
-        return {k: state.scenario[v] for k, v in GLOBAL_STATE_KEYS.items()}
+        """Foundation's ``global_state`` rows at ``state.timestep``: ``{key: float [n]}``
+        (keys in the module docstring's ``info``)."""
+        sc = state.scenario
+        return {
+            "Susceptible": sc.susceptible,
+            "Infected": sc.infected,
+            "Recovered": sc.recovered,
+            "Deaths": sc.deaths,
+            "Vaccinated": sc.vaccinated,
+            "Unemployed": sc.unemployed,
+            "Stringency Level": self.stringency_level(state),
+            "Subsidy": self.subsidy(state),
+            "Postsubsidy Productivity": sc.postsubsidy_productivity,
+        }
 
     # ------------------------------------------------------------ host-side views
     def current_date(self, state) -> str:
@@ -835,34 +910,34 @@ class CovidAndEconomySimulation(BaseEnvironment):
         Productivity`` (float32, US$/day). The shim (``jaxecon.foundation``) adds
         them to ``agent.state`` after the components' fields.
         """
-        sc = {k: np.asarray(v) for k, v in state.scenario.items()}
+        sc = jax.tree.map(np.asarray, state.scenario)
         t = int(np.asarray(state.timestep))
         i32 = lambda x: np.asarray(x).astype(np.int32)  # noqa: E731
         if t == 0:
-            new_inf = i32(sc["infected"] - sc["infected_prev"])
-            new_deaths = i32(sc["deaths"] - sc["deaths_prev"]).astype(np.float64)
+            new_inf = i32(sc.infected - sc.infected_prev)
+            new_deaths = i32(sc.deaths - sc.deaths_prev).astype(np.float64)
         else:
-            new_inf = i32(sc["infected"] - i32(sc["infected_prev"]))
-            new_deaths = sc["deaths"] - i32(sc["deaths_prev"])
+            new_inf = i32(sc.infected - i32(sc.infected_prev))
+            new_deaths = sc.deaths - i32(sc.deaths_prev)
         out = {
-            "Total Susceptible": i32(sc["susceptible"]),
+            "Total Susceptible": i32(sc.susceptible),
             "New Infections": new_inf,
-            "Total Infected": i32(sc["infected"]),
-            "Total Recovered": i32(sc["recovered"]),
+            "Total Infected": i32(sc.infected),
+            "Total Recovered": i32(sc.recovered),
             "New Deaths": new_deaths,
-            "Total Deaths": i32(sc["deaths"]),
-            "Total Vaccinated": i32(sc["vaccinated"]) if t > 0 else np.zeros(self.n_agents, np.int32),
-            "Health Index": sc["health_index"].astype(np.float32),
-            "Economic Index": sc["economic_index"].astype(np.float32),
+            "Total Deaths": i32(sc.deaths),
+            "Total Vaccinated": i32(sc.vaccinated) if t > 0 else np.zeros(self.n_agents, np.int32),
+            "Health Index": sc.health_index.astype(np.float32),
+            "Economic Index": sc.economic_index.astype(np.float32),
             "Date": np.array([self.current_date(state)] * self.n_agents),
         }
         if t > 0 and not self.use_real_world_data:  # Foundation sets it in its SIR step only
-            out["R0"] = sc["r0"].astype(np.float32)
+            out["R0"] = sc.r0.astype(np.float32)
         if t > 0:
             out.update({
-                "Total Unemployed": i32(sc["unemployed"]),
-                "New Subsidy Received": sc["subsidy"].astype(np.float32),
-                "Postsubsidy Productivity": sc["postsubsidy_productivity"].astype(np.float32),
+                "Total Unemployed": i32(sc.unemployed),
+                "New Subsidy Received": np.asarray(self.subsidy(state)).astype(np.float32),
+                "Postsubsidy Productivity": sc.postsubsidy_productivity.astype(np.float32),
             })
         return out
 
@@ -895,16 +970,23 @@ class CovidAndEconomySimulation(BaseEnvironment):
         int32(US total at t - the int32 planner total at t - 1), as Foundation
         subtracts its previous field; at t = 0 the sum of the agents' fields.
         """
-        sc = {k: np.asarray(v) for k, v in state.scenario.items()}
+        sc = jax.tree.map(np.asarray, state.scenario)
         t = int(np.asarray(state.timestep))
-        total = {k: self._planner_total(k, sc[k], t) for k in ("susceptible", "infected", "recovered", "deaths")}
+        total = {
+            "susceptible": self._planner_total("susceptible", sc.susceptible, t),
+            "infected": self._planner_total("infected", sc.infected, t),
+            "recovered": self._planner_total("recovered", sc.recovered, t),
+            "deaths": self._planner_total("deaths", sc.deaths, t),
+        }
         if t == 0:
             a = self.agent_state_fields(state)
             new = {k: np.int32(np.sum(a[f"New {k.capitalize()}"])) for k in ("infections", "deaths")}
         else:
             new = {
-                k: np.int32(self._planner_sum(v, sc[v], t) - self._planner_total(v, sc[f"{v}_prev"], t - 1))
-                for k, v in (("infections", "infected"), ("deaths", "deaths"))
+                "infections": np.int32(self._planner_sum("infected", sc.infected, t)
+                                       - self._planner_total("infected", sc.infected_prev, t - 1)),
+                "deaths": np.int32(self._planner_sum("deaths", sc.deaths, t)
+                                   - self._planner_total("deaths", sc.deaths_prev, t - 1)),
             }
         out = {
             "Total Susceptible": total["susceptible"],
@@ -913,13 +995,13 @@ class CovidAndEconomySimulation(BaseEnvironment):
             "Total Recovered": total["recovered"],
             "New Deaths": new["deaths"],
             "Total Deaths": total["deaths"],
-            "Total Vaccinated": np.int32(np.sum(sc["vaccinated"])),
-            "Health Index": np.float32(sc["planner_health_index"]),
-            "Economic Index": np.float32(sc["planner_economic_index"]),
+            "Total Vaccinated": np.int32(np.sum(sc.vaccinated)),
+            "Health Index": np.float32(sc.planner_health_index),
+            "Economic Index": np.float32(sc.planner_economic_index),
             "Date": self.current_date(state),
         }
         if t > 0:
-            out["Total Unemployed"] = np.int32(np.sum(sc["unemployed"]))
-            out["New Subsidy Provided"] = np.float32(np.sum(sc["subsidy"]))
-            out["Postsubsidy Productivity"] = np.float32(np.sum(sc["postsubsidy_productivity"]))
+            out["Total Unemployed"] = np.int32(np.sum(sc.unemployed))
+            out["New Subsidy Provided"] = np.float32(np.sum(np.asarray(self.subsidy(state))))
+            out["Postsubsidy Productivity"] = np.float32(np.sum(sc.postsubsidy_productivity))
         return out
