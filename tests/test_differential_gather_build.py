@@ -103,7 +103,7 @@ def _run_parity(cfg, seed):
             )
             np.testing.assert_allclose(float(rew["p"]), ref_rew["p"], rtol=1e-9, atol=1e-9)
             assert bool(done) == ref_done["__all__"]
-            n_builds = int(np.sum(np.asarray(state.components["Build"]["n_builds"])))
+            n_builds = int(np.sum(np.asarray(state.components["Build"].n_builds)))
         metrics = {k: float(v) for k, v in env.metrics(state, params).items()}
         ref_metrics = ref_env.previous_episode_metrics
         assert set(metrics) == set(ref_metrics)

@@ -7,7 +7,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from jax.experimental import checkify
 
 import jaxecon
 from jaxecon.core.component import Component
@@ -95,7 +94,7 @@ def test_vmap_over_params(env):
     batch = batch.replace(components={**batch.components,
                                       "Build": batch.components["Build"].replace(payment=payments)})
     _, states = jax.vmap(env.reset, in_axes=(None, 0))(jax.random.key(0), batch)
-    pay = np.asarray(states.components["Build"]["build_payment"])
+    pay = np.asarray(states.components["Build"].build_payment)
     np.testing.assert_allclose(pay[1], 2 * pay[0], rtol=1e-6)
     np.testing.assert_allclose(pay[2], 4 * pay[0], rtol=1e-6)
 

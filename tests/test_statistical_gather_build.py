@@ -68,8 +68,8 @@ def test_skill_distributions_match(dist):
         {"pay": lambda a: a.state["build_payment"], "bonus": lambda a: a.state["bonus_gather_prob"]},
     )
     _, st = _jax_resets(cfg, N_RESETS)
-    pay = np.asarray(st.components["Build"]["build_payment"])
-    bonus = np.asarray(st.components["Gather"]["bonus_gather_prob"])
+    pay = np.asarray(st.components["Build"].build_payment)
+    bonus = np.asarray(st.components["Gather"].bonus_gather_prob)
     _close(pay, ref["pay"], f"{dist} build_payment")
     _close(bonus, ref["bonus"], f"{dist} bonus_gather_prob")
     # the clipping bounds are reached on both sides in the same proportion
@@ -99,7 +99,7 @@ def test_fixed_four_slots_and_payments_match():
     np.testing.assert_allclose(env.avg_ranked_skill, ref_env._avg_ranked_skill, rtol=1e-12)
     np.testing.assert_array_equal(env.ranked_locs, np.array(ref_env._ranked_locs))
     loc = np.asarray(st.loc)
-    pay = np.asarray(st.components["Build"]["build_payment"])
+    pay = np.asarray(st.components["Build"].build_payment)
     slot_of = {tuple(s): i for i, s in enumerate(env.ranked_locs)}
     counts = np.zeros((4, 4))
     for b in range(loc.shape[0]):
@@ -145,10 +145,10 @@ def test_bonus_gather_frequency():
     params = env.default_params
     _, state = env.reset(jax.random.key(0), params)
     src = np.argwhere(np.asarray(state.maps["WoodSourceBlock"]) > 0)[:4]
-    bonus = jnp.asarray([0.0, 0.25, 0.5, 1.0], state.components["Gather"]["bonus_gather_prob"].dtype)
+    bonus = jnp.asarray([0.0, 0.25, 0.5, 1.0], state.components["Gather"].bonus_gather_prob.dtype)
     state = state.replace(
         loc=jnp.asarray(src, jnp.int32),
-        components={**state.components, "Gather": {**state.components["Gather"], "bonus_gather_prob": bonus}},
+        components={**state.components, "Gather": state.components["Gather"].replace(bonus_gather_prob=bonus)},
     )
     gather = env.get_component("Gather")
     acts = {"a": {"Gather": jnp.zeros(4, jnp.int32)}, "p": {}}
@@ -178,7 +178,7 @@ def test_split_layout_matches_reference():
         np.testing.assert_array_equal(np.asarray(st.maps[k][0]), ref_env.world.maps.get(k))
     np.testing.assert_allclose(env.avg_ranked_skill, ref_env._avg_ranked_skill, rtol=1e-2)
     loc = np.asarray(st.loc)
-    pay = np.asarray(st.components["Build"]["build_payment"])
+    pay = np.asarray(st.components["Build"].build_payment)
     top = loc[..., 0] < env.water_row
     assert (loc[..., 0] != env.water_row).all()
     # exactly the two highest payments start above the water row

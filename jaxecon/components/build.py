@@ -15,11 +15,9 @@ Skills (at reset, per agent): ``skill_dist`` "none" -> skill 1, pay rate 1;
 LogNormal(-1, 0.5); pay rate = min(PMSM, (PMSM - 1) * skill + 1) with PMSM =
 payment_max_skill_multiplier; build_payment = pay rate * payment (coin).
 
-State (``state.components["Build"]``):
-    build_payment: float [n] coin earned per house.
-    build_skill: float [n] the sampled skill (what the agent observes).
-    n_builds: int32 [n] houses built this episode.
-    built: bool [n] whether the agent built on the last step (dense log).
+State: ``state.components["Build"]`` is a ``BuildState`` (payments, skills,
+build counts). A scenario that assigns payments (``fixed_four_skill_and_loc``,
+``split_layout``) writes them through ``Build.with_payments``.
 Observations (mobile): ``build_payment`` = build_payment / payment (0 when
 payment is 0, where Foundation divides by zero, quirk Q14), ``build_skill``.
 Mask (mobile): ``[can_build]``. Metrics: ``<i>/n_builds``, ``total_builds``
@@ -40,6 +38,24 @@ from jaxecon.core.registry import component_registry
 from jaxecon.core.state import EnvState, float_dtype
 
 SKILL_DISTS = ("none", "pareto", "lognormal")
+
+
+@struct.dataclass
+class BuildState:
+    """Build's sub-state, ``state.components["Build"]`` (``n`` = n_agents).
+
+    Attributes:
+        build_payment: float [n] coin earned per house built (pay rate x payment).
+        build_skill: float [n] the sampled skill (what the agent observes; 1
+            with ``skill_dist="none"``).
+        n_builds: int32 [n] houses built this episode.
+        built: bool [n] whether the agent built on the last step (dense log).
+    """
+
+    build_payment: jax.Array
+    build_skill: jax.Array
+    n_builds: jax.Array
+    built: jax.Array
 
 
 @struct.dataclass
@@ -107,22 +123,32 @@ class Build(Component):
     def get_n_actions(self, agent_cls_name):
         return 1 if agent_cls_name == MOBILE else None
 
-    def init(self, key, params):
+    def init(self, key, params) -> BuildState:
         n, f = self.n_agents, float_dtype()
-        return {
-            "build_payment": jnp.zeros(n, f),
-            "build_skill": jnp.ones(n, f),
-            "n_builds": jnp.zeros(n, jnp.int32),
-            "built": jnp.zeros(n, bool),
-        }
+        return BuildState(
+            build_payment=jnp.zeros(n, f),
+            build_skill=jnp.ones(n, f),
+            n_builds=jnp.zeros(n, jnp.int32),
+            built=jnp.zeros(n, bool),
+        )
 
     def reset(self, key, state: EnvState, params: BuildParams):
         skill, pay_rate = sample_skill(
             key, self.skill_dist, (self.n_agents,), params.payment_max_skill_multiplier
         )
-        sub = self.init(key, params)
-        sub["build_payment"] = pay_rate * params.payment
-        sub["build_skill"] = skill
+        sub = self.init(key, params).replace(build_payment=pay_rate * params.payment, build_skill=skill)
+        return state.replace(components={**state.components, self.name: sub})
+
+    def with_payments(self, state: EnvState, build_payment: jax.Array) -> EnvState:
+        """``state`` with every agent's coin per house set to ``build_payment``
+        (float [n], coin; cast to ``BuildState.build_payment``'s dtype).
+
+        The owner's writer for scenarios that assign payments by skill rank
+        (Foundation's ``fixed_four_skill_and_loc`` and ``split_layout`` set
+        ``agent.state["build_payment"]`` in their ``additional_reset_steps``).
+        """
+        sub = state.components[self.name]
+        sub = sub.replace(build_payment=jnp.asarray(build_payment, sub.build_payment.dtype))
         return state.replace(components={**state.components, self.name: sub})
 
     def can_build(self, state: EnvState) -> jax.Array:
@@ -139,7 +165,7 @@ class Build(Component):
 
     def step(self, key, state: EnvState, actions, params: BuildParams):
         h, w = self.world_size
-        sub = state.components[self.name]
+        sub: BuildState = state.components[self.name]
         build = (actions["a"]["Build"] == 1) & self.can_build(state)
         rows = jnp.where(build, state.loc[:, 0], h)  # h = out of bounds -> dropped
         cols = state.loc[:, 1]
@@ -152,10 +178,10 @@ class Build(Component):
             **state.inventory,
             "Wood": state.inventory["Wood"] - b,
             "Stone": state.inventory["Stone"] - b,
-            "Coin": state.inventory["Coin"] + b * sub["build_payment"],
+            "Coin": state.inventory["Coin"] + b * sub.build_payment,
         }
         endogenous = {**state.endogenous, "Labor": state.endogenous["Labor"] + b * params.build_labor}
-        sub = {**sub, "n_builds": sub["n_builds"] + build.astype(jnp.int32), "built": build}
+        sub = sub.replace(n_builds=sub.n_builds + build.astype(jnp.int32), built=build)
         return state.replace(
             maps=maps,
             owner=owner,
@@ -165,29 +191,51 @@ class Build(Component):
         )
 
     def observe(self, state: EnvState, params: BuildParams):
-        sub = state.components[self.name]
-        pay = jnp.where(params.payment > 0, sub["build_payment"] / jnp.where(params.payment > 0, params.payment, 1.0), 0.0)
-        return {"a": {"build_payment": pay, "build_skill": sub["build_skill"]}}
+        sub: BuildState = state.components[self.name]
+        pay = jnp.where(params.payment > 0, sub.build_payment / jnp.where(params.payment > 0, params.payment, 1.0), 0.0)
+        return {"a": {"build_payment": pay, "build_skill": sub.build_skill}}
 
     def masks(self, state: EnvState, params):
         return {"a": {"Build": self.can_build(state)[:, None]}}
 
     def metrics(self, state: EnvState, params):
-        sub = state.components[self.name]
-        out = {f"{i}/n_builds": sub["n_builds"][i] for i in range(self.n_agents)}
+        sub: BuildState = state.components[self.name]
+        out = {f"{i}/n_builds": sub.n_builds[i] for i in range(self.n_agents)}
         out["total_builds"] = jnp.sum(state.maps["House"] > 0)
         return out
 
     def dense_log_entry(self, prev_state, state):
-        sub = state.components[self.name]
-        built = np.asarray(sub["built"])
+        sub: BuildState = state.components[self.name]
+        built = np.asarray(sub.built)
         loc = np.asarray(state.loc)
-        pay = np.asarray(sub["build_payment"])
+        pay = np.asarray(sub.build_payment)
         return [
             {"builder": int(i), "loc": [int(loc[i, 0]), int(loc[i, 1])], "income": float(pay[i])}
             for i in np.flatnonzero(built)
         ]
 
     def agent_state_fields(self, state):
-        sub = state.components[self.name]
-        return {"build_payment": np.asarray(sub["build_payment"]), "build_skill": np.asarray(sub["build_skill"])}
+        sub: BuildState = state.components[self.name]
+        return {"build_payment": np.asarray(sub.build_payment), "build_skill": np.asarray(sub.build_skill)}
+
+    def load_foundation_state(self, ref_component, ref_env, state: EnvState) -> EnvState:
+        """``state`` with ``BuildState`` read from a live Foundation ``Build``:
+        payments and skills from the agents' ``state`` (``build_payment``,
+        ``build_skill``; the component's ``sampled_skills`` where it has them),
+        ``n_builds`` counted from its ``builds`` log; ``built`` all False."""
+        agents = list(ref_env.world.agents)
+        n_builds = np.zeros(self.n_agents, np.int32)
+        for step_builds in ref_component.builds:
+            for b in step_builds:
+                n_builds[int(b["builder"])] += 1
+        sampled = ref_component.sampled_skills
+        f = float_dtype()
+        sub = BuildState(
+            build_payment=jnp.asarray(np.array([a.state["build_payment"] for a in agents], np.float64), f),
+            build_skill=jnp.asarray(
+                np.array([sampled.get(a.idx, a.state["build_skill"]) for a in agents], np.float64), f
+            ),
+            n_builds=jnp.asarray(n_builds),
+            built=jnp.zeros(self.n_agents, bool),
+        )
+        return state.replace(components={**state.components, self.name: sub})

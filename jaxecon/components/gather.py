@@ -19,11 +19,8 @@ so collection after all moves equals Foundation's interleaved order.
 Skills (at reset): ``skill_dist`` "none" -> bonus 0; "pareto" -> min(2,
 Lomax(3)) / 2; "lognormal" -> min(2, LogNormal(-2.022, 0.938)) / 2.
 
-State (``state.components["Gather"]``):
-    bonus_gather_prob: float [n] probability of a double collection.
-    collected: int32 [n, n_collectible] units collected on the last step, per
-        resource in ``env.collectible`` order (dense log).
-    moved: bool [n] whether the agent moved on the last step.
+State: ``state.components["Gather"]`` is a ``GatherState`` (bonus
+probabilities, the last step's collections and moves).
 Observations (mobile): ``bonus_gather_prob``. Mask (mobile): the 4 neighbours
 that are in bounds, unoccupied and accessible at observation time.
 """
@@ -89,6 +86,23 @@ def resolve_moves(wants, target, occupant, rank):
 
 
 @struct.dataclass
+class GatherState:
+    """Gather's sub-state, ``state.components["Gather"]`` (``n`` = n_agents).
+
+    Attributes:
+        bonus_gather_prob: float [n] probability in [0, 1] that a collection
+            yields 2 units instead of 1 (0 with ``skill_dist="none"``).
+        collected: int32 [n, n_collectible] units collected on the last step,
+            per resource in ``spec.collectible`` order (dense log).
+        moved: bool [n] whether the agent moved on the last step.
+    """
+
+    bonus_gather_prob: jax.Array
+    collected: jax.Array
+    moved: jax.Array
+
+
+@struct.dataclass
 class GatherParams:
     """Numeric parameters of Gather.
 
@@ -131,23 +145,23 @@ class Gather(Component):
     def get_n_actions(self, agent_cls_name):
         return 4 if agent_cls_name == MOBILE else None
 
-    def init(self, key, params):
+    def init(self, key, params) -> GatherState:
         n, f = self.n_agents, float_dtype()
-        return {
-            "bonus_gather_prob": jnp.zeros(n, f),
-            "collected": jnp.zeros((n, len(self.spec.collectible)), jnp.int32),
-            "moved": jnp.zeros(n, bool),
-        }
+        return GatherState(
+            bonus_gather_prob=jnp.zeros(n, f),
+            collected=jnp.zeros((n, len(self.spec.collectible)), jnp.int32),
+            moved=jnp.zeros(n, bool),
+        )
 
     def reset(self, key, state: EnvState, params):
         n, f = self.n_agents, float_dtype()
         sub = self.init(key, params)
         if self.skill_dist == "pareto":
             x = jax.random.pareto(key, 3.0, (n,), dtype=f) - 1.0  # Lomax(3)
-            sub["bonus_gather_prob"] = jnp.minimum(2.0, x) / 2.0
+            sub = sub.replace(bonus_gather_prob=jnp.minimum(2.0, x) / 2.0)
         elif self.skill_dist == "lognormal":
             x = jnp.exp(-2.022 + 0.938 * jax.random.normal(key, (n,), dtype=f))
-            sub["bonus_gather_prob"] = jnp.minimum(2.0, x) / 2.0
+            sub = sub.replace(bonus_gather_prob=jnp.minimum(2.0, x) / 2.0)
         return state.replace(components={**state.components, self.name: sub})
 
     def _enterable(self, state: EnvState, idx, rows, cols):
@@ -187,7 +201,7 @@ class Gather(Component):
         c = loc[:, 1]
         rc, cc = jnp.clip(r, 0, h - 1), jnp.clip(c, 0, w - 1)
         u = jax.random.uniform(k_bonus, (n, len(self.spec.collectible)), dtype=f)
-        bonus = state.components[self.name]["bonus_gather_prob"]
+        bonus = state.components[self.name].bonus_gather_prob
         maps, inventory = dict(state.maps), dict(state.inventory)
         labor = state.endogenous["Labor"] + moved.astype(f) * params.move_labor
         collected = []
@@ -198,11 +212,10 @@ class Gather(Component):
             inventory[res] = inventory[res] + amount.astype(f)
             labor = labor + take.astype(f) * params.collect_labor
             collected.append(amount)
-        sub = {
-            **state.components[self.name],
-            "collected": jnp.stack(collected, axis=1).astype(jnp.int32),
-            "moved": moved,
-        }
+        sub = state.components[self.name].replace(
+            collected=jnp.stack(collected, axis=1).astype(jnp.int32),
+            moved=moved,
+        )
         return state.replace(
             loc=loc,
             maps=maps,
@@ -212,7 +225,7 @@ class Gather(Component):
         )
 
     def observe(self, state: EnvState, params):
-        return {"a": {"bonus_gather_prob": state.components[self.name]["bonus_gather_prob"]}}
+        return {"a": {"bonus_gather_prob": state.components[self.name].bonus_gather_prob}}
 
     def masks(self, state: EnvState, params):
         h, w = self.world_size
@@ -225,8 +238,7 @@ class Gather(Component):
         return {"a": {"Gather": inb & free & enterable}}
 
     def dense_log_entry(self, prev_state, state):
-        sub = state.components[self.name]
-        collected = np.asarray(sub["collected"])
+        collected = np.asarray(state.components[self.name].collected)
         loc = np.asarray(state.loc)
         out = []
         for i in range(self.n_agents):
@@ -237,4 +249,12 @@ class Gather(Component):
         return out
 
     def agent_state_fields(self, state):
-        return {"bonus_gather_prob": np.asarray(state.components[self.name]["bonus_gather_prob"])}
+        return {"bonus_gather_prob": np.asarray(state.components[self.name].bonus_gather_prob)}
+
+    def load_foundation_state(self, ref_component, ref_env, state: EnvState) -> EnvState:
+        """``state`` with ``bonus_gather_prob`` read from the agents' ``state``
+        of a live Foundation ``Gather`` environment; ``collected`` and
+        ``moved`` (last-step records Foundation does not keep) unchanged."""
+        bonus = np.array([a.state["bonus_gather_prob"] for a in ref_env.world.agents], np.float64)
+        sub = state.components[self.name].replace(bonus_gather_prob=jnp.asarray(bonus, float_dtype()))
+        return state.replace(components={**state.components, self.name: sub})

@@ -12,10 +12,10 @@ from jaxecon.core.registry import (
     scenario_registry,
 )
 from jaxecon.core.spaces import ActionLayout
-from jaxecon.core.state import EnvParams, EnvState
+from jaxecon.core.state import EnvParams, EnvState, NoState, SubState
 
 __all__ = [
     "ActionLayout", "BaseEnvironment", "Component", "EnvParams", "EnvState", "NoParams",
-    "Registry", "agent_registry", "component_registry", "endogenous_registry",
+    "NoState", "Registry", "SubState", "agent_registry", "component_registry", "endogenous_registry",
     "landmark_registry", "resource_registry", "scenario_registry",
 ]

@@ -31,6 +31,7 @@ jaxecon ``Component``      Foundation ``BaseComponent``
 ``agent_state_fields``     ``get_additional_state_fields`` (mobile agents)
 ``planner_state_fields``   ``get_additional_state_fields`` (planner)
 ``unread_params``          (no equivalent: analysis's leaf check)
+``load_foundation_state``  (no equivalent: interop, Foundation -> jaxecon)
 =========================  ==============================================
 """
 
@@ -42,7 +43,7 @@ import jax
 from flax import struct
 
 from jaxecon.core.spec import EnvSpec
-from jaxecon.core.state import EnvState, NoState
+from jaxecon.core.state import EnvState, NoState, SubState
 
 
 #: jaxecon hook -> the Foundation ``BaseComponent`` hook it implements (None: jaxecon only).
@@ -60,6 +61,7 @@ FOUNDATION_HOOKS: dict = {
     "agent_state_fields": "get_additional_state_fields",
     "planner_state_fields": "get_additional_state_fields",
     "unread_params": None,
+    "load_foundation_state": None,
 }
 
 
@@ -121,7 +123,7 @@ class Component:
         return ()
 
     # ----- pure functions ---------------------------------------------------
-    def init(self, key: jax.Array, params) -> Any:
+    def init(self, key: jax.Array, params) -> SubState:
         """The component's typed sub-state with the right shapes (values before reset)."""
         return NoState()
 
@@ -172,3 +174,26 @@ class Component:
     def planner_state_fields(self, state: EnvState) -> dict:
         """Host-side: fields this component adds to the planner's ``state`` (``{field: scalar}``)."""
         return {}
+
+    def load_foundation_state(self, ref_component, ref_env, state: EnvState) -> EnvState:
+        """Host-side interop: ``state`` with this component's sub-state (and
+        anything else only it knows how to read) copied from the live Foundation
+        component ``ref_component`` of the live ``ai_economist`` environment
+        ``ref_env`` (built with the same configuration).
+
+        Called by ``jaxecon.interop.state_from_foundation`` for every component,
+        in list order, after the world maps, agents' locations, inventories,
+        escrow and endogenous quantities have been copied into ``state``.
+
+        Default: ``state`` unchanged, which is right for a component that keeps
+        nothing (its sub-state is ``NoState``).
+
+        Raises:
+            NotImplementedError: the default, for a component that keeps a
+                sub-state but defines no loader.
+        """
+        if not isinstance(state.components[self.name], NoState):
+            raise NotImplementedError(
+                f"component {self.name!r} keeps a sub-state but defines no load_foundation_state"
+            )
+        return state

@@ -41,7 +41,7 @@ from jaxecon.core.registry import (
 )
 from jaxecon.core.spaces import ActionLayout
 from jaxecon.core.spec import EnvSpec
-from jaxecon.core.state import EnvParams, EnvState, NoState, float_dtype, owner_dtype
+from jaxecon.core.state import EnvParams, EnvState, NoState, SubState, float_dtype, owner_dtype
 
 MOBILE = "BasicMobileAgent"
 PLANNER = "BasicPlanner"
@@ -325,7 +325,7 @@ class BaseEnvironment(metaclass=_BuildComponentsAfterInit):
         analysis refuses gradients with respect to them. Default: none."""
         return ()
 
-    def init_scenario_state(self, params) -> Any:
+    def init_scenario_state(self, params) -> SubState:
         """The scenario's typed sub-state (a ``flax.struct`` dataclass) with the right shapes."""
         return NoState()
 
@@ -370,6 +370,37 @@ class BaseEnvironment(metaclass=_BuildComponentsAfterInit):
     def step_info(self, state: EnvState, params) -> dict:
         """Per-step ``info``: cheap metrics (``{key: scalar}``)."""
         return {}
+
+    def agent_state_fields(self, state: EnvState) -> dict:
+        """Host-side: per-agent fields the scenario adds to Foundation's
+        ``agent.state`` after the components' (``{field: np.ndarray [n]}``;
+        e.g. COVID-19's "Total Infected"). Default: none."""
+        return {}
+
+    def planner_state_fields(self, state: EnvState) -> dict:
+        """Host-side: fields the scenario adds to the planner's ``state`` after
+        the components' (``{field: scalar or np.ndarray}``). Default: none."""
+        return {}
+
+    def load_foundation_state(self, ref_env, state: EnvState) -> EnvState:
+        """Host-side interop: ``state`` with the scenario's sub-state copied from
+        the live ``ai_economist`` environment ``ref_env`` (built with the same
+        configuration; e.g. its reward baselines ``curr_optimization_metric``).
+
+        Called by ``jaxecon.interop.state_from_foundation`` last, after the
+        world, the agents and every component's ``load_foundation_state``.
+        Default: ``state`` unchanged, which is right for a scenario that keeps
+        nothing (its sub-state is ``NoState``).
+
+        Raises:
+            NotImplementedError: the default, for a scenario that keeps a
+                sub-state but defines no loader.
+        """
+        if not isinstance(state.scenario, NoState):
+            raise NotImplementedError(
+                f"scenario {self.name!r} keeps a sub-state but defines no load_foundation_state"
+            )
+        return state
 
     # --------------------------------------------------------------- functional
     def init_state(self, key: jax.Array, params: EnvParams, completions=0) -> EnvState:

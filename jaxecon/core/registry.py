@@ -9,7 +9,7 @@ subspace names such as ``ContinuousDoubleAuction.Buy_Stone``).
 
 from __future__ import annotations
 
-from typing import Callable, Generic, TypeVar
+from typing import Generic, TypeVar
 
 T = TypeVar("T")
 

@@ -12,11 +12,22 @@ agents along axis 0.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol, Self
 
 import jax
 import jax.numpy as jnp
 from flax import struct
+
+
+class SubState(Protocol):
+    """What a component's or scenario's sub-state is: a ``flax.struct``
+    dataclass (a pytree of arrays), declared beside its owner's Params, e.g.
+    ``BuildState``; ``NoState`` for one that keeps nothing. Only its owner
+    writes it, with ``sub.replace(field=value)``."""
+
+    def replace(self, **updates) -> Self:
+        """A copy with ``updates`` (field name -> new value) applied."""
+        ...
 
 
 @struct.dataclass
@@ -44,24 +55,25 @@ class EnvState:
         endogenous: dict name -> float [n] — ``endogenous["Labor"]`` (labor units).
         planner_inventory: dict resource -> float [] — the planner's inventory.
         planner_escrow: dict resource -> float [] — the planner's escrow.
-        components: dict component name -> that component's typed sub-state, a
-            ``flax.struct`` dataclass declared beside its Params (e.g. ``BuildState``).
-        scenario: the scenario's typed sub-state (a ``flax.struct`` dataclass:
-            reward baselines, trackers), ``NoState()`` if it keeps none.
+        components: dict component name -> that component's typed sub-state
+            (``SubState``: a ``flax.struct`` dataclass declared beside its Params,
+            e.g. ``components["Build"].build_payment``; ``NoState()`` if it keeps none).
+        scenario: the scenario's typed sub-state (``SubState``: reward baselines,
+            trackers, e.g. ``WoodAndStoneState``), ``NoState()`` if it keeps none.
     """
 
     timestep: jax.Array
     completions: jax.Array
-    maps: dict
-    owner: dict
+    maps: dict[str, jax.Array]
+    owner: dict[str, jax.Array]
     loc: jax.Array
-    inventory: dict
-    escrow: dict
-    endogenous: dict
-    planner_inventory: dict
-    planner_escrow: dict
-    components: dict
-    scenario: Any
+    inventory: dict[str, jax.Array]
+    escrow: dict[str, jax.Array]
+    endogenous: dict[str, jax.Array]
+    planner_inventory: dict[str, jax.Array]
+    planner_escrow: dict[str, jax.Array]
+    components: dict[str, SubState]
+    scenario: SubState
 
     def total_endowment(self, resource: str) -> jax.Array:
         """Inventory plus escrow of ``resource`` per mobile agent: float [n]."""

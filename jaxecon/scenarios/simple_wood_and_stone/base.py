@@ -17,15 +17,15 @@ energy_warmup_constant <= 0, else 1 - exp(-x / constant) with x = completed
 episodes ("decay") or the number of steps with positive mean agent reward so
 far ("auto", never reset).
 
-Scenario state (``state.scenario``):
-    curr_metric: float [n + 1] the last U of each agent and (last entry) the planner.
-    auto_warmup_integrator: int32 [] steps whose mean agent reward was > 0.
+Scenario state: ``state.scenario`` is a ``WoodAndStoneState`` (the reward
+baselines U and the "auto" warm-up integrator).
 """
 
 from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from flax import struct
 
 from jaxecon import rewards, social_metrics
@@ -62,6 +62,22 @@ class WoodAndStoneParams:
     mixing_weight_gini_vs_coin: float = 0.0
     regen_weight: dict = struct.field(default_factory=dict)
     max_health: dict = struct.field(default_factory=dict)
+
+
+@struct.dataclass
+class WoodAndStoneState:
+    """The wood-and-stone scenarios' sub-state, ``state.scenario`` (``n`` = n_agents).
+
+    Attributes:
+        curr_metric: float [n + 1] the last optimization metric U of each mobile
+            agent (utility) and, last, the planner (social welfare); the reward
+            is U_now - U_before (Foundation's ``curr_optimization_metric``).
+        auto_warmup_integrator: int32 [] steps whose mean agent reward was > 0,
+            never reset (Foundation's ``_auto_warmup_integrator``).
+    """
+
+    curr_metric: jax.Array
+    auto_warmup_integrator: jax.Array
 
 
 class WoodAndStoneScenario(BaseEnvironment):
@@ -165,11 +181,21 @@ class WoodAndStoneScenario(BaseEnvironment):
             max_health={r: float(m) for r, (_, m) in specs.items()},
         )
 
-    def init_scenario_state(self, params):
-        return {
-            "curr_metric": jnp.zeros(self.n_agents + 1, float_dtype()),
-            "auto_warmup_integrator": jnp.zeros((), jnp.int32),
-        }
+    def init_scenario_state(self, params) -> WoodAndStoneState:
+        return WoodAndStoneState(
+            curr_metric=jnp.zeros(self.n_agents + 1, float_dtype()),
+            auto_warmup_integrator=jnp.zeros((), jnp.int32),
+        )
+
+    def load_foundation_state(self, ref_env, state: EnvState) -> EnvState:
+        """``state`` with ``WoodAndStoneState`` read from a live Foundation
+        wood-and-stone scenario: ``curr_optimization_metric`` (agents by index,
+        then the planner) and ``_auto_warmup_integrator``."""
+        m = ref_env.curr_optimization_metric
+        idxs = [a.idx for a in ref_env.world.agents] + [ref_env.world.planner.idx]
+        curr = jnp.asarray(np.array([m[k] for k in idxs], np.float64), float_dtype())
+        integ = jnp.asarray(ref_env._auto_warmup_integrator, jnp.int32)
+        return state.replace(scenario=WoodAndStoneState(curr_metric=curr, auto_warmup_integrator=integ))
 
     # ------------------------------------------------------------------- reset
     def reset_agent_states(self, key, state: EnvState, params) -> EnvState:
@@ -234,7 +260,7 @@ class WoodAndStoneScenario(BaseEnvironment):
     def additional_reset_steps(self, key, state: EnvState, params) -> EnvState:
         """Reset the reward baselines to the current utilities."""
         util = self.optimization_metrics(state, params)
-        return state.replace(scenario={**state.scenario, "curr_metric": util})
+        return state.replace(scenario=state.scenario.replace(curr_metric=util))
 
     # -------------------------------------------------------------- dynamics
     def regen_candidates(self, resource: str):
@@ -392,7 +418,7 @@ class WoodAndStoneScenario(BaseEnvironment):
         if self.energy_warmup_method == "decay":
             x = state.completions
         else:
-            x = state.scenario["auto_warmup_integrator"]
+            x = state.scenario.auto_warmup_integrator
         safe = jnp.where(const > 0, const, 1.0)
         return jnp.where(const <= 0, 1.0, 1.0 - jnp.exp(-x / safe))
 
@@ -415,19 +441,17 @@ class WoodAndStoneScenario(BaseEnvironment):
         return jnp.concatenate([util, swf[None]])
 
     def compute_reward(self, state: EnvState, params):
-        prev = state.scenario["curr_metric"]
+        prev = state.scenario.curr_metric
         curr = self.optimization_metrics(state, params)
         rew = curr - prev
-        integ = state.scenario["auto_warmup_integrator"] + (jnp.mean(rew[:-1]) > 0).astype(jnp.int32)
-        state = state.replace(
-            scenario={**state.scenario, "curr_metric": curr, "auto_warmup_integrator": integ}
-        )
+        integ = state.scenario.auto_warmup_integrator + (jnp.mean(rew[:-1]) > 0).astype(jnp.int32)
+        state = state.replace(scenario=state.scenario.replace(curr_metric=curr, auto_warmup_integrator=integ))
         return rew[:-1], rew[-1], state
 
     # --------------------------------------------------------------- metrics
     def scenario_metrics(self, state: EnvState, params) -> dict:
         coin = state.total_endowment("Coin")
-        util = state.scenario["curr_metric"]
+        util = state.scenario.curr_metric
         m = {
             "social/productivity": social_metrics.get_productivity(coin),
             "social/equality": social_metrics.get_equality(coin),
@@ -445,7 +469,7 @@ class WoodAndStoneScenario(BaseEnvironment):
             m[f"endow/p/{r}"] = state.planner_inventory[r] + state.planner_escrow[r]
         m["util/p"] = util[-1]
         m["labor/weighted_cost"] = params.scenario.energy_cost * self.energy_weight(state, params)
-        m["labor/warmup_integrator"] = state.scenario["auto_warmup_integrator"]
+        m["labor/warmup_integrator"] = state.scenario.auto_warmup_integrator
         return m
 
     def step_info(self, state: EnvState, params) -> dict:

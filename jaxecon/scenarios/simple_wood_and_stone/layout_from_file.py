@@ -156,9 +156,14 @@ class LayoutFromFile(WoodAndStoneScenario):
         (Foundation's ``_avg_ranked_skill``)."""
         return self.avg_ranked_rate * self.get_component("Build").payment
 
-    def _ranked_payments(self, params, dtype):
-        """float [n]: ranked pay rates x ``params.components["Build"].payment`` (traced)."""
-        return jnp.asarray(self.avg_ranked_rate, dtype) * params.components["Build"].payment
+    def _with_ranked_payments(self, state: EnvState, perm, params) -> EnvState:
+        """``state`` where the agent ``perm[i]`` earns the i-th ranked pay rate x
+        ``params.components["Build"].payment`` (traced) per house, written
+        through ``Build.with_payments``."""
+        build = self.get_component("Build")
+        current = state.components[build.name].build_payment
+        ranked = jnp.asarray(self.avg_ranked_rate, current.dtype) * params.components[build.name].payment
+        return build.with_payments(state, current.at[perm].set(ranked))
 
     def _pareto_build(self, what):
         if not self.has_component("Build") or self.get_component("Build").skill_dist != "pareto":
@@ -215,9 +220,7 @@ class LayoutFromFile(WoodAndStoneScenario):
         loc = jnp.full((self.n_agents, 2), -1, jnp.int32).at[perm].set(
             jnp.where(ok[:, None], slots, -1)
         )
-        build = state.components["Build"]
-        pay = build["build_payment"].at[perm].set(self._ranked_payments(params, build["build_payment"].dtype))
-        return state.replace(loc=loc, components={**state.components, "Build": {**build, "build_payment": pay}})
+        return self._with_ranked_payments(state.replace(loc=loc), perm, params)
 
 
 @scenario_registry.add
@@ -295,7 +298,5 @@ class SplitLayout(LayoutFromFile):
         regions = jnp.broadcast_to(regions, (n, h, w))
         cleared = state.replace(loc=jnp.full((n, 2), -1, jnp.int32))
         loc = self.place_agents(k_place, cleared, None, agent_regions=regions)
-        build = state.components["Build"]
-        pay = build["build_payment"].at[perm].set(self._ranked_payments(params, build["build_payment"].dtype))
-        state = state.replace(loc=loc, components={**state.components, "Build": {**build, "build_payment": pay}})
+        state = self._with_ranked_payments(state.replace(loc=loc), perm, params)
         return WoodAndStoneScenario.additional_reset_steps(self, key, state, params)
