@@ -27,7 +27,7 @@ def state_fields(core, host) -> tuple:
         component acting on ``BasicMobileAgent`` (its ``agent_state_fields``),
         then from the scenario; ``planner`` ``{field: scalar}`` from each
         component's ``planner_state_fields``, then the scenario's. A scenario
-        adds fields by defining those two host-side methods (optional), as
+        adds fields by overriding those two declared host-side hooks, as
         ``CovidAndEconomySimulation`` does (Foundation's ``covid19_env.py``
         writes them into ``agent.state`` in its reset and step), so they come
         after the components' fields, as in Foundation.
@@ -37,10 +37,8 @@ def state_fields(core, host) -> tuple:
         if "BasicMobileAgent" in comp.agent_subclasses:
             agents.update(comp.agent_state_fields(host))
         planner.update(comp.planner_state_fields(host))
-    for name, out in (("agent_state_fields", agents), ("planner_state_fields", planner)):
-        fields = getattr(core, name, None)
-        if fields is not None:
-            out.update(fields(host))
+    agents.update(core.agent_state_fields(host))
+    planner.update(core.planner_state_fields(host))
     return agents, planner
 
 
