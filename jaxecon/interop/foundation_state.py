@@ -92,7 +92,6 @@ def state_from_foundation(env, ref_env, params=None, key=None) -> EnvState:
         key: PRNG key for building the state template (irrelevant to values).
     Raises:
         ValueError: if the two environments' sizes or components differ.
-        KeyError: if a component has no loader in ``COMPONENT_LOADERS``.
     """
     params = env.default_params if params is None else params
     key = jax.random.key(0) if key is None else key
@@ -125,12 +124,12 @@ def state_from_foundation(env, ref_env, params=None, key=None) -> EnvState:
         planner_inventory={r: jnp.asarray(float(planner.state["inventory"][r]), f) for r in env.resources},
         planner_escrow={r: jnp.asarray(float(planner.state["escrow"][r]), f) for r in env.resources},
     )
-    comps = dict(state.components)
     for comp, ref_comp in zip(env.components, ref_env.components):
-        if comp.name not in COMPONENT_LOADERS:
-            raise KeyError(f"no interop loader for component {comp.name!r}; known: {sorted(COMPONENT_LOADERS)}")
-        comps[comp.name] = COMPONENT_LOADERS[comp.name](comp, ref_comp, ref_env, state)
-    state = state.replace(components=comps)
+        if comp.name in COMPONENT_LOADERS:
+            sub = COMPONENT_LOADERS[comp.name](comp, ref_comp, ref_env, state)
+            state = state.replace(components={**state.components, comp.name: sub})
+        else:
+            state = comp.load_foundation_state(ref_comp, ref_env, state)
     return state.replace(scenario=_load_scenario(env, ref_env, state))
 
 
