@@ -121,7 +121,7 @@ def _run(cfg, seed, unmasked_prob=0.0):
                     np.asarray(state.endogenous["Labor"]), [a.state["endogenous"]["Labor"] for a in agents]
                 )
                 np.testing.assert_allclose(
-                    np.asarray(state.components["SimpleLabor"]["production"]),
+                    np.asarray(state.components["SimpleLabor"].production),
                     [a.state["production"] for a in agents], rtol=1e-12,
                 )
             stats["worked"] += int(np.sum(np.asarray(state.endogenous["Labor"]) > 0))

@@ -71,7 +71,7 @@ def _equality_weight(params):
 
 def _income_for_weights(env, r: Rollout):
     if env.has_component("SimpleLabor"):
-        return r.state.components["SimpleLabor"]["production"]
+        return r.state.components["SimpleLabor"].production
     return _coin(env, r)
 
 

@@ -130,7 +130,9 @@ def state_from_foundation(env, ref_env, params=None, key=None) -> EnvState:
             state = state.replace(components={**state.components, comp.name: sub})
         else:
             state = comp.load_foundation_state(ref_comp, ref_env, state)
-    return state.replace(scenario=_load_scenario(env, ref_env, state))
+    if isinstance(state.scenario, dict):
+        return state.replace(scenario=_load_scenario(env, ref_env, state))
+    return env.load_foundation_state(ref_env, state)
 
 
 def load_foundation_state(env, ref_env) -> None:

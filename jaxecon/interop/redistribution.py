@@ -1,7 +1,7 @@
-"""Interop loaders for PeriodicBracketTax, WealthRedistribution and SimpleLabor.
+"""Interop loaders for PeriodicBracketTax and WealthRedistribution.
 
 Each loader reads a live Foundation component's internals
-(``ai_economist/foundation/components/{redistribution,simple_labor}.py``) into
+(``ai_economist/foundation/components/redistribution.py``) into
 the jaxecon sub-state (see the components' docstrings for the fields).
 Importing this module registers them in ``COMPONENT_LOADERS``.
 """
@@ -74,26 +74,3 @@ def _load_periodic_bracket_tax(comp, ref, ref_env, state):
 @register_component_loader("WealthRedistribution")
 def _load_wealth_redistribution(comp, ref, ref_env, state):
     return {}
-
-
-@register_component_loader("SimpleLabor")
-def _load_simple_labor(comp, ref, ref_env, state):
-    agents = list(ref_env.world.agents)
-    # jaxecon's flag means "this state's observation still shows the first-step
-    # mask"; Foundation's means "the next generate_masks call is the first", and
-    # the reset observation has already cleared it.
-    first = bool(ref.is_first_step) or int(ref_env.world.timestep) == 0
-    return {
-        "skill": _f([a.state["skill"] for a in agents]),
-        "production": _f([a.state["production"] for a in agents]),
-        "is_first_step": jnp.asarray(first),
-    }
-
-
-def simple_labor_params_from_foundation(env, ref_env, params):
-    """``params`` with SimpleLabor's ``skills`` set to the reference env's
-    construction-time skills (so later resets match too)."""
-    ref = next(c for c in ref_env.components if c.name == "SimpleLabor")
-    comps = dict(params.components)
-    comps["SimpleLabor"] = comps["SimpleLabor"].replace(skills=np.array(ref.skills, dtype=np.float64))
-    return params.replace(components=comps)
