@@ -10,6 +10,5 @@ from jaxecon.interop.foundation_state import (
     register_component_loader,
     state_from_foundation,
 )
-from jaxecon.interop import redistribution  # noqa: F401  (registers the tax, redistribution and labor loaders)
 
 __all__ = ["COMPONENT_LOADERS", "load_foundation_state", "register_component_loader", "state_from_foundation"]
