@@ -122,9 +122,10 @@ def _compare_obs(obs, ref_obs, n):
 
 def _our_book(sub, ci, side):
     """Our open orders of one side as the reference's list: [(owner, price, lifetime)] in priority order."""
-    price = np.asarray(sub[f"{side}_price"])[ci]
-    life = np.asarray(sub[f"{side}_lifetime"])[ci]
-    active = np.asarray(sub[f"{side}_active"])[ci]
+    book = sub.book()
+    price = np.asarray(book[f"{side}_price"])[ci]
+    life = np.asarray(book[f"{side}_lifetime"])[ci]
+    active = np.asarray(book[f"{side}_active"])[ci]
     rows = [(int(i), int(price[i, m]), int(life[i, m])) for i, m in zip(*np.nonzero(active))]
     sign = -1 if side == "bid" else 1
     return sorted(rows, key=lambda r: (sign * r[1], -r[2], r[0]))
@@ -151,7 +152,7 @@ def _compare_state(env, state, ref_env, t):
         for side in ("bid", "ask"):
             assert _our_book(sub, ci, side) == _ref_book(ref_comp, c, side), f"step {t} {side}s of {c}"
         np.testing.assert_array_equal(
-            np.asarray(sub["price_history"])[ci], np.stack([ref_comp.price_history[c][i] for i in range(env.n_agents)]),
+            np.asarray(sub.price_history)[ci], np.stack([ref_comp.price_history[c][i] for i in range(env.n_agents)]),
             err_msg=f"step {t} price history {c}")
     assert comp.dense_log_entry(None, state) == ref_comp.executed_trades[-1], f"step {t} trades"
 
@@ -321,7 +322,7 @@ def test_expiry_after_order_duration():
     log, st, _ = _script([{0: {"Buy_Stone": 2}, 1: {"Sell_Wood": 6}}] + idle + [{}])
     np.testing.assert_array_equal([float(st.escrow["Coin"][0]), float(st.inventory["Coin"][0])], [0.0, 20.0])
     assert float(st.escrow["Wood"][1]) == 0.0
-    assert not np.asarray(st.components[CDA]["bid_active"]).any()
+    assert not np.asarray(st.components[CDA].bid_active).any()
     # ... but it can still trade at step 5 = 1 + order_duration (at its own price: it is older)
     log, _, _ = _script([{0: {"Buy_Stone": 2}}] + idle + [{1: {"Sell_Stone": 0}}])
     assert _brief(log[4]) == [("Stone", 0, 1, 2)] and log[4][0]["bid_lifetime"] == 4
@@ -336,11 +337,11 @@ def test_order_limit_and_affordability():
                             {0: {"Buy_Stone": 1}, 2: {"Buy_Wood": 1, "Sell_Wood": 5}},
                             {1: {"Buy_Wood": 4}}], coin=3.0)
     sub = st.components[CDA]
-    assert np.asarray(sub["bid_active"])[0, 0].sum() == 1 and np.asarray(sub["ask_active"])[0, 0].sum() == 1
+    assert np.asarray(sub.bid_active)[0, 0].sum() == 1 and np.asarray(sub.ask_active)[0, 0].sum() == 1
     # agent 2 had 1 Wood order: its bid takes the last place, the ask in the same step is ignored
-    assert np.asarray(sub["bid_active"])[1, 2].sum() == 1 and np.asarray(sub["ask_active"])[1, 2].sum() == 1
+    assert np.asarray(sub.bid_active)[1, 2].sum() == 1 and np.asarray(sub.ask_active)[1, 2].sum() == 1
     assert float(st.escrow["Wood"][2]) == 1.0
-    assert not np.asarray(sub["bid_active"])[1, 1].any()       # 4 > 3 coin: no bid
+    assert not np.asarray(sub.bid_active)[1, 1].any()       # 4 > 3 coin: no bid
     # order_labor (0.5) is charged only for orders placed: agent 0 placed 2 (1.0), agent 1 none;
     # an ignored order charging labor would leave a half unit (gathering adds whole units)
     assert float(st.endogenous["Labor"][0]) % 1 == 0.0 and float(st.endogenous["Labor"][1]) % 1 == 0.0
@@ -370,7 +371,7 @@ def test_gradients_flow_through_matching():
         return jnp.sum(out.inventory["Coin"] * w) + jnp.sum(out.endogenous["Labor"] * w), out
 
     (_, out), (g_coin, g_labor) = jax.jit(jax.value_and_grad(f, argnums=(0, 1), has_aux=True))(st.inventory["Coin"], 0.25)
-    np.testing.assert_array_equal(np.asarray(out.components[CDA]["n_step_trades"]), [2, 0])
+    np.testing.assert_array_equal(np.asarray(out.components[CDA].n_step_trades), [2, 0])
     # agent 0's bid 5 meets the lowest ask (agent 3's 1), agent 2's bid 4 meets agent 1's ask 2,
     # both at the ask price (same step)
     np.testing.assert_array_equal(np.asarray(out.inventory["Coin"]), [9.5, 12.5, 8.5, 11.5])
@@ -454,7 +455,7 @@ def test_trade_statistics_match_reference():
 
         (_, state), _ = jax.lax.scan(body, (obs, state), jax.random.split(key, EP_LEN))
         sub = state.components[CDA]
-        return jnp.stack([sub["sell_count"].sum(-1), sub["sell_value"].sum(-1)], -1).reshape(-1)
+        return jnp.stack([sub.sell_count.sum(-1), sub.sell_value.sum(-1)], -1).reshape(-1)
 
     ours = np.asarray(jax.jit(jax.vmap(episode))(jax.random.split(jax.random.key(0), 200)))
     print("per-episode means (Stone trades, coin, Wood trades, coin): jaxecon", ours.mean(0), "reference", ref.mean(0))

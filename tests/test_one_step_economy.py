@@ -121,11 +121,11 @@ def _run(cfg, seed, unmasked_prob=0.0):
                     np.asarray(state.endogenous["Labor"]), [a.state["endogenous"]["Labor"] for a in agents]
                 )
                 np.testing.assert_allclose(
-                    np.asarray(state.components["SimpleLabor"]["production"]),
+                    np.asarray(state.components["SimpleLabor"].production),
                     [a.state["production"] for a in agents], rtol=1e-12,
                 )
             stats["worked"] += int(np.sum(np.asarray(state.endogenous["Labor"]) > 0))
-            stats["taxed"] += float(state.components["PeriodicBracketTax"]["total_collected_taxes"])
+            stats["taxed"] += float(state.components["PeriodicBracketTax"].total_collected_taxes)
             got = {k: float(v) for k, v in metrics(state, params).items()}
             ref_m = ref_env.previous_episode_metrics
             assert set(got) == set(ref_m), (set(got) ^ set(ref_m))

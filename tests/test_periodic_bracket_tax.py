@@ -164,9 +164,9 @@ def _run(cfg, seed, n_episodes, poke_prob=0.3, unmasked_prob=0.25, saez_top=None
                        rtol=rtol, atol=rtol)
                 if tax is not None:
                     sub = state.components["PeriodicBracketTax"]
-                    assert int(sub["tax_cycle_pos"]) == ref_tax.tax_cycle_pos, where
+                    assert int(sub.tax_cycle_pos) == ref_tax.tax_cycle_pos, where
                     if tax.tax_model == "model_wrapper":
-                        assert list(np.asarray(sub["rate_idx"])) == list(ref_tax.curr_rate_indices), where
+                        assert list(np.asarray(sub.rate_idx)) == list(ref_tax.curr_rate_indices), where
                     ref_entry = ref_tax.get_dense_log()
                     if tax.disable_taxes:
                         assert ref_entry is None and tax.dense_log_entry(None, state) is None
@@ -286,7 +286,7 @@ def test_gradient_of_collected_taxes_matches_finite_differences():
             _, s = env.reset(jax.random.key(0), p)
             _, s, _, _, _ = env.step(jax.random.key(1), s, set_rates, p)
             _, s, _, _, _ = env.step(jax.random.key(2), s, work, p)
-            return s.components["PeriodicBracketTax"]["total_collected_taxes"]
+            return s.components["PeriodicBracketTax"].total_collected_taxes
 
         tp = params.components["PeriodicBracketTax"]
         rates = jnp.asarray(tp.disc_rates)
@@ -322,7 +322,7 @@ def test_vmap_over_rate_tables():
             _, s = env.reset(jax.random.key(0), p)
             _, s, _, _, _ = env.step(jax.random.key(1), s, {"p": np.full(7, 11, np.int32)}, p)
             _, s, _, _, _ = env.step(jax.random.key(2), s, {"a": np.full(4, 50, np.int32)}, p)
-            return s.components["PeriodicBracketTax"]["total_collected_taxes"]
+            return s.components["PeriodicBracketTax"].total_collected_taxes
 
         out = np.asarray(jax.jit(jax.vmap(collected))(jnp.array([0.0, 0.5, 1.0])))
         assert out[0] == 0 and 0 < out[1] < out[2]
@@ -342,20 +342,20 @@ def test_saez_warmup_draws_within_limits_and_carry_over():
         reset, step = jax.jit(env.reset), jax.jit(env.step)
         obs, s = reset(jax.random.key(0), params)
         _, s1, _, _, _ = step(jax.random.key(1), s, {"a": np.zeros(4, np.int32)}, params)
-        rates = np.asarray(s1.components["PeriodicBracketTax"]["saez_rates"])
+        rates = np.asarray(s1.components["PeriodicBracketTax"].saez_rates)
         assert np.all((rates >= 0.1) & (rates <= 0.3)) and len(set(rates)) == 7  # limit(0) = 0.5 * 0.6
         _, s2, _, _, _ = step(jax.random.key(2), s1, {"a": np.full(4, 30, np.int32)}, params)
-        assert int(s2.components["PeriodicBracketTax"]["saez_count"]) == 4
+        assert int(s2.components["PeriodicBracketTax"].saez.saez_count) == 4
         _, fresh = reset(jax.random.key(3), params, 1)
-        assert int(fresh.components["PeriodicBracketTax"]["saez_count"]) == 0
+        assert int(fresh.components["PeriodicBracketTax"].saez.saez_count) == 0
         carried = tax.carry_over(s2, fresh, params.components["PeriodicBracketTax"])
         sub = carried.components["PeriodicBracketTax"]
-        assert int(sub["saez_count"]) == 4
-        np.testing.assert_array_equal(sub["saez_buffer"][-4:, 0], s2.components["PeriodicBracketTax"]["last_income"])
+        assert int(sub.saez.saez_count) == 4
+        np.testing.assert_array_equal(sub.saez.saez_buffer[-4:, 0], s2.components["PeriodicBracketTax"].last_income)
         # The reset observation shows the last episode's rates (capped at the limit of
         # completions - 1 = 0); the new period starts from the running average.
-        np.testing.assert_array_equal(sub["curr_rates_obs"], np.minimum(rates, 0.3))
-        np.testing.assert_array_equal(sub["saez_rates"], sub["running_avg_tax_rates"])
+        np.testing.assert_array_equal(sub.curr_rates_obs, np.minimum(rates, 0.3))
+        np.testing.assert_array_equal(sub.saez_rates, sub.saez.running_avg_tax_rates)
 
 
 @pytest.mark.reference
@@ -402,12 +402,14 @@ def test_saez_formula_matches_reference(pareto_weight_type, saez_fixed_elas, spa
             ref.running_avg_tax_rates = avg.copy()
             ref.compute_and_set_new_period_rates_from_saez_formula()
 
-            sub = dict(tax.init(jax.random.key(0), tp))
-            sub.update(saez_buffer=jnp.asarray(np.array(buf)), saez_count=jnp.asarray(500, jnp.int32),
-                       elas_t=jnp.asarray(elas), log_z0_t=jnp.asarray(logz), running_avg_tax_rates=jnp.asarray(avg))
+            sub = tax.init(jax.random.key(0), tp)
+            sub = sub.replace(saez=sub.saez.replace(
+                saez_buffer=jnp.asarray(np.array(buf)), saez_count=jnp.asarray(500, jnp.int32),
+                elas_t=jnp.asarray(elas), log_z0_t=jnp.asarray(logz), running_avg_tax_rates=jnp.asarray(avg)))
             out = update(state, sub)
             where = f"trial {trial}"
-            _close(out["saez_rates"], ref.curr_bracket_tax_rates, where, rtol=1e-9, atol=1e-12)
-            _close(out["running_avg_tax_rates"], ref.running_avg_tax_rates, where, rtol=1e-9, atol=1e-12)
-            for k in ("elas_t", "elas_tm1", "log_z0_t", "log_z0_tm1"):
-                _close(out[k], getattr(ref, k), f"{where} {k}", rtol=1e-9, atol=1e-12)
+            _close(out.saez_rates, ref.curr_bracket_tax_rates, where, rtol=1e-9, atol=1e-12)
+            _close(out.saez.running_avg_tax_rates, ref.running_avg_tax_rates, where, rtol=1e-9, atol=1e-12)
+            for ours, k in ((out.saez.elas_t, "elas_t"), (out.saez.elas_tm1, "elas_tm1"),
+                            (out.saez.log_z0_t, "log_z0_t"), (out.saez.log_z0_tm1, "log_z0_tm1")):
+                _close(ours, getattr(ref, k), f"{where} {k}", rtol=1e-9, atol=1e-12)

@@ -71,7 +71,7 @@ def _equality_weight(params):
 
 def _income_for_weights(env, r: Rollout):
     if env.has_component("SimpleLabor"):
-        return r.state.components["SimpleLabor"]["production"]
+        return r.state.components["SimpleLabor"].production
     return _coin(env, r)
 
 
@@ -79,7 +79,7 @@ def _tax_revenue(env, r: Rollout, params):
     if not env.has_component(TAX):
         raise ValueError(f"metric 'tax_revenue' needs the {TAX} component; this economy has "
                          f"{[c.name for c in env.components]}")
-    return r.state.components[TAX]["total_collected_taxes"]
+    return r.state.components[TAX].total_collected_taxes
 
 
 METRICS: dict[str, Callable] = {

@@ -13,8 +13,9 @@ compared with two baselines:
   tau(z) = (1 - G(z)) / (1 - G(z) + A(z) e), bracketed exactly as Foundation's
   ``saez`` tax model does (``components/redistribution.py``:
   ``compute_and_set_new_period_rates_from_saez_formula``; the binning, G, A and
-  bracket averaging are ``PeriodicBracketTax``'s own methods), iterated to a
-  fixed point against the agents' best responses.
+  bracket averaging are the functions of ``jaxecon.components.saez`` that
+  ``PeriodicBracketTax`` uses), iterated to a fixed point against the agents'
+  best responses.
 
 Every schedule is finally scored by *exact* dynamics: the agents' argmax best
 responses are stepped through the environment (``evaluate_schedule``).
@@ -46,11 +47,9 @@ from jaxecon.analysis.relaxations import (
     schedule,
 )
 from jaxecon.analysis.rollout import rollout
-from jaxecon.components.redistribution import (
-    SAEZ_BUFFER_SIZE,
-    US_FEDERAL_RATES,
-    marginal_rate,
-)
+from jaxecon.components import saez as saez_model
+from jaxecon.components.saez import SAEZ_BUFFER_SIZE
+from jaxecon.components.tax_schedules import US_FEDERAL_RATES, marginal_rate
 from jaxecon.core.state import EnvParams, float_dtype
 
 FIXED_RATES = f"components.{TAX}.fixed_rates"
@@ -278,8 +277,8 @@ def saez_schedule(
     the last 500 (income, marginal rate) observations; while it is not full,
     uniformly random rates in [rate_min, rate_max] (``n_warmup`` rounds, and at
     least enough to fill the buffer); then each round the formula's bracket
-    rates from the buffer (``PeriodicBracketTax``'s ``_saez_bins``,
-    ``_binned_g_and_a``, ``_saez_marginal_rates``, ``_bracketize``), clipped
+    rates from the buffer (``jaxecon.components.saez``'s ``saez_bins``,
+    ``binned_g_and_a``, ``saez_marginal_rates``, ``bracketize``), clipped
     to [rate_min, rate_max]. One round = one episode: agents best-respond
     (argmax) to the round's rates and their incomes enter the buffer.
 
@@ -341,12 +340,12 @@ def saez_schedule(
             elas = jnp.maximum(slope, 0.0)
         else:
             elas = jnp.asarray(elasticity, f)
-        edges, bin_sizes = tax._saez_bins(cutoffs)
+        edges, bin_sizes = saez_model.saez_bins(cutoffs)
 
         def formula(buf):
-            gz, az = tax._binned_g_and_a(buf[:, 0], valid, edges)
-            taus = tax._saez_marginal_rates(gz, az, elas)
-            return jnp.clip(tax._bracketize(taus, edges, bin_sizes, cutoffs), lo, hi)
+            gz, az = saez_model.binned_g_and_a(buf[:, 0], valid, edges, tax.pareto_weight_type)
+            taus = saez_model.saez_marginal_rates(gz, az, elas)
+            return jnp.clip(saez_model.bracketize(taus, edges, bin_sizes, cutoffs), lo, hi)
 
         def rnd(buf, _):
             rates = formula(buf)

@@ -43,8 +43,8 @@ from flax import struct
 
 from jaxecon import rewards, social_metrics
 from jaxecon.analysis import params as P
-from jaxecon.components.redistribution import taxes_due
 from jaxecon.components.simple_labor import NUM_LABOR_HOURS
+from jaxecon.components.tax_schedules import taxes_due
 from jaxecon.core.state import EnvParams, float_dtype
 
 TAX = "PeriodicBracketTax"

@@ -82,21 +82,10 @@ Dense log: per step, the list of trades (dicts with Foundation's keys
 ``commodity, buyer, bid, bid_lifetime, seller, ask, ask_lifetime, price,
 cost, income``).
 
-State (``state.components["ContinuousDoubleAuction"]``), with C commodities,
-n agents, M = max_num_orders, P price levels, T = n*M // 2 (most trades one
-commodity can see in one step):
-    bid_price, ask_price: int32 [C, n, M] order prices (0 in free slots).
-    bid_lifetime, ask_lifetime: int32 [C, n, M] steps since placement.
-    bid_active, ask_active: bool [C, n, M] slot holds an open order.
-    price_history: float [C, n, P] per seller, decayed counts of sale prices.
-    trade_buyer, trade_seller, trade_bid, trade_ask, trade_bid_lifetime,
-        trade_ask_lifetime, trade_price: int32 [C, T] this step's trades, in
-        execution order (first ``n_step_trades[c]`` entries valid).
-    n_step_trades: int32 [C] trades of each commodity this step.
-    sell_count, buy_count: int32 [C, n] sales / purchases this episode.
-    sell_value, buy_value: int32 [C, n] sum of their prices this episode.
-Open-order counts and per-price histograms are derived from the book
-(``order_counts``, ``histograms``).
+State: ``state.components["ContinuousDoubleAuction"]`` is a
+``ContinuousDoubleAuctionState`` (fields below). Open-order counts and
+per-price histograms are derived from the book (``order_counts``,
+``histograms``).
 
 Usage::
 
@@ -105,7 +94,7 @@ Usage::
                     ("Gather", {})], n_agents=4, world_size=[25, 25],
         env_layout_file="quadrant_25x25_20each_30clump.txt")
     obs, state = env.reset(jax.random.key(0), env.default_params)
-    book = state.components["ContinuousDoubleAuction"]
+    book = state.components["ContinuousDoubleAuction"]  # .bid_price, .price_history, ...
 """
 
 from __future__ import annotations
@@ -128,7 +117,6 @@ _I32_MIN = np.iinfo(np.int32).min
 
 TRADE_FIELDS = ("buyer", "seller", "bid", "ask", "bid_lifetime", "ask_lifetime", "price")
 BOOK_FIELDS = ("bid_price", "bid_lifetime", "bid_active", "ask_price", "ask_lifetime", "ask_active")
-COUNT_FIELDS = ("sell_count", "sell_value", "buy_count", "buy_value")
 
 
 @struct.dataclass
@@ -142,6 +130,71 @@ class ContinuousDoubleAuctionParams:
     order_labor: float = 0.25
 
 
+@struct.dataclass
+class ContinuousDoubleAuctionState:
+    """ContinuousDoubleAuction's sub-state, ``state.components["ContinuousDoubleAuction"]``.
+
+    C commodities (``env.collectible`` order), n agents, M = max_num_orders
+    slots per agent and side (slot j of agent i is index [c, i, j]), P price
+    levels (coin 0..max_bid_ask), T = max(1, n*M // 2) (the most trades one
+    commodity can see in one step).
+
+    Attributes:
+        bid_price, ask_price: int32 [C, n, M] order prices in coin (0 in free slots).
+        bid_lifetime, ask_lifetime: int32 [C, n, M] steps since placement.
+        bid_active, ask_active: bool [C, n, M] the slot holds an open order.
+        price_history: float [C, n, P] per seller, decayed counts of its sale prices.
+        trade_buyer, trade_seller: int32 [C, T] this step's trades, in execution
+            order (the first ``n_step_trades[c]`` entries are valid): agent indices,
+        trade_bid, trade_ask, trade_price: int32 [C, T] ... their bid, ask and
+            trade prices (coin),
+        trade_bid_lifetime, trade_ask_lifetime: int32 [C, T] ... and the ages of
+            both orders (steps).
+        n_step_trades: int32 [C] trades of each commodity this step.
+        sell_count, buy_count: int32 [C, n] sales / purchases this episode.
+        sell_value, buy_value: int32 [C, n] sum of their prices this episode (coin).
+    """
+
+    bid_price: jax.Array
+    bid_lifetime: jax.Array
+    bid_active: jax.Array
+    ask_price: jax.Array
+    ask_lifetime: jax.Array
+    ask_active: jax.Array
+    price_history: jax.Array
+    trade_buyer: jax.Array
+    trade_seller: jax.Array
+    trade_bid: jax.Array
+    trade_ask: jax.Array
+    trade_bid_lifetime: jax.Array
+    trade_ask_lifetime: jax.Array
+    trade_price: jax.Array
+    n_step_trades: jax.Array
+    sell_count: jax.Array
+    sell_value: jax.Array
+    buy_count: jax.Array
+    buy_value: jax.Array
+
+    def book(self) -> dict:
+        """The order book as ``{BOOK_FIELDS name: array}``."""
+        return {"bid_price": self.bid_price, "bid_lifetime": self.bid_lifetime, "bid_active": self.bid_active,
+                "ask_price": self.ask_price, "ask_lifetime": self.ask_lifetime, "ask_active": self.ask_active}
+
+    def trades(self) -> dict:
+        """This step's trade records as ``{TRADE_FIELDS name: int32 [C, T]}``."""
+        return {"buyer": self.trade_buyer, "seller": self.trade_seller, "bid": self.trade_bid,
+                "ask": self.trade_ask, "bid_lifetime": self.trade_bid_lifetime,
+                "ask_lifetime": self.trade_ask_lifetime, "price": self.trade_price}
+
+    def with_trades(self, trades: dict) -> "ContinuousDoubleAuctionState":
+        """This state with the trade records replaced by ``trades`` (``TRADE_FIELDS`` keys)."""
+        return self.replace(
+            trade_buyer=trades["buyer"], trade_seller=trades["seller"], trade_bid=trades["bid"],
+            trade_ask=trades["ask"], trade_bid_lifetime=trades["bid_lifetime"],
+            trade_ask_lifetime=trades["ask_lifetime"], trade_price=trades["price"],
+        )
+
+
 def _first_best(eligible, primary, secondary):
     """Index of the eligible entry with the largest ``primary``, then the
     largest ``secondary``, then the lowest index; and whether any is eligible."""
@@ -150,6 +203,44 @@ def _first_best(eligible, primary, secondary):
     best_s = jnp.max(jnp.where(e, secondary, _I32_MIN))
     e = e & (secondary == best_s)
     return jnp.argmax(e), jnp.any(eligible)
+
+
+def _place(orders, who, price, life, n, M):
+    """Fill [n, M] price/lifetime/active arrays from a Foundation order list
+    (each order to its owner's next free slot, in list order).
+
+    Raises:
+        ValueError: an agent has more than M orders of one kind.
+    """
+    p = np.zeros((n, M), np.int32)
+    l = np.zeros((n, M), np.int32)
+    a = np.zeros((n, M), bool)
+    used = np.zeros(n, np.int64)
+    for o in orders:
+        i = int(o[who])
+        if used[i] >= M:
+            raise ValueError(f"agent {i} has more than max_num_orders={M} orders of one kind")
+        p[i, used[i]], l[i, used[i]], a[i, used[i]] = int(o[price]), int(o[life]), True
+        used[i] += 1
+    return p, l, a
+
+
+def _check_ties(orders, who, price, life, side, c):
+    """Exact (price, lifetime) ties must appear in agent-index order (see the
+    module docstring's tie-break proof).
+
+    Raises:
+        ValueError: they do not (a state Foundation's dynamics cannot reach).
+    """
+    last = {}
+    for o in orders:
+        key = (int(o[price]), int(o[life]))
+        if key in last and int(o[who]) < last[key]:
+            raise ValueError(
+                f"{side} book of {c}: tied orders {key} are not in agent order; "
+                "this state is not reachable by Foundation's dynamics"
+            )
+        last[key] = int(o[who])
 
 
 @component_registry.add
@@ -202,45 +293,45 @@ class ContinuousDoubleAuction(Component):
         return out
 
     # ------------------------------------------------------------------ state
-    def init(self, key, params):
+    def init(self, key, params) -> ContinuousDoubleAuctionState:
         C, n, M, P, T = (len(self.commodities), self.n_agents, self.max_num_orders,
                          self.n_prices, self.trade_capacity)
         zi = jnp.zeros((C, n, M), jnp.int32)
         zb = jnp.zeros((C, n, M), bool)
-        sub = {
-            "bid_price": zi, "bid_lifetime": zi, "bid_active": zb,
-            "ask_price": zi, "ask_lifetime": zi, "ask_active": zb,
-            "price_history": jnp.zeros((C, n, P), float_dtype()),
-            "n_step_trades": jnp.zeros(C, jnp.int32),
-            "sell_count": jnp.zeros((C, n), jnp.int32), "sell_value": jnp.zeros((C, n), jnp.int32),
-            "buy_count": jnp.zeros((C, n), jnp.int32), "buy_value": jnp.zeros((C, n), jnp.int32),
-        }
-        for k in TRADE_FIELDS:
-            sub[f"trade_{k}"] = jnp.zeros((C, T), jnp.int32)
-        return sub
+        zt = jnp.zeros((C, T), jnp.int32)
+        zc = jnp.zeros((C, n), jnp.int32)
+        return ContinuousDoubleAuctionState(
+            bid_price=zi, bid_lifetime=zi, bid_active=zb,
+            ask_price=zi, ask_lifetime=zi, ask_active=zb,
+            price_history=jnp.zeros((C, n, P), float_dtype()),
+            trade_buyer=zt, trade_seller=zt, trade_bid=zt, trade_ask=zt,
+            trade_bid_lifetime=zt, trade_ask_lifetime=zt, trade_price=zt,
+            n_step_trades=jnp.zeros(C, jnp.int32),
+            sell_count=zc, sell_value=zc, buy_count=zc, buy_value=zc,
+        )
 
     def reset(self, key, state: EnvState, params):
         return state.replace(components={**state.components, self.name: self.init(key, params)})
 
-    def order_counts(self, sub) -> jax.Array:
+    def order_counts(self, sub: ContinuousDoubleAuctionState) -> jax.Array:
         """int32 [C, n]: open orders (bids + asks) per commodity and agent."""
-        return (jnp.sum(sub["bid_active"], axis=-1) + jnp.sum(sub["ask_active"], axis=-1)).astype(jnp.int32)
+        return (jnp.sum(sub.bid_active, axis=-1) + jnp.sum(sub.ask_active, axis=-1)).astype(jnp.int32)
 
-    def histograms(self, sub):
+    def histograms(self, sub: ContinuousDoubleAuctionState):
         """(bid_hist, ask_hist), float [C, n, P]: open orders per commodity, agent and price."""
         P = self.n_prices
         f = float_dtype()
 
         levels = jnp.arange(P, dtype=jnp.int32)
 
-        def hist(side):
+        def hist(price, active):
             # Counted in int32 (exact, like the float sum of 0/1 it replaces) so
             # that XLA fuses compare + count into one loop instead of
             # materialising a float one-hot [C, n, M, P] and reducing it.
-            hit = (sub[f"{side}_price"][..., None] == levels) & sub[f"{side}_active"][..., None]
+            hit = (price[..., None] == levels) & active[..., None]
             return jnp.sum(hit, axis=-2, dtype=jnp.int32).astype(f)
 
-        return hist("bid"), hist("ask")
+        return hist(sub.bid_price, sub.bid_active), hist(sub.ask_price, sub.ask_active)
 
     # ------------------------------------------------------------------- step
     def step(self, key, state: EnvState, actions, params: ContinuousDoubleAuctionParams):
@@ -248,12 +339,12 @@ class ContinuousDoubleAuction(Component):
             return state
         f = float_dtype()
         C, M, D = len(self.commodities), self.max_num_orders, self.order_duration
-        sub = dict(state.components[self.name])
+        sub = state.components[self.name]
         coin, esc_coin = state.inventory["Coin"], state.escrow["Coin"]
         goods = jnp.stack([state.inventory[c] for c in self.commodities])  # [C, n]
         goods_esc = jnp.stack([state.escrow[c] for c in self.commodities])
         labor = state.endogenous["Labor"]
-        book = {k: sub[k] for k in BOOK_FIELDS}
+        book = sub.book()  # working copy, updated side by side
         slot = jnp.arange(M)
 
         def place(side, ci, ok, price):
@@ -268,7 +359,7 @@ class ContinuousDoubleAuction(Component):
 
         # 1. Orders. Each agent touches only its own state, so all agents at once;
         # commodities in order (a Stone bid spends coin before the Wood bid is checked).
-        ph = sub["price_history"] * PRICE_HISTORY_DECAY
+        ph = sub.price_history * PRICE_HISTORY_DECAY
         for ci, c in enumerate(self.commodities):
             buy = actions["a"][f"{self.name}.Buy_{c}"]
             sell = actions["a"][f"{self.name}.Sell_{c}"]
@@ -316,13 +407,15 @@ class ContinuousDoubleAuction(Component):
             book[f"{side}_lifetime"] = jnp.where(active, life[side], 0)
             book[f"{side}_price"] = jnp.where(active, book[f"{side}_price"], 0)
 
-        sub.update(book)
-        sub["price_history"] = out["ph"]
-        sub["n_step_trades"] = out["k"]
-        for k in TRADE_FIELDS:
-            sub[f"trade_{k}"] = out["rec"][k]
-        for k in COUNT_FIELDS:
-            sub[k] = sub[k] + out[k]
+        sub = sub.with_trades(out["rec"]).replace(
+            **book,
+            price_history=out["ph"],
+            n_step_trades=out["k"],
+            sell_count=sub.sell_count + out["sell_count"],
+            sell_value=sub.sell_value + out["sell_value"],
+            buy_count=sub.buy_count + out["buy_count"],
+            buy_value=sub.buy_value + out["buy_value"],
+        )
         inventory = {**state.inventory, "Coin": coin}
         escrow = {**state.escrow, "Coin": esc_coin}
         for ci, c in enumerate(self.commodities):
@@ -416,7 +509,7 @@ class ContinuousDoubleAuction(Component):
         sub = state.components[self.name]
         n, f = self.n_agents, float_dtype()
         bid_hist, ask_hist = self.histograms(sub)
-        history = jnp.sum(sub["price_history"], axis=1)  # [C, P]
+        history = jnp.sum(sub.price_history, axis=1)  # [C, P]
         prices = jnp.arange(self.n_prices, dtype=f)
         rate = (history @ prices) / jnp.maximum(0.001, jnp.sum(history, axis=-1))
         scaled = history * self.inv_scale
@@ -454,23 +547,24 @@ class ContinuousDoubleAuction(Component):
         sub = state.components[self.name]
         f = float_dtype()
         out = {}
+        sides = (("Sell", sub.sell_count, sub.sell_value), ("Buy", sub.buy_count, sub.buy_value))
         for i in range(self.n_agents):
             for ci, c in enumerate(self.commodities):
-                for prefix, side in (("Sell", "sell"), ("Buy", "buy")):
-                    n = sub[f"{side}_count"][ci, i]
+                for prefix, count, value in sides:
+                    n = count[ci, i]
                     mean = jnp.where(
-                        n > 0, sub[f"{side}_value"][ci, i].astype(f) / jnp.maximum(n, 1).astype(f), jnp.nan
+                        n > 0, value[ci, i].astype(f) / jnp.maximum(n, 1).astype(f), jnp.nan
                     )
                     for k in ("price", "cost", "income"):
                         out[f"{i}/{prefix}{c}/{k}"] = mean
                     out[f"{i}/{prefix}{c}/n_sales"] = n
-        out["n_trades"] = jnp.sum(sub["sell_count"])
+        out["n_trades"] = jnp.sum(sub.sell_count)
         return out
 
     def dense_log_entry(self, prev_state, state):
         sub = state.components[self.name]
-        count = np.asarray(sub["n_step_trades"])
-        rec = {k: np.asarray(sub[f"trade_{k}"]) for k in TRADE_FIELDS}
+        count = np.asarray(sub.n_step_trades)
+        rec = {k: np.asarray(v) for k, v in sub.trades().items()}
         trades = []
         for ci, c in enumerate(self.commodities):
             for j in range(int(count[ci])):
@@ -481,3 +575,64 @@ class ContinuousDoubleAuction(Component):
                 t["income"] = t["price"]
                 trades.append(t)
         return trades
+
+    # ------------------------------------------------------------------ interop
+    def load_foundation_state(self, ref_component, ref_env, state: EnvState) -> EnvState:
+        """``state`` with this sub-state copied from Foundation's live market.
+
+        Reads ``ai_economist/foundation/components/continuous_double_auction.py``'s
+        internals: per commodity the ``bids`` / ``asks`` lists (dicts with
+        ``buyer, bid, bid_lifetime`` / ``seller, ask, ask_lifetime``),
+        ``n_orders``, ``bid_hists`` / ``ask_hists``, ``price_history`` and
+        ``executed_trades`` (episode counts, and the last step's trades). Each
+        order goes to the next free slot of its owner.
+
+        Raises:
+            ValueError: the reference is configured differently (commodities,
+                max_num_orders, max_bid_ask), its tied orders are not in agent
+                order, or its ``n_orders`` / histograms disagree with its books.
+        """
+        ref = ref_component
+        n, M, P = self.n_agents, self.max_num_orders, self.n_prices
+        if list(ref.commodities) != list(self.commodities) or ref.max_num_orders != M \
+                or ref.max_bid_ask != self.max_bid_ask:
+            raise ValueError("reference ContinuousDoubleAuction is configured differently")
+        sub = jax.tree.map(np.array, self.init(None, None))  # writable numpy copies
+        book = sub.book()
+        ph = np.zeros((len(self.commodities), n, P), np.float64)
+        for ci, c in enumerate(self.commodities):
+            bids, asks = ref.bids[c], ref.asks[c]
+            _check_ties(bids, "buyer", "bid", "bid_lifetime", "bid", c)
+            _check_ties(asks, "seller", "ask", "ask_lifetime", "ask", c)
+            book["bid_price"][ci], book["bid_lifetime"][ci], book["bid_active"][ci] = _place(
+                bids, "buyer", "bid", "bid_lifetime", n, M)
+            book["ask_price"][ci], book["ask_lifetime"][ci], book["ask_active"][ci] = _place(
+                asks, "seller", "ask", "ask_lifetime", n, M)
+            for i in range(n):
+                ph[ci, i] = ref.price_history[c][i]
+                bid_active, ask_active = book["bid_active"][ci, i], book["ask_active"][ci, i]
+                n_open = bid_active.sum() + ask_active.sum()
+                bh = np.bincount(book["bid_price"][ci, i][bid_active], minlength=P)
+                ah = np.bincount(book["ask_price"][ci, i][ask_active], minlength=P)
+                if (n_open != ref.n_orders[c][i] or not np.array_equal(bh, ref.bid_hists[c][i])
+                        or not np.array_equal(ah, ref.ask_hists[c][i])):
+                    raise ValueError(f"reference n_orders/histograms of agent {i} for {c} disagree with its books")
+        ci_of = {c: ci for ci, c in enumerate(self.commodities)}
+        for step_trades in ref.executed_trades:
+            for t in step_trades:
+                ci, s, b, p = ci_of[t["commodity"]], int(t["seller"]), int(t["buyer"]), int(t["price"])
+                sub.sell_count[ci, s] += 1
+                sub.sell_value[ci, s] += p
+                sub.buy_count[ci, b] += 1
+                sub.buy_value[ci, b] += p
+        trades = sub.trades()
+        if ref.executed_trades:
+            for t in ref.executed_trades[-1]:
+                ci = ci_of[t["commodity"]]
+                j = sub.n_step_trades[ci]
+                for k in TRADE_FIELDS:
+                    trades[k][ci, j] = int(t[k])
+                sub.n_step_trades[ci] += 1
+        sub = jax.tree.map(jnp.asarray, sub.with_trades(trades).replace(**book))
+        sub = sub.replace(price_history=jnp.asarray(ph, float_dtype()))
+        return state.replace(components={**state.components, self.name: sub})

@@ -37,10 +37,8 @@ pure function of the state.
 Observation (mobile): ``skill`` = skill / payment_max_skill_multiplier.
 No metrics, no dense log.
 
-State (``state.components["SimpleLabor"]``):
-    skill: float [n] each agent's wage per hour (Params.skills at reset).
-    production: float [n] pre-tax income earned this episode (coin).
-    is_first_step: bool [] True from reset until the first step.
+State: ``state.components["SimpleLabor"]`` is a ``SimpleLaborState`` (fields
+below); the one-step economy's planner reads its ``production``.
 
 Usage::
 
@@ -52,6 +50,7 @@ Usage::
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 from flax import struct
@@ -74,6 +73,11 @@ def sample_skills(rng: np.random.RandomState, n_agents: int, shape: float, pmsm:
     return np.sort(clipped, axis=1).mean(axis=0)
 
 
+def _f(x):
+    """Numbers from Foundation as a float array of ``float_dtype()``."""
+    return jnp.asarray(np.array(x, dtype=np.float64), float_dtype())
+
+
 @struct.dataclass
 class SimpleLaborParams:
     """Numeric parameters of SimpleLabor.
@@ -86,6 +90,23 @@ class SimpleLaborParams:
 
     skills: np.ndarray = struct.field(default_factory=lambda: np.ones(1))
     payment_max_skill_multiplier: float = 3.0
+
+
+@struct.dataclass
+class SimpleLaborState:
+    """SimpleLabor's sub-state, ``state.components["SimpleLabor"]``.
+
+    Attributes:
+        skill: float [n] each agent's wage (coin per hour of labor);
+            ``Params.skills`` at reset.
+        production: float [n] pre-tax income earned this episode (coin).
+        is_first_step: bool [] True from reset until the first step (masks
+            all labor actions in the reset observation).
+    """
+
+    skill: jax.Array
+    production: jax.Array
+    is_first_step: jax.Array
 
 
 @component_registry.add
@@ -148,17 +169,18 @@ class SimpleLabor(Component):
     def get_n_actions(self, agent_cls_name):
         return NUM_LABOR_HOURS if agent_cls_name == MOBILE else None
 
-    def init(self, key, params):
+    def init(self, key, params) -> SimpleLaborState:
         n, f = self.n_agents, float_dtype()
-        return {
-            "skill": jnp.zeros(n, f),
-            "production": jnp.zeros(n, f),
-            "is_first_step": jnp.ones((), bool),
-        }
+        return SimpleLaborState(
+            skill=jnp.zeros(n, f),
+            production=jnp.zeros(n, f),
+            is_first_step=jnp.ones((), bool),
+        )
 
     def reset(self, key, state: EnvState, params: SimpleLaborParams):
-        sub = self.init(key, params)
-        sub["skill"] = jnp.asarray(params.skills, float_dtype()) * jnp.ones(self.n_agents, float_dtype())
+        sub = self.init(key, params).replace(
+            skill=jnp.asarray(params.skills, float_dtype()) * jnp.ones(self.n_agents, float_dtype())
+        )
         return state.replace(components={**state.components, self.name: sub})
 
     def step(self, key, state: EnvState, actions, params):
@@ -167,13 +189,12 @@ class SimpleLabor(Component):
         hours = actions["a"][self.name]
         work = (hours >= 1) & (hours <= NUM_LABOR_HOURS)
         h = hours.astype(f)
-        payoff = unfused(jnp.where(work, h * sub["skill"], 0.0))  # rounded as numpy does
+        payoff = unfused(jnp.where(work, h * sub.skill, 0.0))  # rounded as numpy does
         labor = jnp.where(work, h, state.endogenous["Labor"])
-        sub = {
-            **sub,
-            "production": jnp.where(work, sub["production"] + payoff, sub["production"]),
-            "is_first_step": jnp.zeros((), bool),
-        }
+        sub = sub.replace(
+            production=jnp.where(work, sub.production + payoff, sub.production),
+            is_first_step=jnp.zeros((), bool),
+        )
         coin = jnp.where(work, state.inventory["Coin"] + payoff, state.inventory["Coin"])
         return state.replace(
             inventory={**state.inventory, "Coin": coin},
@@ -183,13 +204,29 @@ class SimpleLabor(Component):
 
     def observe(self, state: EnvState, params):
         sub = state.components[self.name]
-        return {"a": {"skill": sub["skill"] / params.payment_max_skill_multiplier}}
+        return {"a": {"skill": sub.skill / params.payment_max_skill_multiplier}}
 
     def masks(self, state: EnvState, params):
-        off = self.mask_first_step & state.components[self.name]["is_first_step"]
+        off = self.mask_first_step & state.components[self.name].is_first_step
         m = jnp.broadcast_to(~off, (self.n_agents, NUM_LABOR_HOURS))
         return {"a": {self.name: m}}
 
     def agent_state_fields(self, state):
         sub = state.components[self.name]
-        return {"skill": np.asarray(sub["skill"]), "production": np.asarray(sub["production"])}
+        return {"skill": np.asarray(sub.skill), "production": np.asarray(sub.production)}
+
+    def load_foundation_state(self, ref_component, ref_env, state: EnvState) -> EnvState:
+        """``state`` with this sub-state copied from Foundation's live component
+        and agents (``agent.state["skill"]``, ``["production"]``, the
+        component's ``is_first_step``)."""
+        agents = list(ref_env.world.agents)
+        # jaxecon's flag means "this state's observation still shows the first-step
+        # mask"; Foundation's means "the next generate_masks call is the first", and
+        # the reset observation has already cleared it.
+        first = bool(ref_component.is_first_step) or int(ref_env.world.timestep) == 0
+        sub = SimpleLaborState(
+            skill=_f([a.state["skill"] for a in agents]),
+            production=_f([a.state["production"] for a in agents]),
+            is_first_step=jnp.asarray(first),
+        )
+        return state.replace(components={**state.components, self.name: sub})

@@ -36,8 +36,7 @@ Metrics: ``social/productivity``, ``social/equality``,
 ``endow/avg_agent/Coin``, ``endogenous/avg_agent/Labor``, ``util/avg_agent``,
 ``endow/p/Coin`` (planner inventory), ``util/p``; plus the components'.
 
-Scenario state (``state.scenario``):
-    curr_metric: float [n + 1] the last U of each agent and (last) the planner.
+Scenario state: ``state.scenario`` is a ``OneStepEconomyState`` (below).
 
 Usage::
 
@@ -51,7 +50,9 @@ Usage::
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
+import numpy as np
 from flax import struct
 
 from jaxecon import rewards, social_metrics
@@ -80,6 +81,19 @@ class OneStepEconomyParams:
     labor_exponent: float = 2.0
     labor_cost: float = 1.0
     mixing_weight_gini_vs_coin: float = 0.0
+
+
+@struct.dataclass
+class OneStepEconomyState:
+    """The one-step economy's scenario state, ``state.scenario``.
+
+    Attributes:
+        curr_metric: float [n + 1] the last optimization metric U of each agent
+            (utility units) and, last, the planner's social welfare
+            (Foundation's ``curr_optimization_metrics``); rewards are its changes.
+    """
+
+    curr_metric: jax.Array
 
 
 @scenario_registry.add
@@ -160,8 +174,8 @@ class OneStepEconomy(BaseEnvironment):
             mixing_weight_gini_vs_coin=self.mixing_weight_gini_vs_coin,
         )
 
-    def init_scenario_state(self, params):
-        return {"curr_metric": jnp.zeros(self.n_agents + 1, float_dtype())}
+    def init_scenario_state(self, params) -> OneStepEconomyState:
+        return OneStepEconomyState(curr_metric=jnp.zeros(self.n_agents + 1, float_dtype()))
 
     # ------------------------------------------------------------------ reset
     def reset_agent_states(self, key, state: EnvState, params) -> EnvState:
@@ -178,7 +192,7 @@ class OneStepEconomy(BaseEnvironment):
 
     def additional_reset_steps(self, key, state: EnvState, params) -> EnvState:
         """Reward baselines := the utilities at reset."""
-        return state.replace(scenario={**state.scenario, "curr_metric": self.optimization_metrics(state, params)})
+        return state.replace(scenario=state.scenario.replace(curr_metric=self.optimization_metrics(state, params)))
 
     # ------------------------------------------------------------ observation
     def generate_observations(self, state: EnvState, params) -> dict:
@@ -204,21 +218,21 @@ class OneStepEconomy(BaseEnvironment):
         if self.planner_reward_type == "coin_eq_times_productivity":
             swf = rewards.coin_eq_times_productivity(coin, 1 - sp.mixing_weight_gini_vs_coin)
         else:
-            pretax = state.components["SimpleLabor"]["production"]
+            pretax = state.components["SimpleLabor"].production
             swf = rewards.inv_income_weighted_utility(pretax, util)
         return jnp.concatenate([util, swf[None]])
 
     def compute_reward(self, state: EnvState, params):
         curr = self.optimization_metrics(state, params)
-        rew = curr - state.scenario["curr_metric"]
-        state = state.replace(scenario={**state.scenario, "curr_metric": curr})
+        rew = curr - state.scenario.curr_metric
+        state = state.replace(scenario=state.scenario.replace(curr_metric=curr))
         return rew[:-1], rew[-1], state
 
     # --------------------------------------------------------------- metrics
     def scenario_metrics(self, state: EnvState, params) -> dict:
         coin = state.total_endowment("Coin")
-        pretax = state.components["SimpleLabor"]["production"]
-        util = state.scenario["curr_metric"]
+        pretax = state.components["SimpleLabor"].production
+        util = state.scenario.curr_metric
         m = {
             "social/productivity": social_metrics.get_productivity(coin),
             "social/equality": social_metrics.get_equality(coin),
@@ -243,3 +257,15 @@ class OneStepEconomy(BaseEnvironment):
             "social/productivity": social_metrics.get_productivity(coin),
             "social/equality": social_metrics.get_equality(coin),
         }
+
+    # --------------------------------------------------------------- interop
+    def load_foundation_state(self, ref_env, state: EnvState) -> EnvState:
+        """``state`` with the scenario state copied from Foundation's live env
+        (``curr_optimization_metrics``, keyed by ``str(idx)`` before its first
+        reset and by ``idx`` after; the planner's entry last)."""
+        m = ref_env.curr_optimization_metrics
+        idx = [a.idx for a in ref_env.world.agents] + [ref_env.world.planner.idx]
+        vals = [m[k] if k in m else m[str(k)] for k in idx]
+        return state.replace(scenario=state.scenario.replace(
+            curr_metric=jnp.asarray(np.array(vals, np.float64), float_dtype())
+        ))
