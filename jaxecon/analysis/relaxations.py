@@ -68,8 +68,8 @@ def check_one_step_economy(env) -> None:
     in that order (nothing else), tax period 2, episode_length 2, taxes enabled."""
     names = [c.name for c in env.components]
     problems = []
-    if getattr(env, "name", None) != "one-step-economy":
-        problems.append(f"scenario must be 'one-step-economy', got {getattr(env, 'name', None)!r}")
+    if env.name != "one-step-economy":
+        problems.append(f"scenario must be 'one-step-economy', got {env.name!r}")
     if names != [LABOR, TAX]:
         problems.append(f"components must be ['{LABOR}', '{TAX}'], got {names}")
     else:
