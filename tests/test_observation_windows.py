@@ -18,7 +18,6 @@ import numpy as np
 import pytest
 
 import jaxecon
-from jaxecon.cli import default_config
 
 
 def numpy_windows(maps, owner, loc, r):
@@ -73,8 +72,8 @@ def random_state(env, reset, rng, n_unplaced=1):
 
 @pytest.mark.parametrize("compare_up_to", [16, 0])
 @pytest.mark.parametrize("n_agents,r", [(4, 5), (7, 2), (20, 3)])
-def test_windows_match_numpy(n_agents, r, compare_up_to):
-    cfg = default_config()
+def test_windows_match_numpy(canonical_config, n_agents, r, compare_up_to):
+    cfg = canonical_config
     cfg.update(n_agents=n_agents, mobile_agent_observation_range=r, fixed_four_skill_and_loc=False)
     env = jaxecon.make_from_config(cfg)
     env.compare_agents_up_to = compare_up_to
