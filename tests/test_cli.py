@@ -293,6 +293,7 @@ def test_bench_tiny_no_reference_writes_json(tmp_path, capsys):
     assert path.with_suffix(".png").stat().st_size > 1000
 
 
+@pytest.mark.reference
 def test_bench_reference_runs_covid19():
     """The reference COVID-19 env is built (activation gate bypassed, jaxecon's data) and timed."""
     from jaxecon.scenarios.covid19 import default_covid_config

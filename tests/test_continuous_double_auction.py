@@ -29,19 +29,15 @@ import pytest
 import jaxecon
 from jaxecon.interop import state_from_foundation
 
-from reference import CANONICAL_CONFIG, make_reference_env, random_valid_actions, require_foundation
-from test_differential_gather_build import _to_jax_actions
-
-require_foundation()
+from parity import DETERMINISTIC_BUILD, DETERMINISTIC_GATHER, deconflict_moves, to_jax_actions
+from reference import CANONICAL_CONFIG, make_reference_env, random_valid_actions
 
 CDA = "ContinuousDoubleAuction"
-_BUILD = {"Build": {"payment": 10, "payment_max_skill_multiplier": 3, "skill_dist": "pareto", "build_labor": 10}}
-_GATHER = {"Gather": {"move_labor": 1, "collect_labor": 1, "skill_dist": "none"}}
 
 
-def _config(cda: dict, n_steps: int, gather=_GATHER, **overrides) -> dict:
+def _config(cda: dict, n_steps: int, gather=DETERMINISTIC_GATHER, **overrides) -> dict:
     cfg = copy.deepcopy(CANONICAL_CONFIG)
-    cfg["components"] = [copy.deepcopy(_BUILD), {CDA: dict(cda)}, copy.deepcopy(gather)]
+    cfg["components"] = [copy.deepcopy(DETERMINISTIC_BUILD), {CDA: dict(cda)}, copy.deepcopy(gather)]
     cfg["episode_length"] = n_steps
     cfg["resource_regen_prob"] = 1.0
     cfg.update(overrides)
@@ -77,32 +73,6 @@ def _env(name):
 
 
 # --------------------------------------------------------------------------- helpers
-_MOVES = {1: (0, -1), 2: (0, 1), 3: (-1, 0), 4: (1, 0)}
-
-
-def _deconflict(actions: dict, ref_env) -> dict:
-    """Later Gather moves onto an already-targeted tile become NO-OP (Q2), both action modes."""
-    taken, out = set(), copy.deepcopy(actions)
-    for i, agent in enumerate(ref_env.world.agents):
-        a = out[str(i)]
-        if agent.multi_action_mode:
-            j = agent._action_names.index("Gather")
-            move = a[j]
-        else:
-            sub = agent.single_action_map.get(a) if a > 0 else None
-            move = sub[1] if sub and sub[0] == "Gather" else 0
-        if move:
-            dr, dc = _MOVES[move]
-            target = (agent.loc[0] + dr, agent.loc[1] + dc)
-            if target in taken:
-                if agent.multi_action_mode:
-                    a[j] = 0
-                else:
-                    out[str(i)] = 0
-            taken.add(target)
-    return out
-
-
 def _assert_obs_close(ours, ref, what):
     if isinstance(ref, dict):
         assert set(ours) == set(ref), (what, sorted(set(ours) ^ set(ref)))
@@ -170,7 +140,7 @@ def _run_parity(name, seed, warmup=0):
         ref_comp = ref_env.get_component(CDA)
         ref_obs = ref_env.reset()
         for _ in range(warmup):
-            ref_obs, _, _, _ = ref_env.step(_deconflict(random_valid_actions(ref_obs, ref_env, rng), ref_env))
+            ref_obs, _, _, _ = ref_env.step(deconflict_moves(random_valid_actions(ref_obs, ref_env, rng), ref_env))
         state = state_from_foundation(env, ref_env, params)
         if warmup:
             assert sum(len(ref_comp.bids[c]) + len(ref_comp.asks[c]) for c in ref_comp.commodities) > 0
@@ -178,12 +148,12 @@ def _run_parity(name, seed, warmup=0):
         key = jax.random.key(seed)
         n_trades = n_expired = 0
         for t in range(warmup, n_steps):
-            actions = _deconflict(random_valid_actions(ref_obs, ref_env, rng), ref_env)
+            actions = deconflict_moves(random_valid_actions(ref_obs, ref_env, rng), ref_env)
             due = sum(o[k] == D for c in ref_comp.commodities for side, k in (("bids", "bid_lifetime"), ("asks", "ask_lifetime"))
                       for o in getattr(ref_comp, side)[c])
             ref_obs, ref_rew, ref_done, _ = ref_env.step(copy.deepcopy(actions))
             key, k = jax.random.split(key)
-            obs, state, rew, done, _ = jax.device_get(step(k, state, _to_jax_actions(actions, env), params))
+            obs, state, rew, done, _ = jax.device_get(step(k, state, to_jax_actions(actions, env), params))
             _compare_obs(obs, ref_obs, env.n_agents)
             np.testing.assert_allclose(np.asarray(rew["a"]), [ref_rew[str(i)] for i in range(env.n_agents)],
                                        rtol=1e-9, atol=1e-9, err_msg=f"step {t} rewards")
@@ -249,7 +219,7 @@ def _script(steps, coin=20.0):
                     acts[str(i)][names.index(name)] = price + 1
             acts["p"] = [0]
             ref_env.step(copy.deepcopy(acts))
-            obs, state, _, _, _ = jax.device_get(step(jax.random.key(t), state, _to_jax_actions(acts, env), params))
+            obs, state, _, _, _ = jax.device_get(step(jax.random.key(t), state, to_jax_actions(acts, env), params))
             _compare_state(env, state, ref_env, t)
             log.append(env.get_component(CDA).dense_log_entry(None, state))
         return log, state, obs

@@ -29,7 +29,7 @@ import pytest
 import jaxecon
 from jaxecon.scenarios.covid19 import DEFAULT_DATA_DIR, default_covid_config, load_covid_data
 
-from reference import COVID_DATA_DIR, make_reference_env, require_foundation
+from reference import COVID_DATA_DIR, make_reference_env
 
 N = 51
 RTOL = 2e-6  # float32 values computed through float32/float64 chains on both sides
@@ -49,7 +49,6 @@ GLOBAL_KEYS = (
 @pytest.fixture(scope="module")
 def reference_factory():
     """``make(config) -> reference env`` (``reference.make_reference_env``: activation gate bypassed)."""
-    require_foundation()
     return lambda config: make_reference_env(config, seed=None)
 
 

@@ -21,46 +21,19 @@ import pytest
 import jaxecon
 from jaxecon.interop import state_from_foundation
 
-from reference import GATHER_BUILD_CONFIG, make_reference_env, random_valid_actions, require_foundation
-
-require_foundation()
+from parity import DETERMINISTIC_BUILD, DETERMINISTIC_GATHER, deconflict_moves, to_jax_actions
+from reference import GATHER_BUILD_CONFIG, make_reference_env, random_valid_actions
 
 N_STEPS = 300
 
 
 def _config(regen: float, **overrides):
     cfg = copy.deepcopy(GATHER_BUILD_CONFIG)
-    cfg["components"] = [
-        {"Build": {"payment": 10, "payment_max_skill_multiplier": 3, "skill_dist": "pareto", "build_labor": 10}},
-        {"Gather": {"move_labor": 1, "collect_labor": 1, "skill_dist": "none"}},
-    ]
+    cfg["components"] = [copy.deepcopy(DETERMINISTIC_BUILD), copy.deepcopy(DETERMINISTIC_GATHER)]
     cfg["resource_regen_prob"] = regen
     cfg["episode_length"] = N_STEPS
     cfg.update(overrides)
     return cfg
-
-
-def _deconflict(actions: dict, ref_env) -> dict:
-    """Turn later moves onto an already-targeted tile into NO-OP (Q2)."""
-    moves = {1: (0, -1), 2: (0, 1), 3: (-1, 0), 4: (1, 0)}
-    taken = set()
-    out = dict(actions)
-    for i, agent in enumerate(ref_env.world.agents):
-        a = actions[str(i)]
-        sub = agent.single_action_map.get(a) if isinstance(a, (int, np.integer)) and a > 0 else None
-        if sub and sub[0] == "Gather":
-            dr, dc = moves[sub[1]]
-            target = (agent.loc[0] + dr, agent.loc[1] + dc)
-            if target in taken:
-                out[str(i)] = 0
-            taken.add(target)
-    return out
-
-
-def _to_jax_actions(actions: dict, env) -> dict:
-    a = np.array([actions[str(i)] for i in range(env.n_agents)], dtype=np.int32)
-    p = np.asarray(actions["p"], dtype=np.int32).reshape(env.planner_actions.action_shape)
-    return {"a": a, "p": p}
 
 
 def _compare_obs(obs, ref_obs, n):
@@ -92,10 +65,10 @@ def _run_parity(cfg, seed):
         key = jax.random.key(seed)
         n_builds = 0
         for t in range(N_STEPS):
-            actions = _deconflict(random_valid_actions(ref_obs, ref_env, rng), ref_env)
+            actions = deconflict_moves(random_valid_actions(ref_obs, ref_env, rng), ref_env)
             ref_obs, ref_rew, ref_done, _ = ref_env.step(copy.deepcopy(actions))
             key, k = jax.random.split(key)
-            obs, state, rew, done, info = step(k, state, _to_jax_actions(actions, env), params)
+            obs, state, rew, done, info = step(k, state, to_jax_actions(actions, env), params)
             _compare_obs(obs, ref_obs, env.n_agents)
             np.testing.assert_allclose(
                 np.asarray(rew["a"]), [ref_rew[str(i)] for i in range(env.n_agents)], rtol=1e-9, atol=1e-9,
@@ -160,13 +133,13 @@ def test_load_foundation_state_into_the_shim():
         ref_env = make_reference_env(cfg, seed=2)
         ref_obs = ref_env.reset()
         for _ in range(15):  # move away from the reset state first
-            ref_obs, *_ = ref_env.step(_deconflict(random_valid_actions(ref_obs, ref_env, rng), ref_env))
+            ref_obs, *_ = ref_env.step(deconflict_moves(random_valid_actions(ref_obs, ref_env, rng), ref_env))
         env = foundation.make_env_instance(**copy.deepcopy(cfg))
         env.reset()
         load_foundation_state(env, ref_env)
         assert env.world.timestep == ref_env.world.timestep == 15
         for t in range(10):
-            actions = _deconflict(random_valid_actions(ref_obs, ref_env, rng), ref_env)
+            actions = deconflict_moves(random_valid_actions(ref_obs, ref_env, rng), ref_env)
             ref_obs, ref_rew, _, _ = ref_env.step(copy.deepcopy(actions))
             obs, rew, _, _ = env.step(copy.deepcopy(actions))
             for k in ref_obs:

@@ -22,7 +22,7 @@ import pytest
 from jaxecon import foundation
 from jaxecon.core import registry
 
-from reference import GATHER_BUILD_CONFIG, make_reference_env, random_valid_actions, require_foundation
+from reference import GATHER_BUILD_CONFIG, load_foundation, make_reference_env, random_valid_actions
 
 T = 20
 N = 4
@@ -43,7 +43,6 @@ def env():
 
 @pytest.fixture(scope="module")
 def ref_env():
-    require_foundation()
     e = make_reference_env(_config(), seed=1)
     e.reset()
     return e
@@ -107,8 +106,9 @@ def test_registries_are_the_core_registries():
         foundation.scenarios.get("no_such_scenario")
 
 
+@pytest.mark.reference
 def test_registry_names_match_reference():
-    ref = require_foundation()
+    ref = load_foundation()
     for ours, theirs in [
         (foundation.agents, ref.agents), (foundation.resources, ref.resources),
         (foundation.landmarks, ref.landmarks), (foundation.endogenous, ref.endogenous),
@@ -176,6 +176,7 @@ def test_get_random_action_fixes_off_by_one(env):
 
 
 # ---------------------------------------------------- structure vs reference
+@pytest.mark.reference
 def test_obs_keys_shapes_dtypes_match_reference(env, ref_env):
     obs = env.reset()
     ref_obs = ref_env.reset()
@@ -192,6 +193,7 @@ def test_obs_keys_shapes_dtypes_match_reference(env, ref_env):
     assert set(rew) == set(ref_rew) and set(info) == set(ref_info) and set(done) == set(ref_done)
 
 
+@pytest.mark.reference
 def test_metrics_keys_match_reference(env, ref_env):
     env.reset()
     m = env.metrics
@@ -199,6 +201,7 @@ def test_metrics_keys_match_reference(env, ref_env):
     assert all(isinstance(v, (int, float)) for v in m.values())
 
 
+@pytest.mark.reference
 def test_world_agents_and_properties_match_reference(env, ref_env):
     env.reset()
     assert list(env.world.maps.keys()) == list(ref_env.world.maps.keys())
@@ -357,11 +360,14 @@ def test_multi_action_mode_parsing(multi_env):
     random.seed(2)
     for _ in range(50):
         env.parse_actions({"3": env.get_agent(3).get_random_action()})
-    require_foundation()  # the reference agrees on the action spaces
-    ref_env = make_reference_env(_config(**MULTI_UNFLAT), seed=1)
-    assert ref_env.get_agent(0).action_spaces.tolist() == [2, 5]
     for a in env.all_agents:
         a.reset_actions()
+
+
+@pytest.mark.reference
+def test_multi_action_spaces_match_reference(multi_env):
+    ref_env = make_reference_env(_config(**MULTI_UNFLAT), seed=1)
+    assert multi_env.get_agent(0).action_spaces.tolist() == ref_env.get_agent(0).action_spaces.tolist() == [2, 5]
 
 
 def _structure(d):
@@ -369,8 +375,8 @@ def _structure(d):
     return {k: _structure(v) if isinstance(v, dict) else np.shape(v) for k, v in d.items()}
 
 
+@pytest.mark.reference
 def test_unflattened_multi_action_obs_match_reference(multi_env):
-    require_foundation()
     env = multi_env
     ref_env = make_reference_env(_config(**MULTI_UNFLAT), seed=1)
     obs, ref_obs = env.reset(), ref_env.reset()
@@ -431,8 +437,8 @@ def test_replay_log_reproduces_dense_log_and_metrics(env):
     assert env.previous_episode_dense_log["states"] != dense["states"]
 
 
+@pytest.mark.reference
 def test_dense_log_structure_matches_reference(env):
-    require_foundation()
     ref_env = make_reference_env(_config(), seed=2)
     rng = np.random.default_rng(0)
     logs = []

@@ -11,12 +11,15 @@ import pytest
 import jaxecon
 from jaxecon.core.component import Component
 
+from reference import GATHER_BUILD_CONFIG
+
 BUILD = ("Build", {"payment": 10, "payment_max_skill_multiplier": 3, "skill_dist": "pareto", "build_labor": 10})
 GATHER = ("Gather", {"move_labor": 1, "collect_labor": 1, "skill_dist": "pareto"})
 T = 30
 
 
 def make_env(**kw):
+    """The Gather + Build economy of ``GATHER_BUILD_CONFIG`` (T steps) through ``jaxecon.make``, with ``kw``."""
     args = dict(components=[BUILD, GATHER], n_agents=4, world_size=[25, 25], episode_length=T,
                 fixed_four_skill_and_loc=True, planner_gets_spatial_info=False)
     args.update(kw)
@@ -24,8 +27,14 @@ def make_env(**kw):
 
 
 @pytest.fixture(scope="module")
-def env():
-    return make_env()
+def gb(jitted_env):
+    """``make_env()`` (= GATHER_BUILD_CONFIG with T-step episodes), shared and jitted once per session."""
+    return jitted_env({**GATHER_BUILD_CONFIG, "episode_length": T})
+
+
+@pytest.fixture(scope="module")
+def env(gb):
+    return gb.env
 
 
 def rollout(env, params, key, n_steps):
@@ -48,8 +57,8 @@ def batched_rollout(env):
     return jax.jit(jax.vmap(lambda k: rollout(env, env.default_params, k, T)))
 
 
-def test_reset_shapes_and_dtypes(env):
-    obs, state = jax.jit(env.reset)(jax.random.key(0), env.default_params)
+def test_reset_shapes_and_dtypes(gb):
+    obs, state = gb.reset(jax.random.key(0), gb.params)
     chex.assert_shape(obs["a"]["world-map"], (4, 7, 11, 11))
     chex.assert_shape(obs["a"]["world-idx_map"], (4, 2, 11, 11))
     chex.assert_shape(obs["a"]["action_mask"], (4, 6))
@@ -77,12 +86,13 @@ def test_scan_episode_no_retrace_and_done(env, batched_rollout):
 def test_same_key_same_trajectory_batched_or_not(env, batched_rollout):
     keys = jax.random.split(jax.random.key(3), 2)
     batched, (ra_b, _, _) = batched_rollout(keys)
-    single, (ra_s, _, _) = jax.jit(lambda k: rollout(env, env.default_params, k, T))(keys[1])
+    one_rollout = jax.jit(lambda k: rollout(env, env.default_params, k, T))  # compiled once
+    single, (ra_s, _, _) = one_rollout(keys[1])
     np.testing.assert_array_equal(np.asarray(batched.loc[1]), np.asarray(single.loc))
     np.testing.assert_allclose(np.asarray(ra_b[1]), np.asarray(ra_s), rtol=1e-6, atol=1e-6)
-    again, _ = jax.jit(lambda k: rollout(env, env.default_params, k, T))(keys[1])
+    again, _ = one_rollout(keys[1])
     chex.assert_trees_all_equal(single, again)
-    other, _ = jax.jit(lambda k: rollout(env, env.default_params, k, T))(keys[0])
+    other, _ = one_rollout(keys[0])
     assert not np.array_equal(np.asarray(other.loc), np.asarray(single.loc)) or not np.array_equal(
         np.asarray(other.inventory["Coin"]), np.asarray(single.inventory["Coin"]))
 
@@ -93,7 +103,7 @@ def test_vmap_over_params(env):
     batch = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(jnp.asarray(x), (3,) + jnp.shape(x)), params)
     batch = batch.replace(components={**batch.components,
                                       "Build": batch.components["Build"].replace(payment=payments)})
-    _, states = jax.vmap(env.reset, in_axes=(None, 0))(jax.random.key(0), batch)
+    _, states = jax.jit(jax.vmap(env.reset, in_axes=(None, 0)))(jax.random.key(0), batch)
     pay = np.asarray(states.components["Build"].build_payment)
     np.testing.assert_allclose(pay[1], 2 * pay[0], rtol=1e-6)
     np.testing.assert_allclose(pay[2], 4 * pay[0], rtol=1e-6)
@@ -176,9 +186,9 @@ def test_user_layout_file_and_make_from_config(tmp_path):
         jaxecon.make_from_config({"components": []})
 
 
-def test_action_validation(env):
-    params = env.default_params
-    obs, state = env.reset(jax.random.key(0), params)
+def test_action_validation(gb):
+    env, params = gb.env, gb.params
+    obs, state = gb.reset(jax.random.key(0), params)
     with pytest.raises(ValueError, match=r'actions\["a"\] must have shape \(4,\)'):
         env.step(jax.random.key(0), state, {"a": jnp.zeros((4, 2), jnp.int32)}, params)
     with pytest.raises(ValueError, match="integer dtype"):
@@ -190,18 +200,19 @@ def test_action_validation(env):
     assert int(s1.timestep) == 1
 
 
-def test_out_of_range_actions_are_noop_and_checkify_reports(env):
-    params = env.default_params
-    obs, state = env.reset(jax.random.key(0), params)
+def test_out_of_range_actions_are_noop_and_checkify_reports(gb):
+    env, params = gb.env, gb.params
+    obs, state = gb.reset(jax.random.key(0), params)
     bad = {"a": jnp.array([0, 99, -1, 5], jnp.int32), "p": jnp.zeros(1, jnp.int32)}
     noop = {"a": jnp.array([0, 0, 0, 5], jnp.int32), "p": jnp.zeros(1, jnp.int32)}
-    _, s_bad, _, _, _ = env.step(jax.random.key(1), state, bad, params)
-    _, s_noop, _, _, _ = env.step(jax.random.key(1), state, noop, params)
+    _, s_bad, _, _, _ = gb.step(jax.random.key(1), state, bad, params)
+    _, s_noop, _, _, _ = gb.step(jax.random.key(1), state, noop, params)
     chex.assert_trees_all_equal(s_bad, s_noop)
-    err, _ = jax.jit(env.checked_step)(jax.random.key(1), state, bad, params)
+    checked_step = jax.jit(env.checked_step)
+    err, _ = checked_step(jax.random.key(1), state, bad, params)
     with pytest.raises(Exception, match="out-of-range mobile-agent action"):
         err.throw()
-    err, _ = jax.jit(env.checked_step)(jax.random.key(1), state, noop, params)
+    err, _ = checked_step(jax.random.key(1), state, noop, params)
     err.throw()  # in range: no error
 
 

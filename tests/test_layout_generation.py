@@ -23,6 +23,8 @@ import scipy.signal
 
 from jaxecon.scenarios.simple_wood_and_stone import layout_generation as lg
 
+from reference import load_foundation
+
 H, W = 25, 25
 N = 200  # layouts per sample, both implementations
 RESOURCES = ("Wood", "Stone")
@@ -96,21 +98,8 @@ def _ours(seed, prob_maps, coverage=DEFAULT_COVERAGE, clumpiness=DEFAULT_CLUMPIN
 # ---------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def foundation():
-    # Test-only shim: ai-economist 1.7.1 uses np.int / np.float, gone in numpy 2.
-    if not hasattr(np, "int"):
-        np.int = int
-    if not hasattr(np, "float"):
-        np.float = float
-    pytest.importorskip("ai_economist")
-    from ai_economist import foundation as fd
-
-    return fd
-
-
-def _reference_env(foundation, scenario, world_size=(H, W), **kwargs):
-    return foundation.make_env_instance(
+def _reference_env(scenario, world_size=(H, W), **kwargs):
+    return load_foundation().make_env_instance(
         scenario_name=f"{scenario}/simple_wood_and_stone",
         components=[("Build", {}), ("Gather", {})],
         n_agents=4,
@@ -258,9 +247,9 @@ UNIFORM_CASES = [
 
 @pytest.mark.reference
 @pytest.mark.parametrize("case", UNIFORM_CASES)
-def test_uniform_prob_maps_equal_reference(foundation, case):
+def test_uniform_prob_maps_equal_reference(case):
     world_size, kwargs = case["world_size"], case["kwargs"]
-    env = _reference_env(foundation, "uniform", world_size, **kwargs)
+    env = _reference_env("uniform", world_size, **kwargs)
     wood_cov = kwargs.get("starting_wood_coverage", 0.025)
     if wood_cov >= 1:
         wood_cov /= np.prod(world_size)
@@ -284,8 +273,8 @@ def test_uniform_prob_maps_equal_reference(foundation, case):
     # 10x10 and 30x30 put tile centres exactly on the 0.35 / 0.65 band edges
     [((25, 25), 8), ((20, 30), 5), ((9, 9), 2), ((10, 10), 8), ((30, 30), 1)],
 )
-def test_quadrant_prob_maps_and_water_equal_reference(foundation, world_size, steepness):
-    env = _reference_env(foundation, "quadrant", world_size, gradient_steepness=steepness)
+def test_quadrant_prob_maps_and_water_equal_reference(world_size, steepness):
+    env = _reference_env("quadrant", world_size, gradient_steepness=steepness)
     maps, water = lg.quadrant_source_prob_maps(world_size, steepness, 0.025)
     assert water.dtype == np.float64
     np.testing.assert_array_equal(water, env._water)
@@ -301,9 +290,9 @@ def test_quadrant_prob_maps_and_water_equal_reference(foundation, world_size, st
 
 
 @pytest.mark.reference
-def test_quadrant_rejects_worlds_where_reference_fails(foundation):
+def test_quadrant_rejects_worlds_where_reference_fails():
     with pytest.raises(IndexError):
-        _reference_env(foundation, "quadrant", (10, 30))
+        _reference_env("quadrant", (10, 30))
     with pytest.raises(ValueError):
         lg.quadrant_source_prob_maps((10, 30), 8, 0.025)
 
@@ -313,9 +302,9 @@ def test_quadrant_rejects_worlds_where_reference_fails(foundation):
     "world_size,partitions,zones",
     [((25, 25), (8, 8), (6, 6, 4)), ((20, 30), (4, 5), (3, 2, 1))],
 )
-def test_multi_zone_maps_from_zone_grid_equal_reference(foundation, world_size, partitions, zones):
+def test_multi_zone_maps_from_zone_grid_equal_reference(world_size, partitions, zones):
     env = _reference_env(
-        foundation, "multi_zone", world_size,
+        "multi_zone", world_size,
         num_partitions_row=partitions[0], num_partitions_col=partitions[1],
         num_wood_zones=zones[0], num_stone_zones=zones[1],
         num_wood_and_stone_zones=zones[2],
@@ -415,9 +404,9 @@ def test_retries_redraw_until_accepted():
 
 
 @pytest.mark.reference
-def test_retry_distribution_matches_reference_on_flat_maps(foundation):
+def test_retry_distribution_matches_reference_on_flat_maps():
     env = _reference_env(
-        foundation, "uniform",
+        "uniform",
         starting_wood_coverage=FLAT_COVERAGE["Wood"],
         starting_stone_coverage=FLAT_COVERAGE["Stone"],
         wood_clumpiness=0.0, stone_clumpiness=0.0,
@@ -447,8 +436,8 @@ def _compare(ref, ref_attempts, ours, our_attempts, label):
 
 
 @pytest.mark.reference
-def test_uniform_layouts_match_reference(foundation):
-    ref, ref_attempts = _reference_layouts(_reference_env(foundation, "uniform"), seed=1)
+def test_uniform_layouts_match_reference():
+    ref, ref_attempts = _reference_layouts(_reference_env("uniform"), seed=1)
     ours, our_attempts = _ours(1, lg.uniform_source_prob_maps((H, W), 8, 0.025))
     _compare(ref, ref_attempts, ours, our_attempts, "uniform")
     # Wood gathers at the bottom, Stone at the top, in both implementations.
@@ -463,8 +452,8 @@ def test_uniform_layouts_match_reference(foundation):
 
 
 @pytest.mark.reference
-def test_quadrant_layouts_match_reference(foundation):
-    ref, ref_attempts = _reference_layouts(_reference_env(foundation, "quadrant"), seed=2)
+def test_quadrant_layouts_match_reference():
+    ref, ref_attempts = _reference_layouts(_reference_env("quadrant"), seed=2)
     maps, _ = lg.quadrant_source_prob_maps((H, W), 8, 0.025)
     raw, our_attempts = _ours(2, maps)
     lines = lg.quadrant_water_lines((H, W))
@@ -489,16 +478,16 @@ def test_quadrant_layouts_match_reference(foundation):
 
 
 @pytest.mark.reference
-def test_multi_zone_layouts_match_reference(foundation):
-    ref, ref_attempts = _reference_layouts(_reference_env(foundation, "multi_zone"), seed=3)
+def test_multi_zone_layouts_match_reference():
+    ref, ref_attempts = _reference_layouts(_reference_env("multi_zone"), seed=3)
     maps = _batched_multi_zone_maps(_keys(103), (H, W))
     ours, our_attempts = _ours(3, maps, batched_maps=True)
     _compare(ref, ref_attempts, ours, our_attempts, "multi_zone")
 
 
 @pytest.mark.reference
-def test_checkered_layouts_match_reference(foundation):
-    env = _reference_env(foundation, "uniform", checker_source_blocks=True)
+def test_checkered_layouts_match_reference():
+    env = _reference_env("uniform", checker_source_blocks=True)
     ref, ref_attempts = _reference_layouts(env, seed=4)
     ours, our_attempts = _ours(
         4, lg.uniform_source_prob_maps((H, W), 8, 0.025, checker_source_blocks=True),

@@ -18,7 +18,6 @@ import numpy as np
 import pytest
 
 import jaxecon
-from jaxecon.cli import default_config
 
 
 def numpy_windows(maps, owner, loc, r):
@@ -53,9 +52,10 @@ def numpy_windows(maps, owner, loc, r):
     return out_m, out_i
 
 
-def random_state(env, rng, n_unplaced=1):
-    """A reset state with random maps, house owners and distinct agent locations."""
-    _, state = jax.jit(env.reset)(jax.random.key(int(rng.integers(1 << 30))), env.default_params)
+def random_state(env, reset, rng, n_unplaced=1):
+    """A reset state (``reset``: ``env.reset``, jitted) with random maps, house owners
+    and distinct agent locations."""
+    _, state = reset(jax.random.key(int(rng.integers(1 << 30))), env.default_params)
     h, w = env.world_size
     n = env.n_agents
     maps = {k: jnp.asarray(rng.integers(0, 3, (h, w)).astype(np.float32) * (rng.random((h, w)) < 0.3))
@@ -72,15 +72,16 @@ def random_state(env, rng, n_unplaced=1):
 
 @pytest.mark.parametrize("compare_up_to", [16, 0])
 @pytest.mark.parametrize("n_agents,r", [(4, 5), (7, 2), (20, 3)])
-def test_windows_match_numpy(n_agents, r, compare_up_to):
-    cfg = default_config()
+def test_windows_match_numpy(canonical_config, n_agents, r, compare_up_to):
+    cfg = canonical_config
     cfg.update(n_agents=n_agents, mobile_agent_observation_range=r, fixed_four_skill_and_loc=False)
     env = jaxecon.make_from_config(cfg)
     env.compare_agents_up_to = compare_up_to
     rng = np.random.default_rng(n_agents * 100 + r)
     fn = jax.jit(lambda s: env.generate_observations(s, env.default_params)["a"])
+    reset = jax.jit(env.reset)  # one compilation for the four trials
     for trial in range(4):
-        state = random_state(env, rng, n_unplaced=trial % 3)
+        state = random_state(env, reset, rng, n_unplaced=trial % 3)
         obs = fn(state)
         maps = np.stack([np.asarray(state.maps[k]) for k in env.map_keys])
         want_m, want_i = numpy_windows(maps, np.asarray(state.owner["House"]), np.asarray(state.loc), r)

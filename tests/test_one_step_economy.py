@@ -21,9 +21,8 @@ import pytest
 import jaxecon
 from jaxecon.interop import state_from_foundation
 
-from reference import make_reference_env, random_valid_actions, require_foundation
-
-require_foundation()
+from parity import to_jax_actions
+from reference import make_reference_env, random_valid_actions
 
 N_AGENTS = 4
 N_EPISODES = 30
@@ -47,12 +46,6 @@ def _config(agent_reward_type, planner_reward_type, tax_kwargs=None, labor_kwarg
         "planner_reward_type": planner_reward_type,
         **scenario,
     }
-
-
-def _jax_actions(actions, env):
-    a = np.array([actions[str(i)] for i in range(env.n_agents)], dtype=np.int32)
-    p = np.asarray(actions["p"], dtype=np.int32).reshape(env.planner_actions.action_shape)
-    return {"a": a, "p": p}
 
 
 def _compare_obs(obs, ref_obs, n, where):
@@ -103,7 +96,7 @@ def _run(cfg, seed, unmasked_prob=0.0):
                     stats["high_rate_actions"] += 1
                 ref_obs, ref_rew, ref_done, _ = ref_env.step(copy.deepcopy(actions))
                 key, k = jax.random.split(key)
-                obs, state, rew, done, info = step(k, state, _jax_actions(actions, env), params)
+                obs, state, rew, done, info = step(k, state, to_jax_actions(actions, env), params)
                 where = f"episode {ep} step {t + 1}"
                 _compare_obs(obs, ref_obs, N_AGENTS, where)
                 np.testing.assert_allclose(

@@ -31,18 +31,13 @@ import pytest
 import jaxecon
 from jaxecon.interop import state_from_foundation
 
-from reference import GATHER_BUILD_CONFIG, make_reference_env, random_valid_actions, require_foundation
-from test_differential_gather_build import _deconflict, _to_jax_actions
-
-require_foundation()
+from parity import DETERMINISTIC_BUILD, DETERMINISTIC_GATHER, deconflict_moves, to_jax_actions
+from reference import GATHER_BUILD_CONFIG, make_reference_env, random_valid_actions
 
 
 def _config(last_components, episode_length, regen=1.0, **overrides):
     cfg = copy.deepcopy(GATHER_BUILD_CONFIG)
-    cfg["components"] = [
-        {"Build": {"payment": 10, "payment_max_skill_multiplier": 3, "skill_dist": "pareto", "build_labor": 10}},
-        {"Gather": {"move_labor": 1, "collect_labor": 1, "skill_dist": "none"}},
-    ] + list(last_components)
+    cfg["components"] = [copy.deepcopy(DETERMINISTIC_BUILD), copy.deepcopy(DETERMINISTIC_GATHER)] + list(last_components)
     cfg["resource_regen_prob"] = regen
     cfg["episode_length"] = episode_length
     cfg.update(overrides)
@@ -149,11 +144,11 @@ def _run(cfg, seed, n_episodes, poke_prob=0.3, unmasked_prob=0.25, saez_top=None
             _compare_obs(observe(state, params), ref_obs, env.n_agents, f"episode {ep} reset")
             for t in range(env.episode_length):
                 where = f"episode {ep} step {t + 1}"
-                actions = _deconflict(random_valid_actions(ref_obs, ref_env, rng), ref_env)
+                actions = deconflict_moves(random_valid_actions(ref_obs, ref_env, rng), ref_env)
                 actions = _planner_action(actions, ref_obs, env, rng, unmasked_prob)
                 ref_obs, ref_rew, ref_done, _ = ref_env.step(copy.deepcopy(actions))
                 key, k = jax.random.split(key)
-                obs, state, rew, done, _ = step(k, state, _to_jax_actions(actions, env), params)
+                obs, state, rew, done, _ = step(k, state, to_jax_actions(actions, env), params)
                 _compare_obs(obs, ref_obs, env.n_agents, where)
                 _close(rew["a"], [ref_rew[str(i)] for i in range(env.n_agents)], f"{where}: rewards",
                        rtol=max(rtol, 1e-9), atol=1e-9)

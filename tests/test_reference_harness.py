@@ -8,12 +8,7 @@ and that the random policy only takes mask-valid actions.
 import numpy as np
 import pytest
 
-try:  # tests/ on sys.path (pytest's default "prepend" import mode)
-    import reference as R
-except ImportError:  # tests/ is a package
-    from tests import reference as R
-
-R.require_foundation()
+import reference as R
 
 pytestmark = pytest.mark.reference
 

@@ -18,9 +18,7 @@ import pytest
 
 import jaxecon
 
-from reference import GATHER_BUILD_CONFIG, make_reference_env, require_foundation
-
-require_foundation()
+from reference import GATHER_BUILD_CONFIG, make_reference_env
 
 N_RESETS = 300
 
