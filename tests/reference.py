@@ -15,8 +15,8 @@ built past its activation-code gate, on :data:`COVID_DATA_DIR`),
   to ``foundation.make_env_instance(**config)``).  Treat them as read-only;
   :func:`make_reference_env` deep-copies before use.
 
-See /work/shared/reference/FOUNDATION_BEHAVIOUR.md §9 (canonical config,
-action index map, observation layout) and §11 (reference speed).
+See docs/testing.md (the canonical economy, its action index map and
+observation layout, and the 10-agent configuration).
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ __all__ = [
 # --------------------------------------------------------------------------
 
 #: Component list of the canonical Gather-Trade-Build economy, in order
-#: (= tutorials/rllib/phase2/config.yaml, FOUNDATION_BEHAVIOUR.md §9).
+#: (= tutorials/rllib/phase2/config.yaml; docs/testing.md, the canonical economy).
 _BUILD = {
     "Build": {
         "payment": 10,
@@ -87,7 +87,7 @@ _TAX = {
     }
 }
 
-#: The canonical Gather-Trade-Build env config (FOUNDATION_BEHAVIOUR.md §9),
+#: The canonical Gather-Trade-Build env config (docs/testing.md, the canonical economy),
 #: dense logging off.  4 agents on the 25x25 quadrant layout, 1000 steps.
 CANONICAL_CONFIG: dict = {
     "scenario_name": "layout_from_file/simple_wood_and_stone",
@@ -119,7 +119,7 @@ GATHER_BUILD_CONFIG: dict = {
 }
 
 #: uniform/simple_wood_and_stone with 10 agents, the canonical components and
-#: scenario kwargs (FOUNDATION_BEHAVIOUR.md §11, configuration (b)); the
+#: scenario kwargs (docs/testing.md, the 10-agent configuration); the
 #: layout-file-only kwargs are dropped, the scenario's own defaults apply to
 #: the rest (resource coverage, regeneration, clumpiness, ...).
 UNIFORM10_CONFIG: dict = {

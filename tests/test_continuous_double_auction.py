@@ -1,10 +1,10 @@
-"""ContinuousDoubleAuction against the reference (FOUNDATION_BEHAVIOUR.md §5.3).
+"""ContinuousDoubleAuction against the reference (Foundation's ``components/continuous_double_auction.py``).
 
 (a) Step-by-step parity on [Build, ContinuousDoubleAuction, Gather] economies:
     after ``state_from_foundation`` copies the reference's state after reset,
     both implementations take the same deconflicted mask-valid random actions
-    (steps are deterministic, §12.1) and must agree at every step on
-    observations (incl. the CDA offsets of the flat vector, §9.4), masks,
+    (steps are deterministic, docs/testing.md) and must agree at every step on
+    observations (incl. the CDA offsets of the flat vector, docs/testing.md), masks,
     rewards, inventories, escrow, labor, the order books (in the reference's
     list order, with lifetimes), price histories and the step's trades; at the
     end on every metric (NaN == NaN, quirk Q25). One run starts from a busy

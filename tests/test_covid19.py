@@ -1,7 +1,7 @@
 """CovidAndEconomySimulation + its three components: parity with the reference.
 
 The reference scenario (ai-economist 1.7.1, ``scenarios/covid19/covid19_env.py``)
-is deterministic (FOUNDATION_BEHAVIOUR.md §6.8, §12.1), so both sides reset on
+is deterministic (docs/testing.md, deterministic steps), so both sides reset on
 their own and are driven with the same actions; every step's SIR state,
 unemployment, subsidies, productivity, observations, masks and rewards, and
 the end-of-episode metrics must agree. The reference demands an activation

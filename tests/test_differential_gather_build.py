@@ -3,7 +3,7 @@
 After ``state_from_foundation`` copies the reference's state after reset, both
 implementations receive the same actions; observations (flat vectors, map
 windows, idx maps), action masks, rewards, done and metrics must agree at every
-step. The steps are made deterministic as FOUNDATION_BEHAVIOUR.md §12.1 says:
+step. The steps are made deterministic as docs/testing.md (deterministic steps) says:
 regeneration probability 0 or 1, Gather without bonus (skill_dist "none"), and
 mask-valid actions with no two agents moving onto the same tile.
 Runs under ``jax.enable_x64`` so that coin, labor and utilities are float64 on

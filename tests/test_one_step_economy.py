@@ -1,7 +1,7 @@
 """one-step-economy with [SimpleLabor, PeriodicBracketTax]: parity with the reference.
 
 The scenario is deterministic once SimpleLabor's construction-time skills are
-fixed (FOUNDATION_BEHAVIOUR.md §6.7, §12.1-12.2): jaxecon built with the same
+fixed (docs/testing.md, deterministic steps): jaxecon built with the same
 ``seed`` draws the same skills, so here jaxecon *resets on its own* every
 episode (no state loading) and must reproduce the reference's observations,
 masks, rewards, coin and labor at every step, and its metrics at every

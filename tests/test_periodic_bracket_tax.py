@@ -1,11 +1,11 @@
 """PeriodicBracketTax and WealthRedistribution: step-by-step parity with the reference.
 
 Wood-and-stone economies [Build, Gather, PeriodicBracketTax] (or
-WealthRedistribution) made deterministic as FOUNDATION_BEHAVIOUR.md §12.1 says
+WealthRedistribution) made deterministic as docs/testing.md (deterministic steps) says
 (Gather skill_dist "none", regeneration 0/1, mask-valid non-conflicting
 moves). After every reference reset the state is copied into jaxecon
 (``state_from_foundation``); both then get the same actions for the whole
-episode and must agree on observations (flat vectors with the §9.4 offsets,
+episode and must agree on observations (flat vectors with the offsets of docs/testing.md,
 planner ``p<i>`` vectors, masks), rewards, coin, the tax log and the metrics
 (NaN == NaN before the first tax day, quirk Q25). Random planner actions come
 from the masks (with annealing), plus deliberately unmasked ones (Q7: applied

@@ -1,6 +1,6 @@
 """Sanity tests for tests/reference.py (the differential-test harness).
 
-They pin the facts of FOUNDATION_BEHAVIOUR.md §9 that every later
+They pin the facts of docs/testing.md (the canonical economy) that every later
 differential test relies on: mask and observation sizes, component order,
 and that the random policy only takes mask-valid actions.
 """
@@ -58,7 +58,7 @@ def test_canonical_env_layout(canonical):
     assert obs["p"]["action_mask"].shape == (154,)
     assert obs["p"]["flat"].shape == (86,)
     assert list(np.asarray(env.world.planner.action_spaces)) == [22] * 7
-    # §9.4: fixed_four_skill_and_loc assigns these build payments by slot
+    # fixed_four_skill_and_loc assigns these build payments by slot
     payments = sorted(env.get_agent(i).state["build_payment"] for i in range(4))
     np.testing.assert_allclose(payments, [11.33, 13.27, 16.47, 22.25], atol=0.01)
 
