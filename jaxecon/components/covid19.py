@@ -44,7 +44,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from jaxecon.core import config as cfg
+from jaxecon.core import validators as cfg
 from jaxecon.core.component import Component
 from jaxecon.core.env import MOBILE, PLANNER
 from jaxecon.core.numerics import as_float32, straight_through_trunc

@@ -132,7 +132,7 @@ from jaxecon.components.tax_schedules import (
     marginal_rate,
     taxes_due,
 )
-from jaxecon.core import config as cfg
+from jaxecon.core import validators as cfg
 from jaxecon.core.component import Component
 from jaxecon.core.env import MOBILE, PLANNER
 from jaxecon.core.numerics import numpy_order_sum

@@ -56,7 +56,7 @@ import numpy as np
 from flax import struct
 
 from jaxecon.core.numerics import unfused
-from jaxecon.core import config as cfg
+from jaxecon.core import validators as cfg
 from jaxecon.core.component import Component
 from jaxecon.core.env import MOBILE
 from jaxecon.core.registry import component_registry

@@ -31,7 +31,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.experimental import checkify
 
-from jaxecon.core import config as cfg
+from jaxecon.core import validators as cfg
 from jaxecon.core.component import NoParams
 from jaxecon.core.registry import (
     component_registry,

@@ -105,7 +105,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from jaxecon.core import config as cfg
+from jaxecon.core import validators as cfg
 from jaxecon.core.env import BaseEnvironment
 from jaxecon.core.numerics import as_float32, straight_through_trunc
 from jaxecon.core.registry import scenario_registry

@@ -29,7 +29,7 @@ import numpy as np
 from flax import struct
 
 from jaxecon import rewards, social_metrics
-from jaxecon.core import config as cfg
+from jaxecon.core import validators as cfg
 from jaxecon.core import world
 from jaxecon.core.env import BaseEnvironment
 from jaxecon.core.state import EnvState, float_dtype

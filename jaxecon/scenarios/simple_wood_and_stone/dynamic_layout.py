@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxecon.core import config as cfg
+from jaxecon.core import validators as cfg
 from jaxecon.core.registry import scenario_registry
 from jaxecon.core.state import EnvState, float_dtype
 from jaxecon.scenarios.simple_wood_and_stone import layout_generation as gen
