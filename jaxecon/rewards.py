@@ -7,7 +7,6 @@ differentiable; coin in coin units, labor in labor units.
 
 from __future__ import annotations
 
-import jax
 import jax.numpy as jnp
 
 from jaxecon import social_metrics
