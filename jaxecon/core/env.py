@@ -14,7 +14,10 @@ function of a PRNG key, an ``EnvState`` and ``EnvParams``::
 
 Reset order (``base_env.reset``): timestep 0, ``reset_starting_layout``,
 ``reset_agent_states``, each component's ``reset`` in list order,
-``additional_reset_steps``, observations. Step order (``base_env.step``):
+``additional_reset_steps``, observations. Given the previous episode's state
+(``prev_state``), each component's ``carry_over`` follows its ``reset`` and
+the scenario's ``carry_over`` follows ``additional_reset_steps``: what
+Foundation's objects keep across episodes. Step order (``base_env.step``):
 timestep += 1, each component's ``step`` in list order, ``scenario_step``,
 observations and masks, rewards, ``done = timestep >= episode_length``.
 There is no auto-reset (Foundation has none; stepping past the end goes on,
@@ -341,6 +344,23 @@ class BaseEnvironment(metaclass=_BuildComponentsAfterInit):
         """Last part of reset, after the components' resets."""
         return state
 
+    def carry_over(self, prev_state: EnvState, state: EnvState, params) -> EnvState:
+        """After the whole reset, only when ``reset`` is given ``prev_state``: keep
+        in the scenario's sub-state what Foundation's scenario keeps across
+        episodes (attributes its reset never clears), and re-derive whatever the
+        reset computed from them (e.g. reward baselines).
+
+        Args:
+            prev_state: ``EnvState`` the previous episode ended in (any timestep;
+                a fresh ``init_state`` carries nothing over).
+            state: the freshly reset ``EnvState`` (components already carried over).
+            params: ``EnvParams``.
+        Returns:
+            ``state`` with the scenario's carried fields. Default: ``state``
+            unchanged (a scenario that keeps nothing across episodes).
+        """
+        return state
+
     def scenario_step(self, key, state: EnvState, params) -> EnvState:
         """Scenario dynamics after the components' steps."""
         return state
@@ -437,8 +457,10 @@ class BaseEnvironment(metaclass=_BuildComponentsAfterInit):
                 ``_completions``; drives annealing). Default: ``prev_state``'s,
                 else 0.
             prev_state: optional ``EnvState`` of the previous episode; what
-                Foundation keeps across episodes (e.g. the saez tax buffer) is
-                carried over from it by each component's ``carry_over``.
+                Foundation keeps across episodes (e.g. the saez tax buffer, the
+                "auto" energy warm-up integrator) is carried over from it by
+                each component's ``carry_over`` (right after its ``reset``) and
+                the scenario's ``carry_over`` (after ``additional_reset_steps``).
         Returns:
             ``(obs, state)``: observations ``{"a": {...}, "p": {...}}`` and ``EnvState``.
         """
@@ -454,6 +476,8 @@ class BaseEnvironment(metaclass=_BuildComponentsAfterInit):
             if prev_state is not None:
                 state = comp.carry_over(prev_state, state, params.components[comp.name])
         state = self.additional_reset_steps(k_extra, state, params)
+        if prev_state is not None:
+            state = self.carry_over(prev_state, state, params)
         return self.observe(state, params), state
 
     def _check_actions(self, actions):
