@@ -172,6 +172,30 @@ class CovidParams:
 
 
 @struct.dataclass
+class CarriedStateFields:
+    """What Foundation's ``agent.state`` / ``planner.state`` still show at the next
+    reset: the fields its scenario writes only in steps, as the previous
+    episode's last step left them (float [n] per state, float = as ``CovidState``).
+
+    Attributes:
+        stepped: bool [] whether an earlier episode took a step (False: the
+            fields are absent at timestep 0, as in Foundation's first episode).
+        r0: float [n] ``R0``. unemployed: float [n] people (``Total Unemployed``).
+        vaccinated: float [n] people (``Total Vaccinated``; shown only without
+            ``VaccinationCampaign``, whose reset sets the field to 0).
+        subsidy: float [n] US$/day (``New Subsidy Received``).
+        postsubsidy_productivity: float [n] US$/day (``Postsubsidy Productivity``).
+    """
+
+    stepped: jax.Array
+    r0: jax.Array
+    unemployed: jax.Array
+    vaccinated: jax.Array
+    subsidy: jax.Array
+    postsubsidy_productivity: jax.Array
+
+
+@struct.dataclass
 class CovidState:
     """The scenario's state (``state.scenario``) of ``CovidAndEconomySimulation``.
 
@@ -200,6 +224,8 @@ class CovidState:
             steps 1..t (metrics).
         us_state_population: float [n], us_population: float [] people: the
             world attributes the components read (copied from the params at reset).
+        carried_fields: ``CarriedStateFields``, the previous episodes' last
+            step-only state fields (set by ``carry_over``; host-side views only).
     """
 
     susceptible: jax.Array
@@ -224,6 +250,7 @@ class CovidState:
     subsidy_sum: jax.Array
     us_state_population: jax.Array
     us_population: jax.Array
+    carried_fields: CarriedStateFields
 
 
 def _rounding(enabled: bool):
@@ -669,6 +696,10 @@ class CovidAndEconomySimulation(BaseEnvironment):
             planner_health_index=jnp.zeros((), f), planner_economic_index=jnp.zeros((), f),
             unemployed_sum=z, stringency_level_sum=z, postsubsidy_productivity_sum=z, subsidy_sum=z,
             us_state_population=z, us_population=jnp.zeros((), f),
+            carried_fields=CarriedStateFields(
+                stepped=jnp.zeros((), bool), r0=z, unemployed=z, vaccinated=z, subsidy=z,
+                postsubsidy_productivity=z,
+            ),
         )
 
     def reset_agent_states(self, key, state: EnvState, params) -> EnvState:
@@ -698,6 +729,23 @@ class CovidAndEconomySimulation(BaseEnvironment):
             us_population=jnp.asarray(p.us_population, f),
         )
         return state.replace(scenario=sc)
+
+    def carry_over(self, prev_state: EnvState, state: EnvState, params) -> EnvState:
+        """Remember the state fields Foundation writes only in steps (``R0``,
+        ``Total Unemployed``, ``New Subsidy Received``/``Provided``, ``Postsubsidy
+        Productivity``, ``Total Vaccinated``): its reset leaves them in
+        ``agent.state``/``planner.state``, so timestep 0 shows the values of the
+        last step of the last episode that took one (``prev_state``'s, or what
+        ``prev_state`` itself carried if it took none). The dynamics never read them."""
+        prev = prev_state.scenario
+        last = CarriedStateFields(
+            stepped=jnp.ones((), bool), r0=prev.r0, unemployed=prev.unemployed,
+            vaccinated=prev.vaccinated, subsidy=self.subsidy(prev_state),
+            postsubsidy_productivity=prev.postsubsidy_productivity,
+        )
+        stepped = prev_state.timestep > 0
+        carried = jax.tree.map(lambda a, b: jnp.where(stepped, a, b).astype(b.dtype), last, prev.carried_fields)
+        return state.replace(scenario=state.scenario.replace(carried_fields=carried))
 
     # ------------------------------------------------------------ step
     def scenario_step(self, key, state: EnvState, params) -> EnvState:
@@ -898,6 +946,18 @@ class CovidAndEconomySimulation(BaseEnvironment):
         t = int(np.asarray(state.timestep))
         return datetime.strftime(self.start_date + timedelta(days=t), self.date_format)
 
+    def _step_only_fields(self, state) -> CarriedStateFields | None:
+        """Host-side: the values behind the state fields Foundation writes only in
+        steps: the current ones after the first step, at timestep 0 those the
+        previous episodes left (``carried_fields``), or None before any step."""
+        sc = jax.tree.map(np.asarray, state.scenario)
+        if int(np.asarray(state.timestep)) > 0:
+            return CarriedStateFields(
+                stepped=np.bool_(True), r0=sc.r0, unemployed=sc.unemployed, vaccinated=sc.vaccinated,
+                subsidy=np.asarray(self.subsidy(state)), postsubsidy_productivity=sc.postsubsidy_productivity,
+            )
+        return sc.carried_fields if bool(sc.carried_fields.stepped) else None
+
     def agent_state_fields(self, state) -> dict:
         """Host-side: Foundation's per-state ``agent.state`` fields, ``{field: np.ndarray [n]}``.
 
@@ -907,8 +967,13 @@ class CovidAndEconomySimulation(BaseEnvironment):
         ``Date`` (str); after the first step also ``R0`` (float32; not with
         ``use_real_world_data``, whose steps skip the SIR model, as in Foundation),
         ``Total Unemployed`` (int32), ``New Subsidy Received`` and ``Postsubsidy
-        Productivity`` (float32, US$/day). The shim (``jaxecon.foundation``) adds
-        them to ``agent.state`` after the components' fields.
+        Productivity`` (float32, US$/day). Foundation's reset leaves those
+        step-only fields in place, so at timestep 0 of a later episode they show
+        the last step's values (``carried_fields``); ``Total Vaccinated`` is 0
+        at timestep 0 (VaccinationCampaign's reset), or without that component
+        carried too (absent before the first step). The shim
+        (``jaxecon.foundation``) adds them to ``agent.state`` after the
+        components' fields.
         """
         sc = jax.tree.map(np.asarray, state.scenario)
         t = int(np.asarray(state.timestep))
@@ -919,6 +984,11 @@ class CovidAndEconomySimulation(BaseEnvironment):
         else:
             new_inf = i32(sc.infected - i32(sc.infected_prev))
             new_deaths = sc.deaths - i32(sc.deaths_prev)
+        last = self._step_only_fields(state)
+        if t == 0 and self.has_vaccination:
+            vaccinated = np.zeros(self.n_agents, np.int32)
+        else:
+            vaccinated = None if last is None else i32(last.vaccinated)
         out = {
             "Total Susceptible": i32(sc.susceptible),
             "New Infections": new_inf,
@@ -926,18 +996,20 @@ class CovidAndEconomySimulation(BaseEnvironment):
             "Total Recovered": i32(sc.recovered),
             "New Deaths": new_deaths,
             "Total Deaths": i32(sc.deaths),
-            "Total Vaccinated": i32(sc.vaccinated) if t > 0 else np.zeros(self.n_agents, np.int32),
+            "Total Vaccinated": vaccinated,
             "Health Index": sc.health_index.astype(np.float32),
             "Economic Index": sc.economic_index.astype(np.float32),
             "Date": np.array([self.current_date(state)] * self.n_agents),
         }
-        if t > 0 and not self.use_real_world_data:  # Foundation sets it in its SIR step only
-            out["R0"] = sc.r0.astype(np.float32)
-        if t > 0:
+        if vaccinated is None:
+            del out["Total Vaccinated"]
+        if last is not None:
+            if not self.use_real_world_data:  # Foundation sets it in its SIR step only
+                out["R0"] = np.asarray(last.r0).astype(np.float32)
             out.update({
-                "Total Unemployed": i32(sc.unemployed),
-                "New Subsidy Received": np.asarray(self.subsidy(state)).astype(np.float32),
-                "Postsubsidy Productivity": sc.postsubsidy_productivity.astype(np.float32),
+                "Total Unemployed": i32(last.unemployed),
+                "New Subsidy Received": np.asarray(last.subsidy).astype(np.float32),
+                "Postsubsidy Productivity": np.asarray(last.postsubsidy_productivity).astype(np.float32),
             })
         return out
 
@@ -966,7 +1038,8 @@ class CovidAndEconomySimulation(BaseEnvironment):
         Vaccinated`` (people, int32), ``Health Index``, ``Economic Index``
         (float32), ``Date`` (str); after the first step also ``Total
         Unemployed`` (int32), ``New Subsidy Provided`` and ``Postsubsidy
-        Productivity`` (float32, US$/day). ``New ...`` at t > 0 is
+        Productivity`` (float32, US$/day), which at timestep 0 of a later
+        episode show the last step's values (as ``agent_state_fields``). ``New ...`` at t > 0 is
         int32(US total at t - the int32 planner total at t - 1), as Foundation
         subtracts its previous field; at t = 0 the sum of the agents' fields.
         """
@@ -1000,8 +1073,9 @@ class CovidAndEconomySimulation(BaseEnvironment):
             "Economic Index": np.float32(sc.planner_economic_index),
             "Date": self.current_date(state),
         }
-        if t > 0:
-            out["Total Unemployed"] = np.int32(np.sum(sc.unemployed))
-            out["New Subsidy Provided"] = np.float32(np.sum(np.asarray(self.subsidy(state))))
-            out["Postsubsidy Productivity"] = np.float32(np.sum(sc.postsubsidy_productivity))
+        last = self._step_only_fields(state)
+        if last is not None:
+            out["Total Unemployed"] = np.int32(np.sum(last.unemployed))
+            out["New Subsidy Provided"] = np.float32(np.sum(last.subsidy))
+            out["Postsubsidy Productivity"] = np.float32(np.sum(last.postsubsidy_productivity))
         return out
