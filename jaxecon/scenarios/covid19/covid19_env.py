@@ -110,7 +110,7 @@ from jaxecon.core.env import BaseEnvironment
 from jaxecon.core.numerics import as_float32, straight_through_trunc
 from jaxecon.core.registry import scenario_registry
 from jaxecon.core.state import EnvState, as_float_tree, float_dtype
-from jaxecon.scenarios.covid19.data import load_covid_data
+from jaxecon.scenarios.covid19.data import load_covid_data, replay_window
 
 DAYS_PER_YEAR = 365
 
@@ -323,7 +323,8 @@ class CovidAndEconomySimulation(BaseEnvironment):
 
     Args (Foundation's, with defaults):
         use_real_world_data: bool (False) replay the recorded SIR, deaths,
-            vaccination and unemployment series (needs use_real_world_policies).
+            vaccination and unemployment series (needs use_real_world_policies);
+            past a series' last recorded day it holds that day's values.
         use_real_world_policies: bool (False) replay the recorded stringency
             levels and subsidies (actions are ignored).
         path_to_data_and_fitted_params: str ("") data folder; "" = the copy
@@ -354,8 +355,13 @@ class CovidAndEconomySimulation(BaseEnvironment):
         FileNotFoundError / ValueError: a data file is missing or malformed
             (naming the file, key and expected shape).
         ValueError: bad values, a start date outside the data, an
-            ``episode_length`` beyond the recorded data with real-world
-            policies/data, or ``n_agents`` != number of states.
+            ``episode_length`` beyond the recorded policies (real-world
+            policies) or the data file (real-world data), or ``n_agents`` !=
+            number of states.
+    Warns:
+        RecordEndWarning: with ``use_real_world_data``, an episode that runs
+            past a series' last recorded day (it holds that day's values, quirk
+            Q33; the reference's own tutorial, 405 days from 2020-03-22, does).
     """
 
     name = "CovidAndEconomySimulation"
@@ -441,15 +447,9 @@ class CovidAndEconomySimulation(BaseEnvironment):
             )
         remaining = data.n_days - self.start_date_index
         if self.use_real_world_data:
-            finite = np.stack([np.isfinite(real[k]).all(axis=1)
-                               for k in init_keys + ("deaths",)]).all(axis=0)
-            bad = np.flatnonzero(~finite[self.start_date_index + 1:])
-            max_len = int(bad[0]) if bad.size else remaining - 1
-            if self.episode_length > max_len:
-                raise ValueError(
-                    f"episode_length must be <= {max_len} with use_real_world_data=True and start_date "
-                    f"{start_date!r} (the recorded series end or have gaps after that), got {self.episode_length!r}"
-                )
+            #: float64 [T + 1, n] recorded series of days start .. start + T (row t),
+            #: each held at its last recorded day after that (quirk Q33).
+            self.real_episode = replay_window(data, self.start_date_index, self.episode_length)
         elif self.use_real_world_policies:
             if self.episode_length > remaining:
                 raise ValueError(
@@ -495,13 +495,6 @@ class CovidAndEconomySimulation(BaseEnvironment):
         self.initial_values = {k: np.asarray(real[k][s], np.float64) for k in init_keys}
         prev = max(0, s - 1)
         self.initial_prev = {k: np.asarray(real[k][prev], np.float64) for k in ("infected", "recovered")}
-        if self.use_real_world_data:
-            rows = slice(s, s + self.T + 1)
-            #: float64 [T + 1, n] recorded series of days start .. start + T (row t).
-            self.real_episode = {
-                k: np.asarray(real[k][rows], np.float64)
-                for k in ("susceptible", "infected", "recovered", "vaccinated", "deaths", "unemployed")
-            }
 
     # ------------------------------------------------------------ parameters
     def static_spec(self) -> CovidStaticSpec:
