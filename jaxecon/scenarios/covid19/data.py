@@ -320,7 +320,7 @@ def replay_window(data: CovidData, start_index: int, episode_length: int, keys=R
             + ", ".join(f"{k!r} ({day(i)})" for k, i in sorted(held.items(), key=lambda kv: (kv[1], kv[0])))
             + "; each holds its last recorded values from the day after (Foundation reads NaN there, quirk Q33)",
             RecordEndWarning,
-            stacklevel=3,
+            stacklevel=2,  # the scenario's __init__
         )
     out = {}
     for k in keys:
