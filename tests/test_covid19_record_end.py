@@ -110,7 +110,7 @@ def test_replay_window_holds_each_series_at_its_last_recorded_day():
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # within the record: no warning
         replay_window(data, s, 404)
-    with pytest.raises(ValueError, match="must be <= 436 .* the data file ends on 2021-06-01"):
+    with pytest.raises(ValueError, match=r"must be <= 436 .*\(the data file ends on 2021-06-01\)"):
         replay_window(data, s, 437)
     with pytest.raises(ValueError, match="must be <= 436"):
         jaxecon.make_from_config(_tutorial_config(episode_length=437))
@@ -118,6 +118,6 @@ def test_replay_window_holds_each_series_at_its_last_recorded_day():
     infected = data.real["infected"].copy()
     infected[s + 10, 3] = np.nan
     gappy = dataclasses.replace(data, real={**data.real, "infected": infected})
-    with pytest.raises(ValueError, match="must be <= 9 .*'infected' is not recorded for every state on 2020-04-01"):
+    with pytest.raises(ValueError, match=r"must be <= 9 .*'infected' is not recorded for every state on 2020-04-01"):
         replay_window(gappy, s, 10)
     assert replay_window(gappy, s, 9)["infected"].shape == (10, data.n_states)
