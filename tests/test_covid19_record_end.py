@@ -40,7 +40,8 @@ HELD = ("Susceptible", "Infected", "Unemployed")
 
 def _tutorial_config(**kw):
     cfg = default_covid_config()
-    cfg.update(episode_length=T, start_date=START, use_real_world_data=True, use_real_world_policies=True, **kw)
+    cfg.update(episode_length=T, start_date=START, use_real_world_data=True, use_real_world_policies=True)
+    cfg.update(kw)
     return cfg
 
 
