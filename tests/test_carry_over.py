@@ -316,6 +316,29 @@ def test_warmup_integrator_statistics_match_reference():
           f"{inc_ref.mean():.2f} vs {inc.mean():.2f}")
 
 
+@pytest.mark.reference
+@pytest.mark.xfail(strict=True, reason=(
+    "the shim takes previous_episode_metrics from the state after the done step, whose completions "
+    "already count the episode; Foundation takes them before _completions += 1 (base_env.step), so "
+    "under energy_warmup_method='decay' labor/weighted_cost is one episode ahead"))
+def test_shim_previous_episode_metrics_use_the_completions_of_the_episode():
+    from jaxecon import foundation
+
+    cfg = dict(CASES["decay_model_wrapper"], episode_length=3)
+    env = foundation.make_env_instance(**copy.deepcopy(cfg), seed=2)
+    ref_env = make_reference_env(cfg, seed=2)
+    got, want = [], []
+    for _ in range(2):
+        env.reset()
+        ref_env.reset()
+        for _ in range(3):
+            env.step()
+            ref_env.step({})
+        got.append(env.previous_episode_metrics["labor/weighted_cost"])
+        want.append(ref_env.previous_episode_metrics["labor/weighted_cost"])
+    _close(got, want, "labor/weighted_cost per episode", rtol=1e-6, atol=1e-9)
+
+
 # --------------------------------------------------------------------------
 # COVID-19: agent.state / planner.state fields written only in steps
 # --------------------------------------------------------------------------
