@@ -30,6 +30,7 @@ VALID = {
     "blank_last_row_no_trailing_semicolon": ";".join(BLANK_LAST),
     "blank_last_row_semicolon_newline": ";".join(BLANK_LAST) + ";\n",  # as the shipped 9x9 file ends
     "blank_last_row_crlf": ";".join(BLANK_LAST) + ";\r\n",
+    "blank_last_row_then_blank_piece": ";".join(BLANK_LAST) + ";  ",  # Foundation ignores a 9th blank row
     "short_rows": ";".join(r.rstrip() for r in ROWS) + ";",  # widest row still 8 wide
 }
 
@@ -111,5 +112,5 @@ def test_malformed_map_files_name_the_format(tmp_path):
         _reference_env("quadrant_8x8_4each_8clump.txt", [8, 8])
     extra_blank = tmp_path / "two_trailing_blank_rows.txt"
     extra_blank.write_text(";".join(ROWS) + ";        ;")
-    with pytest.raises(ValueError, match=r"is 10x8 but world_size is \[8, 8\]"):
+    with pytest.raises(ValueError, match=r"is 9x8 but world_size is \[8, 8\]; pass world_size=\[9, 8\]"):
         _jaxecon_env(str(extra_blank), [8, 8])

@@ -88,8 +88,8 @@ def parse_layout(text: str, world_size, source: str = "layout") -> dict[str, np.
             f"env_layout_file {source!r} separates its rows by line breaks; {LAYOUT_FORMAT}"
         )
     rows = body.split(";")
-    if len(rows) == h + 1 and rows[-1].strip() == "":
-        rows.pop()  # the piece after the final ';'
+    if len(rows) > 1 and (rows[-1] == "" or (len(rows) == h + 1 and rows[-1].strip() == "")):
+        rows.pop()  # the (empty or blank) piece after the final ';'
     for r, row in enumerate(rows):
         if "\n" in row or "\r" in row:
             raise ValueError(
