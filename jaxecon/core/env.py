@@ -36,6 +36,7 @@ from jax.experimental import checkify
 
 from jaxecon.core import config as cfg
 from jaxecon.core.component import NoParams
+from jaxecon.core.param_checks import validate_params
 from jaxecon.core.registry import (
     component_registry,
     endogenous_registry,
@@ -511,6 +512,7 @@ class BaseEnvironment(metaclass=_BuildComponentsAfterInit):
     def _step(self, key, state: EnvState, actions, params: EnvParams, checked: bool):
         a, p = self._check_actions(actions)
         if checked:
+            validate_params(params)
             ok_a = self.agent_actions.in_range(a)
             checkify.check(
                 jnp.all(ok_a),
@@ -570,7 +572,10 @@ class BaseEnvironment(metaclass=_BuildComponentsAfterInit):
     def checked_step(self, key, state, actions, params):
         """``step`` under ``jax.experimental.checkify``: returns ``(err, outputs)``.
 
-        ``err.throw()`` raises ``JaxRuntimeError`` if any action was out of range.
+        ``err.throw()`` raises ``JaxRuntimeError`` if any action was out of
+        range or any floating-point leaf of ``params`` is NaN or infinite (the
+        message names the leaf, e.g. ``parameter components.Build.payment is
+        not finite``; see ``jaxecon.core.param_checks.validate_params``).
         Works under ``jax.jit``.
         """
         fn = checkify.checkify(functools.partial(self._step, checked=True))
