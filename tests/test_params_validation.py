@@ -81,6 +81,6 @@ def test_checked_step_reports_non_finite_params(env):
     bad = params.replace(scenario=params.scenario.replace(isoelastic_eta=jnp.nan))
     err, (_, _, reward, _, _) = checked(jax.random.key(1), state, {}, bad)
     assert "parameter scenario.isoelastic_eta is not finite: nan" in err.get()
-    # a bad action and a bad parameter are both reported (the first check that fails)
+    # the action-range check still works beside the parameter checks
     err, _ = checked(jax.random.key(1), state, {"a": jnp.full(env.n_agents, 99, jnp.int32)}, params)
     assert "out-of-range mobile-agent action" in err.get()
