@@ -2,38 +2,43 @@
 
 Foundation's env object outlives its episodes, and a few of its attributes are
 never cleared by ``reset`` (an AST scan of the reference for attributes and
-``agent.state`` fields written outside the reset methods, audited by hand):
+``agent.state`` fields written outside the reset methods, audited by hand).
+Each, with what jaxecon does and the test here:
 
-==================================  =========================================  ==================================
-Foundation                          jaxecon                                    test
-==================================  =========================================  ==================================
-``env._completions``                ``EnvState.completions``; ``reset``         ``test_gridworld_carry_matches_reference``
-                                    takes ``prev_state.completions``
-``_auto_warmup_integrator``         scenario ``carry_over``                     same, case ``auto_saez``;
-(wood-and-stone scenarios)                                                      ``test_warmup_integrator_statistics_match_reference``
-tax annealing ``_annealed_rate_max``  derived from ``completions`` (incl. the   same, both cases (reset masks and
-/ ``_last_completions``             reset observation's one-episode lag)        observations, rates)
-saez ``_local_saez_buffer``,        ``PeriodicBracketTax.carry_over``           same, case ``auto_saez`` (every
-``elas_*``, ``log_z0_*``,                                                       leaf of the tax sub-state)
-``running_avg_tax_rates``,
-``_reached_min_samples``
-COVID-19 ``agent.state`` /          scenario ``carry_over`` (the last step's    ``test_covid_state_fields_carry_like_reference``
-``planner.state`` fields written    values, shown by the shim at timestep 0)
-only in steps (``R0``, ``Total
-Unemployed``, ``New Subsidy
-Received/Provided``, ``Postsubsidy
-Productivity``; ``Total
-Vaccinated`` without
-VaccinationCampaign)
-``Current Open Close Stringency     not carried (documented: "COVID-19: the    ``test_covid_state_fields_carry_like_reference``
-Level`` (component field)           stringency field across episodes")         (pins the difference)
-``_global_saez_buffer``,            no counterpart (no multi-replica buffer)    not tested
-``_additions_this_episode``
-==================================  =========================================  ==================================
+- ``env._completions``: ``EnvState.completions``; ``reset`` takes
+  ``prev_state.completions``. ``test_gridworld_carry_matches_reference``.
+- the wood-and-stone ``_auto_warmup_integrator``: the scenario's
+  ``carry_over``. ``test_gridworld_carry_matches_reference`` (case
+  ``auto_saez``), ``test_warmup_integrator_statistics_match_reference``,
+  ``test_shim_and_run_carry_the_warmup_integrator``.
+- tax annealing (``_annealed_rate_max``, ``_last_completions``): derived from
+  ``completions``, with the reset observation's one-episode lag. Both cases of
+  ``test_gridworld_carry_matches_reference`` (reset masks, observations, rates).
+- saez (``_local_saez_buffer``, ``elas_*``, ``log_z0_*``,
+  ``running_avg_tax_rates``, ``_reached_min_samples``):
+  ``PeriodicBracketTax.carry_over``. ``test_gridworld_carry_matches_reference``
+  (case ``auto_saez``: every leaf of the tax sub-state at every reset).
+- COVID-19 ``agent.state``/``planner.state`` fields the scenario writes only
+  in steps (``R0``, ``Total Unemployed``, ``New Subsidy Received``/``Provided``,
+  ``Postsubsidy Productivity``; ``Total Vaccinated`` without
+  VaccinationCampaign): the scenario's ``carry_over``; the shim shows them at
+  timestep 0. ``test_covid_state_fields_carry_like_reference``.
+- ControlUSStateOpenCloseStatus's ``Current Open Close Stringency Level``
+  field: not carried (docs/foundation_differences.md, "COVID-19: the
+  stringency field across episodes"); pinned by the same test.
+- FederalGovernmentSubsidy's ``_subsidy_level_array`` (replayed subsidies
+  added again every episode): fixed, reproduced from ``completions`` behind
+  ``reference_subsidy_accumulation_bug``;
+  ``test_covid19.py::test_real_world_subsidy_accumulation_bug``.
+- the saez ``_global_saez_buffer`` and ``_additions_this_episode``: no
+  counterpart (no multi-replica buffer).
+- ``_last_ep_metrics``/``_dense_log``/``_replay_log``: the shim's
+  ``previous_episode_*`` (``test_foundation_shim.py``; the metrics' episode
+  counter: ``test_shim_previous_episode_metrics_use_the_completions_of_the_episode``).
 
-Everything else is rebuilt by Foundation's resets (component fields are
-re-registered by ``BaseComponent.reset``), or is a lazy cache or the episode
-logs (``previous_episode_*``, tested in ``test_foundation_shim.py``).
+Everything else is rebuilt by Foundation's resets (component state fields are
+re-registered by ``BaseComponent.reset``: SimpleLabor's ``production``, the
+subsidy and vaccination fields) or is a lazy cache.
 
 The gridworld test drives both sides with the same actions from the same state
 (the deterministic economy of ``test_periodic_bracket_tax.py``: Gather without
@@ -367,7 +372,7 @@ def _covid_state_fields_match(got, want, where):
             continue
         if isinstance(v, (str, np.str_, dict)):  # Date; inventory, escrow, endogenous
             assert got[k] == v, (where, k, got[k], v)
-        else:  # values, not containers (the dense log's [x] is item 21 of issue 11);
+        else:  # by value (the dense log's [x] lists against scalars are another matter);
             # unemployment can differ by a float32 ulp, an int32 cast by one person
             atol = 1 if np.asarray(v).dtype.kind in "iu" else 0
             _close(np.reshape(got[k], -1), np.reshape(v, -1), f"{where}: {k!r}", rtol=1e-5, atol=atol)
