@@ -108,6 +108,11 @@ def test_replay_window_holds_each_series_at_its_last_recorded_day():
         np.testing.assert_array_equal(rows[:last + 1], data.real[k][s:s + last + 1])
         np.testing.assert_array_equal(rows[last + 1:], np.broadcast_to(data.real[k][s + last], rows[last + 1:].shape))
         assert np.isfinite(rows).all()
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("default")  # Python's default: once per message and place
+        for _ in range(3):
+            replay_window(data, s, 405)
+    assert len(record) == 1
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # within the record: no warning
         replay_window(data, s, 404)
