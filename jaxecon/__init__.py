@@ -13,7 +13,7 @@ See ``jaxecon.foundation`` for Foundation's stateful object API.
 """
 
 from jaxecon import components, entities, scenarios  # noqa: F401  (register entries)
-from jaxecon.core import EnvParams, EnvState
+from jaxecon.core import EnvParams, EnvState, validate_params
 from jaxecon.core.registry import (
     agent_registry as agents,
     component_registry,
@@ -28,5 +28,5 @@ __version__ = "0.1.0"
 
 __all__ = [
     "EnvParams", "EnvState", "agents", "component_registry", "endogenous", "landmarks",
-    "make", "make_from_config", "resources", "scenario_registry",
+    "make", "make_from_config", "resources", "scenario_registry", "validate_params",
 ]

@@ -584,7 +584,7 @@ def _with_component(name, **kw):
         (yaml_config(start_date="2019-12-01"), "start_date"),
         (yaml_config(start_date="2020-01-10"), "start_date"),  # no SIR data that early
         (yaml_config(use_real_world_policies=True, episode_length=540), "episode_length"),
-        (yaml_config(use_real_world_policies=True, use_real_world_data=True, episode_length=420),
+        (yaml_config(use_real_world_policies=True, use_real_world_data=True, episode_length=437),
          "episode_length"),
         (yaml_config(pop_between_age_18_65=1.5), "pop_between_age_18_65"),
         (yaml_config(infection_too_sick_to_work_rate=-0.1), "infection_too_sick_to_work_rate"),

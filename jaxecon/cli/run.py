@@ -1,7 +1,10 @@
 """``jaxecon run``: simulate a batch of economies with uniformly random valid actions.
 
 Each episode is a jitted ``lax.scan`` over steps of the batched
-(``jax.vmap``) step function (``jaxecon.rollout.scan_steps``), split into
+(``jax.vmap``) step function (``jaxecon.rollout.scan_steps``) after a reset
+that continues from the previous episode's last state (``prev_state``: what
+Foundation's env object keeps across episodes, e.g. the "auto" energy warm-up
+integrator and the saez buffer, carries over), split into
 chunks of ``--chunk`` steps so that the progress bar moves; the scan also
 returns the slices of env 0 that the scenario's recorder
 (``jaxecon.cli.recorders``) keeps per step. It prints a table of per-episode
@@ -68,9 +71,14 @@ def _add_rewards(returns, rewards):
 def build_run_functions(env, recorder: RunRecorder):
     """The jittable pieces of ``jaxecon run`` for ``env`` (not yet jitted).
 
-    Returns ``(reset, chunk, metrics)``:
-        ``reset(keys [B], params, completions) -> (carry, first)``, ``first``
-        = ``recorder.reset_slice`` of env 0;
+    Returns ``(init, reset, chunk, metrics)``:
+        ``init(keys [B], params) -> EnvState [B]``: fresh economies
+        (``env.init_state``), the ``prev_state`` of the first reset;
+        ``reset(keys [B], params, completions, prev_state [B]) -> (carry,
+        first)``: each economy's next episode, carrying over from
+        ``prev_state`` what Foundation keeps across episodes (e.g. the "auto"
+        energy warm-up integrator, the saez buffer); ``first`` =
+        ``recorder.reset_slice`` of env 0;
         ``chunk(carry, params, xs [L]) -> (carry, log)``: ``L`` steps of the
         batch as one ``lax.scan`` (``jaxecon.rollout.scan_steps``, carried
         keys, random valid actions), ``log`` = env 0's
@@ -78,12 +86,16 @@ def build_run_functions(env, recorder: RunRecorder):
         ``metrics(carry, params) -> {key: float [B]}``.
     ``carry = (RolloutCarry [B], returns {"a": float32 [B, n], "p": float32 [B]})``.
     """
-    v_reset = jax.vmap(env.reset, in_axes=(0, None, None))
+    v_init = jax.vmap(env.init_state, in_axes=(0, None, None))
+    v_reset = jax.vmap(env.reset, in_axes=(0, None, None, 0))
 
-    def reset(keys, params, completions):
+    def init(keys, params):
+        return v_init(keys, params, 0)
+
+    def reset(keys, params, completions, prev_state):
         k_reset = jax.vmap(lambda k: jax.random.fold_in(k, 0))(keys)
         k_steps = jax.vmap(lambda k: jax.random.fold_in(k, 1))(keys)
-        obs, state = v_reset(k_reset, params, completions)
+        obs, state = v_reset(k_reset, params, completions, prev_state)
         b = keys.shape[0]
         returns = {"a": jnp.zeros((b, env.n_agents), jnp.float32), "p": jnp.zeros((b,), jnp.float32)}
         first = recorder.reset_slice(env, _env0(state), params)
@@ -109,7 +121,7 @@ def build_run_functions(env, recorder: RunRecorder):
         out["return/planner"] = returns["p"]
         return out
 
-    return reset, chunk, metrics
+    return init, reset, chunk, metrics
 
 
 def run_economy(
@@ -142,14 +154,17 @@ def run_economy(
     lengths = _chunk_lengths(T, chunk)
     ctx = jax.default_device(device) if device is not None else contextlib.nullcontext()
     with ctx:
-        reset, chunk_fn, metrics_fn = build_run_functions(env, recorder)
+        init_fn, reset, chunk_fn, metrics_fn = build_run_functions(env, recorder)
         root = jax.random.key(seed)
         keys0 = jax.random.split(jax.random.fold_in(root, 0), batch)
         compile_s = {}
         t0 = time.perf_counter()
-        reset_c = jax.jit(reset).lower(keys0, params, 0).compile()
+        # each episode's reset continues from the previous one's last state
+        # (a fresh init_state before the first), as Foundation's env object does
+        prev_state = jax.jit(init_fn)(keys0, params)
+        reset_c = jax.jit(reset).lower(keys0, params, 0, prev_state).compile()
         compile_s["reset"] = time.perf_counter() - t0
-        carry0, _ = reset_c(keys0, params, 0)
+        carry0, _ = reset_c(keys0, params, 0, prev_state)
         chunk_c = {}
         t0 = time.perf_counter()
         for length in sorted(set(lengths)):
@@ -177,7 +192,7 @@ def run_economy(
                 last = ep == episodes - 1
                 keys = jax.random.split(jax.random.fold_in(root, ep), batch)
                 t_start = time.perf_counter()
-                carry, first = reset_c(keys, params, ep)
+                carry, first = reset_c(keys, params, ep, prev_state)
                 logs = []
                 for length in lengths:
                     carry, log = chunk_c[length](carry, params, np.zeros((length,), np.int32))
@@ -188,6 +203,7 @@ def run_economy(
                         bar.set_postfix_str(f"episode {ep + 1}/{episodes}", refresh=False)
                         bar.update(length)
                 wall = time.perf_counter() - t_start
+                prev_state = carry[0].state
                 m = jax.device_get(metrics_c(carry, params))
                 results.append(
                     {

@@ -2,6 +2,7 @@
 
 from jaxecon.core.component import Component, NoParams
 from jaxecon.core.env import BaseEnvironment
+from jaxecon.core.param_checks import validate_params
 from jaxecon.core.registry import (
     Registry,
     agent_registry,
@@ -17,5 +18,5 @@ from jaxecon.core.state import EnvParams, EnvState, NoState, SubState
 __all__ = [
     "ActionLayout", "BaseEnvironment", "Component", "EnvParams", "EnvState", "NoParams",
     "NoState", "Registry", "SubState", "agent_registry", "component_registry", "endogenous_registry",
-    "landmark_registry", "resource_registry", "scenario_registry",
+    "landmark_registry", "resource_registry", "scenario_registry", "validate_params",
 ]

@@ -14,7 +14,10 @@ function of a PRNG key, an ``EnvState`` and ``EnvParams``::
 
 Reset order (``base_env.reset``): timestep 0, ``reset_starting_layout``,
 ``reset_agent_states``, each component's ``reset`` in list order,
-``additional_reset_steps``, observations. Step order (``base_env.step``):
+``additional_reset_steps``, observations. Given the previous episode's state
+(``prev_state``), each component's ``carry_over`` follows its ``reset`` and
+the scenario's ``carry_over`` follows ``additional_reset_steps``: what
+Foundation's objects keep across episodes. Step order (``base_env.step``):
 timestep += 1, each component's ``step`` in list order, ``scenario_step``,
 observations and masks, rewards, ``done = timestep >= episode_length``.
 There is no auto-reset (Foundation has none; stepping past the end goes on,
@@ -33,6 +36,7 @@ from jax.experimental import checkify
 
 from jaxecon.core import validators as cfg
 from jaxecon.core.component import NoParams
+from jaxecon.core.param_checks import validate_params
 from jaxecon.core.registry import (
     component_registry,
     endogenous_registry,
@@ -341,6 +345,23 @@ class BaseEnvironment(metaclass=_BuildComponentsAfterInit):
         """Last part of reset, after the components' resets."""
         return state
 
+    def carry_over(self, prev_state: EnvState, state: EnvState, params) -> EnvState:
+        """After the whole reset, only when ``reset`` is given ``prev_state``: keep
+        in the scenario's sub-state what Foundation's scenario keeps across
+        episodes (attributes its reset never clears), and re-derive whatever the
+        reset computed from them (e.g. reward baselines).
+
+        Args:
+            prev_state: ``EnvState`` the previous episode ended in (any timestep;
+                a fresh ``init_state`` carries nothing over).
+            state: the freshly reset ``EnvState`` (components already carried over).
+            params: ``EnvParams``.
+        Returns:
+            ``state`` with the scenario's carried fields. Default: ``state``
+            unchanged (a scenario that keeps nothing across episodes).
+        """
+        return state
+
     def scenario_step(self, key, state: EnvState, params) -> EnvState:
         """Scenario dynamics after the components' steps."""
         return state
@@ -437,8 +458,10 @@ class BaseEnvironment(metaclass=_BuildComponentsAfterInit):
                 ``_completions``; drives annealing). Default: ``prev_state``'s,
                 else 0.
             prev_state: optional ``EnvState`` of the previous episode; what
-                Foundation keeps across episodes (e.g. the saez tax buffer) is
-                carried over from it by each component's ``carry_over``.
+                Foundation keeps across episodes (e.g. the saez tax buffer, the
+                "auto" energy warm-up integrator) is carried over from it by
+                each component's ``carry_over`` (right after its ``reset``) and
+                the scenario's ``carry_over`` (after ``additional_reset_steps``).
         Returns:
             ``(obs, state)``: observations ``{"a": {...}, "p": {...}}`` and ``EnvState``.
         """
@@ -454,6 +477,8 @@ class BaseEnvironment(metaclass=_BuildComponentsAfterInit):
             if prev_state is not None:
                 state = comp.carry_over(prev_state, state, params.components[comp.name])
         state = self.additional_reset_steps(k_extra, state, params)
+        if prev_state is not None:
+            state = self.carry_over(prev_state, state, params)
         return self.observe(state, params), state
 
     def _check_actions(self, actions):
@@ -487,6 +512,7 @@ class BaseEnvironment(metaclass=_BuildComponentsAfterInit):
     def _step(self, key, state: EnvState, actions, params: EnvParams, checked: bool):
         a, p = self._check_actions(actions)
         if checked:
+            validate_params(params)
             ok_a = self.agent_actions.in_range(a)
             checkify.check(
                 jnp.all(ok_a),
@@ -546,7 +572,10 @@ class BaseEnvironment(metaclass=_BuildComponentsAfterInit):
     def checked_step(self, key, state, actions, params):
         """``step`` under ``jax.experimental.checkify``: returns ``(err, outputs)``.
 
-        ``err.throw()`` raises ``JaxRuntimeError`` if any action was out of range.
+        ``err.throw()`` raises ``JaxRuntimeError`` if any action was out of
+        range or any floating-point leaf of ``params`` is NaN or infinite (the
+        message names the leaf, e.g. ``parameter components.Build.payment is
+        not finite``; see ``jaxecon.core.param_checks.validate_params``).
         Works under ``jax.jit``.
         """
         fn = checkify.checkify(functools.partial(self._step, checked=True))

@@ -108,14 +108,14 @@ from jaxecon.core.env import BaseEnvironment
 from jaxecon.core.numerics import as_float32, straight_through_trunc
 from jaxecon.core.registry import scenario_registry
 from jaxecon.core.state import EnvState, as_float_tree, float_dtype
-from jaxecon.scenarios.covid19.data import load_covid_data
+from jaxecon.scenarios.covid19.data import load_covid_data, replay_window
 from jaxecon.scenarios.covid19.rewards import (
     DAYS_PER_YEAR,
     crra_nonlinearity,
     min_max_normalization,
     scale_health_weight,
 )
-from jaxecon.scenarios.covid19.types import CovidParams, CovidState, CovidStaticSpec
+from jaxecon.scenarios.covid19.types import CarriedStateFields, CovidParams, CovidState, CovidStaticSpec
 
 
 @scenario_registry.add
@@ -124,7 +124,8 @@ class CovidAndEconomySimulation(BaseEnvironment):
 
     Args (Foundation's, with defaults):
         use_real_world_data: bool (False) replay the recorded SIR, deaths,
-            vaccination and unemployment series (needs use_real_world_policies).
+            vaccination and unemployment series (needs use_real_world_policies);
+            past a series' last recorded day it holds that day's values.
         use_real_world_policies: bool (False) replay the recorded stringency
             levels and subsidies (actions are ignored).
         path_to_data_and_fitted_params: str ("") data folder; "" = the copy
@@ -155,8 +156,13 @@ class CovidAndEconomySimulation(BaseEnvironment):
         FileNotFoundError / ValueError: a data file is missing or malformed
             (naming the file, key and expected shape).
         ValueError: bad values, a start date outside the data, an
-            ``episode_length`` beyond the recorded data with real-world
-            policies/data, or ``n_agents`` != number of states.
+            ``episode_length`` beyond the recorded policies (real-world
+            policies) or the data file (real-world data), or ``n_agents`` !=
+            number of states.
+    Warns:
+        RecordEndWarning: with ``use_real_world_data``, an episode that runs
+            past a series' last recorded day (it holds that day's values, quirk
+            Q33; the reference's own tutorial, 405 days from 2020-03-22, does).
     """
 
     name = "CovidAndEconomySimulation"
@@ -242,15 +248,9 @@ class CovidAndEconomySimulation(BaseEnvironment):
             )
         remaining = data.n_days - self.start_date_index
         if self.use_real_world_data:
-            finite = np.stack([np.isfinite(real[k]).all(axis=1)
-                               for k in init_keys + ("deaths",)]).all(axis=0)
-            bad = np.flatnonzero(~finite[self.start_date_index + 1:])
-            max_len = int(bad[0]) if bad.size else remaining - 1
-            if self.episode_length > max_len:
-                raise ValueError(
-                    f"episode_length must be <= {max_len} with use_real_world_data=True and start_date "
-                    f"{start_date!r} (the recorded series end or have gaps after that), got {self.episode_length!r}"
-                )
+            #: float64 [T + 1, n] recorded series of days start .. start + T (row t),
+            #: each held at its last recorded day after that (quirk Q33).
+            self.real_episode = replay_window(data, self.start_date_index, self.episode_length)
         elif self.use_real_world_policies:
             if self.episode_length > remaining:
                 raise ValueError(
@@ -296,13 +296,6 @@ class CovidAndEconomySimulation(BaseEnvironment):
         self.initial_values = {k: np.asarray(real[k][s], np.float64) for k in init_keys}
         prev = max(0, s - 1)
         self.initial_prev = {k: np.asarray(real[k][prev], np.float64) for k in ("infected", "recovered")}
-        if self.use_real_world_data:
-            rows = slice(s, s + self.T + 1)
-            #: float64 [T + 1, n] recorded series of days start .. start + T (row t).
-            self.real_episode = {
-                k: np.asarray(real[k][rows], np.float64)
-                for k in ("susceptible", "infected", "recovered", "vaccinated", "deaths", "unemployed")
-            }
 
     # ------------------------------------------------------------ parameters
     def static_spec(self) -> CovidStaticSpec:
@@ -497,6 +490,10 @@ class CovidAndEconomySimulation(BaseEnvironment):
             planner_health_index=jnp.zeros((), f), planner_economic_index=jnp.zeros((), f),
             unemployed_sum=z, stringency_level_sum=z, postsubsidy_productivity_sum=z, subsidy_sum=z,
             us_state_population=z, us_population=jnp.zeros((), f),
+            carried_fields=CarriedStateFields(
+                stepped=jnp.zeros((), bool), r0=z, unemployed=z, vaccinated=z, subsidy=z,
+                postsubsidy_productivity=z,
+            ),
         )
 
     def reset_agent_states(self, key, state: EnvState, params) -> EnvState:
@@ -526,6 +523,23 @@ class CovidAndEconomySimulation(BaseEnvironment):
             us_population=jnp.asarray(p.us_population, f),
         )
         return state.replace(scenario=sc)
+
+    def carry_over(self, prev_state: EnvState, state: EnvState, params) -> EnvState:
+        """Remember the state fields Foundation writes only in steps (``R0``,
+        ``Total Unemployed``, ``New Subsidy Received``/``Provided``, ``Postsubsidy
+        Productivity``, ``Total Vaccinated``): its reset leaves them in
+        ``agent.state``/``planner.state``, so timestep 0 shows the values of the
+        last step of the last episode that took one (``prev_state``'s, or what
+        ``prev_state`` itself carried if it took none). The dynamics never read them."""
+        prev = prev_state.scenario
+        last = CarriedStateFields(
+            stepped=jnp.ones((), bool), r0=prev.r0, unemployed=prev.unemployed,
+            vaccinated=prev.vaccinated, subsidy=self.subsidy(prev_state),
+            postsubsidy_productivity=prev.postsubsidy_productivity,
+        )
+        stepped = prev_state.timestep > 0
+        carried = jax.tree.map(lambda a, b: jnp.where(stepped, a, b).astype(b.dtype), last, prev.carried_fields)
+        return state.replace(scenario=state.scenario.replace(carried_fields=carried))
 
     # ------------------------------------------------------------ step
     def scenario_step(self, key, state: EnvState, params) -> EnvState:
@@ -726,6 +740,18 @@ class CovidAndEconomySimulation(BaseEnvironment):
         t = int(np.asarray(state.timestep))
         return datetime.strftime(self.start_date + timedelta(days=t), self.date_format)
 
+    def _step_only_fields(self, state) -> CarriedStateFields | None:
+        """Host-side: the values behind the state fields Foundation writes only in
+        steps: the current ones after the first step, at timestep 0 those the
+        previous episodes left (``carried_fields``), or None before any step."""
+        sc = jax.tree.map(np.asarray, state.scenario)
+        if int(np.asarray(state.timestep)) > 0:
+            return CarriedStateFields(
+                stepped=np.bool_(True), r0=sc.r0, unemployed=sc.unemployed, vaccinated=sc.vaccinated,
+                subsidy=np.asarray(self.subsidy(state)), postsubsidy_productivity=sc.postsubsidy_productivity,
+            )
+        return sc.carried_fields if bool(sc.carried_fields.stepped) else None
+
     def agent_state_fields(self, state) -> dict:
         """Host-side: Foundation's per-state ``agent.state`` fields, ``{field: np.ndarray [n]}``.
 
@@ -735,8 +761,13 @@ class CovidAndEconomySimulation(BaseEnvironment):
         ``Date`` (str); after the first step also ``R0`` (float32; not with
         ``use_real_world_data``, whose steps skip the SIR model, as in Foundation),
         ``Total Unemployed`` (int32), ``New Subsidy Received`` and ``Postsubsidy
-        Productivity`` (float32, US$/day). The shim (``jaxecon.foundation``) adds
-        them to ``agent.state`` after the components' fields.
+        Productivity`` (float32, US$/day). Foundation's reset leaves those
+        step-only fields in place, so at timestep 0 of a later episode they show
+        the last step's values (``carried_fields``); ``Total Vaccinated`` is 0
+        at timestep 0 (VaccinationCampaign's reset), or without that component
+        carried too (absent before the first step). The shim
+        (``jaxecon.foundation``) adds them to ``agent.state`` after the
+        components' fields.
         """
         sc = jax.tree.map(np.asarray, state.scenario)
         t = int(np.asarray(state.timestep))
@@ -747,6 +778,11 @@ class CovidAndEconomySimulation(BaseEnvironment):
         else:
             new_inf = i32(sc.infected - i32(sc.infected_prev))
             new_deaths = sc.deaths - i32(sc.deaths_prev)
+        last = self._step_only_fields(state)
+        if t == 0 and self.has_vaccination:
+            vaccinated = np.zeros(self.n_agents, np.int32)
+        else:
+            vaccinated = None if last is None else i32(last.vaccinated)
         out = {
             "Total Susceptible": i32(sc.susceptible),
             "New Infections": new_inf,
@@ -754,18 +790,20 @@ class CovidAndEconomySimulation(BaseEnvironment):
             "Total Recovered": i32(sc.recovered),
             "New Deaths": new_deaths,
             "Total Deaths": i32(sc.deaths),
-            "Total Vaccinated": i32(sc.vaccinated) if t > 0 else np.zeros(self.n_agents, np.int32),
+            "Total Vaccinated": vaccinated,
             "Health Index": sc.health_index.astype(np.float32),
             "Economic Index": sc.economic_index.astype(np.float32),
             "Date": np.array([self.current_date(state)] * self.n_agents),
         }
-        if t > 0 and not self.use_real_world_data:  # Foundation sets it in its SIR step only
-            out["R0"] = sc.r0.astype(np.float32)
-        if t > 0:
+        if vaccinated is None:
+            del out["Total Vaccinated"]
+        if last is not None:
+            if not self.use_real_world_data:  # Foundation sets it in its SIR step only
+                out["R0"] = np.asarray(last.r0).astype(np.float32)
             out.update({
-                "Total Unemployed": i32(sc.unemployed),
-                "New Subsidy Received": np.asarray(self.subsidy(state)).astype(np.float32),
-                "Postsubsidy Productivity": sc.postsubsidy_productivity.astype(np.float32),
+                "Total Unemployed": i32(last.unemployed),
+                "New Subsidy Received": np.asarray(last.subsidy).astype(np.float32),
+                "Postsubsidy Productivity": np.asarray(last.postsubsidy_productivity).astype(np.float32),
             })
         return out
 
@@ -794,7 +832,8 @@ class CovidAndEconomySimulation(BaseEnvironment):
         Vaccinated`` (people, int32), ``Health Index``, ``Economic Index``
         (float32), ``Date`` (str); after the first step also ``Total
         Unemployed`` (int32), ``New Subsidy Provided`` and ``Postsubsidy
-        Productivity`` (float32, US$/day). ``New ...`` at t > 0 is
+        Productivity`` (float32, US$/day), which at timestep 0 of a later
+        episode show the last step's values (as ``agent_state_fields``). ``New ...`` at t > 0 is
         int32(US total at t - the int32 planner total at t - 1), as Foundation
         subtracts its previous field; at t = 0 the sum of the agents' fields.
         """
@@ -828,8 +867,9 @@ class CovidAndEconomySimulation(BaseEnvironment):
             "Economic Index": np.float32(sc.planner_economic_index),
             "Date": self.current_date(state),
         }
-        if t > 0:
-            out["Total Unemployed"] = np.int32(np.sum(sc.unemployed))
-            out["New Subsidy Provided"] = np.float32(np.sum(np.asarray(self.subsidy(state))))
-            out["Postsubsidy Productivity"] = np.float32(np.sum(sc.postsubsidy_productivity))
+        last = self._step_only_fields(state)
+        if last is not None:
+            out["Total Unemployed"] = np.int32(np.sum(last.unemployed))
+            out["New Subsidy Provided"] = np.float32(np.sum(last.subsidy))
+            out["Postsubsidy Productivity"] = np.float32(np.sum(last.postsubsidy_productivity))
         return out

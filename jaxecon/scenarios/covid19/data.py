@@ -25,15 +25,18 @@ read in ``__init__``). A data folder holds three files:
 ``load_covid_data(path)`` checks every file, key and shape and raises
 ``FileNotFoundError`` / ``ValueError`` naming the file, the key and the
 expected shape, instead of Foundation's ``assert`` / ``KeyError`` / late
-broadcasting errors.
+broadcasting errors. ``replay_window`` cuts out the recorded series an episode
+with ``use_real_world_data`` replays; past a series' last recorded day it
+holds that day's values (quirk Q33: Foundation reads the file's NaN there).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import warnings
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import numpy as np
 
@@ -48,6 +51,9 @@ FITTED_FILE = "fitted_params.json"
 STATE_SERIES = (
     "policy", "susceptible", "infected", "recovered", "deaths", "vaccinated", "unemployed",
 )
+
+#: The series an episode with ``use_real_world_data`` replays (``replay_window``).
+REPLAYED_SERIES = ("susceptible", "infected", "recovered", "vaccinated", "deaths", "unemployed")
 
 _CONSTANT_KEYS = (
     "DATE_FORMAT", "NUM_STRINGENCY_LEVELS", "SIR_MORTALITY", "SIR_GAMMA",
@@ -241,3 +247,85 @@ def load_covid_data(path: str | None = None) -> CovidData:
         date_format=date_format,
         policy_start_date=policy_start,
     )
+
+
+class RecordEndWarning(UserWarning):
+    """An episode replaying the recorded data runs past the last recorded day of
+    a series, which from then on holds that day's values (quirk Q33)."""
+
+
+def last_recorded_days(data: CovidData, keys=REPLAYED_SERIES) -> dict:
+    """``{series: day index}`` of the last day on which every state of ``series`` is recorded (finite).
+
+    Raises:
+        ValueError: a series with no such day.
+    """
+    out = {}
+    for k in keys:
+        days = np.flatnonzero(np.isfinite(data.real[k]).all(axis=1))
+        if days.size == 0:
+            raise ValueError(f"{DATA_FILE}: {k!r} has no day on which every state is recorded")
+        out[k] = int(days[-1])
+    return out
+
+
+def replay_window(data: CovidData, start_index: int, episode_length: int, keys=REPLAYED_SERIES) -> dict:
+    """The recorded series of the days an episode replays, held at their end.
+
+    Row t is day ``start_index + t`` (t = 0 .. episode_length). A series whose
+    record ends before the episode does (in the shipped data susceptible,
+    infected and unemployed end on 2021-04-30, a day before recovered, deaths
+    and vaccinated) holds the values of its last recorded day on every later
+    day. Foundation reads the file's NaN there (NaN rewards, metrics and
+    observations, int32-minimum state fields); the hold is quirk Q33.
+
+    Args:
+        data: ``CovidData``.
+        start_index: day index of the episode's start date (``data.real`` row),
+            on which every series must be recorded.
+        episode_length: int >= 1, days stepped.
+        keys: the series to cut out (default ``REPLAYED_SERIES``).
+    Returns:
+        ``{series: float64 [episode_length + 1, n]}``.
+    Raises:
+        ValueError: the episode runs past the data file (its last day, which
+            Foundation would index past), or a series has a gap (a day with a
+            state not recorded before the series' last recorded day) inside
+            the episode; the message gives the longest episode allowed.
+    Warns:
+        RecordEndWarning: once per distinct message (Python's default warning
+            filter), naming the held series and their last recorded dates.
+    """
+    day = lambda i: f"{data.policy_start_date + timedelta(days=int(i)):%Y-%m-%d}"  # noqa: E731
+    start = day(start_index)
+    max_len = data.n_days - 1 - start_index
+    why = f"the data file ends on {day(data.n_days - 1)}"
+    last = last_recorded_days(data, keys)
+    for k in keys:
+        inside = np.isfinite(data.real[k][start_index:last[k] + 1]).all(axis=1)
+        gaps = np.flatnonzero(~inside)
+        if gaps.size and gaps[0] - 1 < max_len:
+            max_len, why = int(gaps[0]) - 1, f"{k!r} is not recorded for every state on {day(start_index + gaps[0])}"
+    if episode_length > max_len:
+        raise ValueError(
+            f"episode_length must be <= {max_len} with use_real_world_data=True and start_date {start!r} "
+            f"({why}), got {episode_length!r}"
+        )
+    end = start_index + episode_length
+    held = {k: last[k] for k in keys if last[k] < end}
+    if held:
+        warnings.warn(
+            f"use_real_world_data=True: an episode of {episode_length} days from {start} ends on {day(end)}, "
+            f"after the last recorded day of "
+            + ", ".join(f"{k!r} ({day(i)})" for k, i in sorted(held.items(), key=lambda kv: (kv[1], kv[0])))
+            + "; each holds its last recorded values from the day after (Foundation reads NaN there, quirk Q33)",
+            RecordEndWarning,
+            stacklevel=2,  # the scenario's __init__
+        )
+    out = {}
+    for k in keys:
+        rows = np.asarray(data.real[k][start_index:end + 1], np.float64).copy()
+        if k in held:
+            rows[held[k] - start_index + 1:] = data.real[k][held[k]]
+        out[k] = rows
+    return out

@@ -73,6 +73,30 @@ class CovidParams:
 
 
 @struct.dataclass
+class CarriedStateFields:
+    """What Foundation's ``agent.state`` / ``planner.state`` still show at the next
+    reset: the fields its scenario writes only in steps, as the previous
+    episode's last step left them (float [n] per state, float = as ``CovidState``).
+
+    Attributes:
+        stepped: bool [] whether an earlier episode took a step (False: the
+            fields are absent at timestep 0, as in Foundation's first episode).
+        r0: float [n] ``R0``. unemployed: float [n] people (``Total Unemployed``).
+        vaccinated: float [n] people (``Total Vaccinated``; shown only without
+            ``VaccinationCampaign``, whose reset sets the field to 0).
+        subsidy: float [n] US$/day (``New Subsidy Received``).
+        postsubsidy_productivity: float [n] US$/day (``Postsubsidy Productivity``).
+    """
+
+    stepped: jax.Array
+    r0: jax.Array
+    unemployed: jax.Array
+    vaccinated: jax.Array
+    subsidy: jax.Array
+    postsubsidy_productivity: jax.Array
+
+
+@struct.dataclass
 class CovidState:
     """The scenario's state (``state.scenario``) of ``CovidAndEconomySimulation``.
 
@@ -101,6 +125,8 @@ class CovidState:
             steps 1..t (metrics).
         us_state_population: float [n], us_population: float [] people: the
             world attributes the components read (copied from the params at reset).
+        carried_fields: ``CarriedStateFields``, the previous episodes' last
+            step-only state fields (set by ``carry_over``; host-side views only).
     """
 
     susceptible: jax.Array
@@ -125,6 +151,7 @@ class CovidState:
     subsidy_sum: jax.Array
     us_state_population: jax.Array
     us_population: jax.Array
+    carried_fields: CarriedStateFields
 
 
 @dataclasses.dataclass(frozen=True)

@@ -18,7 +18,10 @@ episodes ("decay") or the number of steps with positive mean agent reward so
 far ("auto", never reset).
 
 Scenario state: ``state.scenario`` is a ``WoodAndStoneState`` (the reward
-baselines U and the "auto" warm-up integrator).
+baselines U and the "auto" warm-up integrator). The integrator is counted over
+all episodes, as Foundation's: ``reset(key, params, prev_state=state)`` (the
+shim and ``jaxecon run`` always pass it) carries it over (``carry_over``); a
+reset without ``prev_state`` starts it at 0.
 """
 
 from __future__ import annotations
@@ -73,7 +76,8 @@ class WoodAndStoneState:
             agent (utility) and, last, the planner (social welfare); the reward
             is U_now - U_before (Foundation's ``curr_optimization_metric``).
         auto_warmup_integrator: int32 [] steps whose mean agent reward was > 0,
-            never reset (Foundation's ``_auto_warmup_integrator``).
+            over all episodes (Foundation's ``_auto_warmup_integrator``): kept by
+            ``carry_over`` when ``reset`` is given ``prev_state``, else 0 at reset.
     """
 
     curr_metric: jax.Array
@@ -259,8 +263,23 @@ class WoodAndStoneScenario(BaseEnvironment):
 
     def additional_reset_steps(self, key, state: EnvState, params) -> EnvState:
         """Reset the reward baselines to the current utilities."""
+        return self._reset_baselines(state, params)
+
+    def _reset_baselines(self, state: EnvState, params) -> EnvState:
+        """``state`` with the reward baselines U set to the current optimization metrics."""
         util = self.optimization_metrics(state, params)
         return state.replace(scenario=state.scenario.replace(curr_metric=util))
+
+    def carry_over(self, prev_state: EnvState, state: EnvState, params) -> EnvState:
+        """Keep ``prev_state``'s "auto" warm-up integrator (Foundation never resets
+        ``_auto_warmup_integrator``; it counts steps over all episodes) and
+        recompute the reward baselines with the energy weight it gives, as
+        Foundation's ``additional_reset_steps`` does with the kept attribute.
+        Under ``energy_warmup_method="decay"`` the integrator is still carried
+        (it is a metric) and the baselines do not change."""
+        integ = prev_state.scenario.auto_warmup_integrator
+        state = state.replace(scenario=state.scenario.replace(auto_warmup_integrator=integ))
+        return self._reset_baselines(state, params)
 
     # -------------------------------------------------------------- dynamics
     def regen_candidates(self, resource: str):

@@ -2,13 +2,15 @@
 
 Follows ``ai_economist/foundation/scenarios/simple_wood_and_stone/layout_from_file.py``.
 
-Map files are text: rows separated by ";", "W" = Wood (resource and
-WoodSourceBlock), "S" = Stone, "@" = Water, any other character is empty
+Map files are text: rows separated by ";" (optionally a final ";"; a blank
+row is a row of empty tiles), "W" = Wood (resource and WoodSourceBlock), "S" =
+Stone, "@" = Water, any other character is empty
 (``top_wood_bottom_stone_14x14.txt`` has "A" tiles, which Foundation ignores
 too, quirk Q22). Foundation's 11 map files ship in ``map_txt/``
 (``available_layouts()``); ``env_layout_file`` may also be a path to your own
 file. The file's grid must match ``world_size`` exactly (Foundation does not
-check, quirk Q22; e.g. ``quadrant_8x8_4each_8clump.txt`` is 9x9).
+check, quirk Q22; e.g. ``quadrant_8x8_4each_8clump.txt`` is 9x9, in Foundation's
+package too), and rows separated by line breaks are an error naming the format.
 
 Every source tile starts with 1 unit and regenerates with probability
 ``resource_regen_prob`` per step (max health 1).
@@ -56,21 +58,49 @@ def read_layout(env_layout_file: str) -> str:
     )
 
 
+#: What a map file looks like, for error messages.
+LAYOUT_FORMAT = (
+    "a map file holds its rows separated by ';' (optionally ending in ';' and a line break), "
+    "row r's c-th character being tile (r, c): 'W' wood, 'S' stone, '@' water, anything else empty, "
+    "e.g. 'W  @;  S@;@@@@;' for a 3x4 map"
+)
+
+
 def parse_layout(text: str, world_size, source: str = "layout") -> dict[str, np.ndarray]:
     """``{"Wood", "Stone", "Water": float64 [H, W] 0/1}`` from map-file text.
 
+    Foundation's format (``layout_from_file.py``: ``text.split(";")``, row r's
+    c-th character is tile (r, c)): H rows separated by ";", optionally followed
+    by a final ";"; one line break at the end of the file is ignored. Rows may be
+    blank (all spaces, e.g. a last row of empty tiles) or shorter than W (empty
+    tiles to the right); the widest row must be W wide.
+
     Raises:
-        ValueError: if the grid is not exactly ``world_size`` (H rows of at most W).
+        ValueError: rows separated by line breaks (Foundation reads a line break
+            as a tile and shifts the row), a line break inside a row, or a grid
+            that is not ``world_size`` (the message gives the file's size and
+            the format, ``LAYOUT_FORMAT``).
     """
-    rows = [r.strip("\r\n") for r in text.split(";")]
-    while rows and rows[-1].strip() == "":
-        rows.pop()
+    body = text[:-2] if text.endswith("\r\n") else text[:-1] if text.endswith("\n") else text
     h, w = world_size
+    if ";" not in body and ("\n" in body or "\r" in body):
+        raise ValueError(
+            f"env_layout_file {source!r} separates its rows by line breaks; {LAYOUT_FORMAT}"
+        )
+    rows = body.split(";")
+    if len(rows) > 1 and (rows[-1] == "" or (len(rows) == h + 1 and rows[-1].strip() == "")):
+        rows.pop()  # the (empty or blank) piece after the final ';'
+    for r, row in enumerate(rows):
+        if "\n" in row or "\r" in row:
+            raise ValueError(
+                f"env_layout_file {source!r}: row {r} holds a line break (Foundation would read it as "
+                f"a tile and shift the row); {LAYOUT_FORMAT}"
+            )
     width = max((len(r) for r in rows), default=0)
     if len(rows) != h or width != w:
         raise ValueError(
             f"env_layout_file {source!r} is {len(rows)}x{width} but world_size is "
-            f"{list(world_size)}; pass world_size=[{len(rows)}, {width}]"
+            f"{list(world_size)}; pass world_size=[{len(rows)}, {width}] ({LAYOUT_FORMAT})"
         )
     maps = {name: np.zeros((h, w)) for name in LAYOUT_SYMBOLS.values()}
     for r, row in enumerate(rows):
