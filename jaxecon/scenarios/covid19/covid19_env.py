@@ -903,7 +903,8 @@ class CovidAndEconomySimulation(BaseEnvironment):
 
         ``Total Susceptible``, ``New Infections``, ``Total Infected``, ``Total
         Recovered``, ``Total Deaths``, ``Total Vaccinated`` (people, int32), ``New
-        Deaths`` (people, float64), ``Health Index``, ``Economic Index`` (float32),
+        Deaths`` (people, float64), ``Health Index``, ``Economic Index`` (float32
+        [n, 1]: one-element arrays per state, as Foundation's),
         ``Date`` (str); after the first step also ``R0`` (float32; not with
         ``use_real_world_data``, whose steps skip the SIR model, as in Foundation),
         ``Total Unemployed`` (int32), ``New Subsidy Received`` and ``Postsubsidy
@@ -927,8 +928,8 @@ class CovidAndEconomySimulation(BaseEnvironment):
             "New Deaths": new_deaths,
             "Total Deaths": i32(sc.deaths),
             "Total Vaccinated": i32(sc.vaccinated) if t > 0 else np.zeros(self.n_agents, np.int32),
-            "Health Index": sc.health_index.astype(np.float32),
-            "Economic Index": sc.economic_index.astype(np.float32),
+            "Health Index": sc.health_index.astype(np.float32)[:, None],
+            "Economic Index": sc.economic_index.astype(np.float32)[:, None],
             "Date": np.array([self.current_date(state)] * self.n_agents),
         }
         if t > 0 and not self.use_real_world_data:  # Foundation sets it in its SIR step only
@@ -964,7 +965,7 @@ class CovidAndEconomySimulation(BaseEnvironment):
         In Foundation's order: ``Total Susceptible``, ``New Infections``, ``Total
         Infected``, ``Total Recovered``, ``New Deaths``, ``Total Deaths``, ``Total
         Vaccinated`` (people, int32), ``Health Index``, ``Economic Index``
-        (float32), ``Date`` (str); after the first step also ``Total
+        (float32 [1], as Foundation's), ``Date`` (str); after the first step also ``Total
         Unemployed`` (int32), ``New Subsidy Provided`` and ``Postsubsidy
         Productivity`` (float32, US$/day). ``New ...`` at t > 0 is
         int32(US total at t - the int32 planner total at t - 1), as Foundation
@@ -996,8 +997,8 @@ class CovidAndEconomySimulation(BaseEnvironment):
             "New Deaths": new["deaths"],
             "Total Deaths": total["deaths"],
             "Total Vaccinated": np.int32(np.sum(sc.vaccinated)),
-            "Health Index": np.float32(sc.planner_health_index),
-            "Economic Index": np.float32(sc.planner_economic_index),
+            "Health Index": np.asarray([sc.planner_health_index], np.float32),
+            "Economic Index": np.asarray([sc.planner_economic_index], np.float32),
             "Date": self.current_date(state),
         }
         if t > 0:
