@@ -50,11 +50,15 @@ class ObservationLayout:
         shapes: ``{(group, key): per-agent shape}`` (``"a"`` and ``"pa"``
             without the agent axis).
         dtypes: ``{(group, key): dtype}``.
+        mask_order: ``{"a": [subspace, ...], "p": [...]}``: the order in which the
+            components make their masks (the keys of unflattened ``action_mask``
+            dicts; Foundation's, e.g. ``Sell_Stone`` before ``Buy_Stone``).
     """
 
     def __init__(self, core, params):
         order = {"a": [], "p": [], "pa": []}
         shapes, dtypes = {}, {}
+        mask_order = {"a": [], "p": []}
 
         def probe(state):
             sources = [("world", core.generate_observations(state, params))] + [
@@ -73,6 +77,11 @@ class ObservationLayout:
                         order[group].append(_TIME)
                         shapes[(group, _TIME)] = (1,)
                         dtypes[(group, _TIME)] = np.dtype(np.float32)
+            for c in core.components:
+                for group, entries in c.masks(state, params.components[c.name]).items():
+                    mask_order[group].extend(entries)
+            for group, layout in (("a", core.agent_actions), ("p", core.planner_actions)):
+                mask_order[group].extend(n for n in layout.names if n not in mask_order[group])
             return 0
 
         state = jax.eval_shape(lambda k: core.init_state(k, params, 0), jax.random.key(0))
@@ -80,6 +89,7 @@ class ObservationLayout:
         self.order = order
         self.shapes = shapes
         self.dtypes = dtypes
+        self.mask_order = mask_order
 
     def flat_fields(self, group: str) -> list:
         """``[(key, per-agent shape)]`` packed into ``flat`` per agent, sorted by key
@@ -105,16 +115,17 @@ def _time_list(v) -> list:
     return [float(np.asarray(v).reshape(-1)[0])]
 
 
-def _masks(v, agent=None, collate=False):
+def _masks(v, order, agent=None, collate=False):
     """An action-mask entry: flattened float32 array, or Foundation's unflattened
-    ``{subspace: uint8 nested list}`` dict."""
+    ``{subspace: uint8 nested list}`` dict in ``order``."""
     if not isinstance(v, dict):
         a = np.asarray(v)
         if collate:
             return np.array(np.moveaxis(a, 0, -1))
         return np.array(a if agent is None else a[agent])
     out = {}
-    for k, m in v.items():
+    for k in sorted(v, key=lambda name: order.index(name) if name in order else len(order)):
+        m = v[k]
         m = np.asarray(m, np.uint8)
         if collate:
             m = np.moveaxis(m, 0, -1)
@@ -154,7 +165,7 @@ def _planner_dict(op: dict, n_agents: int, layout: ObservationLayout) -> dict:
             v = op[key]
             d[key] = _ordered({kk: _value(vv) for kk, vv in v.items()}, layout.order["pa"], False) \
                 if isinstance(v, dict) else np.array(v)
-    d[_MASK] = _masks(op[_MASK])
+    d[_MASK] = _masks(op[_MASK], layout.mask_order["p"])
     return d
 
 
@@ -190,7 +201,7 @@ def _collated_agents(oa: dict, layout: ObservationLayout, n: int, flatten: bool)
         if to_flat:
             packed[_FLAT] = np.concatenate([collated[k].reshape(-1) for k in to_flat]).astype(np.float32)
         collated = packed
-    collated[_MASK] = _masks(oa[_MASK], collate=True)
+    collated[_MASK] = _masks(oa[_MASK], layout.mask_order["a"], collate=True)
     return collated
 
 
@@ -218,7 +229,7 @@ def format_obs(obs, layout: ObservationLayout, n_agents: int, collate: bool, fla
     out = {}
     for i in range(n_agents):
         d = _agent_dict(oa, i, layout)
-        d[_MASK] = _masks(oa[_MASK], agent=i)
+        d[_MASK] = _masks(oa[_MASK], layout.mask_order["a"], agent=i)
         out[str(i)] = d
     out["p"] = planner
     return out

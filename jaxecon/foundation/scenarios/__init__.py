@@ -11,6 +11,11 @@ rebinds the name).
 """
 
 from jaxecon.core.registry import scenario_registry
-from jaxecon.foundation.scenarios import covid19, one_step_economy, simple_wood_and_stone, utils
+from jaxecon.foundation.scenarios import utils
+from jaxecon.foundation.scenarios.covid19 import covid19_env
+from jaxecon.foundation.scenarios.one_step_economy import one_step_economy
+from jaxecon.foundation.scenarios.simple_wood_and_stone import dynamic_layout, layout_from_file
 
-__all__ = ["scenario_registry", "covid19", "one_step_economy", "simple_wood_and_stone", "utils"]
+__all__ = [
+    "scenario_registry", "covid19_env", "one_step_economy", "dynamic_layout", "layout_from_file", "utils",
+]
