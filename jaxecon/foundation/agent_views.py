@@ -146,18 +146,17 @@ class BaseAgent:
             return np.asarray([self.action_dim[n] for n in self._action_names], dtype=np.int32)
         return int(self._layout.n_actions)
 
-    @property
-    def _registered_inventory(self) -> list:
-        return list(self.inventory)
-
-    @property
-    def _registered_endogenous(self) -> list:
-        return list(self.endogenous)
+    #: Foundation's registration flags (the shim's agents are registered when built).
+    _registered_inventory = True
+    _registered_endogenous = True
+    _registered_components = True
 
     @property
     def _total_actions(self) -> int:
-        """Number of actions over all subspaces (NO-OPs excluded)."""
-        return int(sum(self._sizes.values()))
+        """Actions over all subspaces, each subspace's own NO-OP counted in
+        multi-action mode (Foundation's ``_total_actions``)."""
+        extra = 1 if self.multi_action_mode else 0
+        return int(sum(k + extra for k in self._sizes.values()))
 
     @property
     def _noop_action_dict(self) -> dict:

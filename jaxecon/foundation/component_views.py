@@ -99,6 +99,19 @@ class ComponentView:
         return self._env.world
 
     @property
+    def resources(self) -> list:
+        """The world's resource names (Foundation's ``BaseComponent.resources``)."""
+        return self._env.world.resources
+
+    @property
+    def landmarks(self) -> list:
+        """The world's landmark names, source blocks included."""
+        return self._env.world.landmarks
+
+    #: Foundation's ``BaseComponent.timescale`` (always 1).
+    timescale = 1
+
+    @property
     def _episode_length(self) -> int:
         return int(self.episode_length)
 
@@ -139,8 +152,8 @@ class ComponentView:
         return out
 
     def obs(self) -> dict:
-        """``generate_observations()`` (Foundation's ``obs`` wraps it the same way)."""
-        return self.generate_observations()
+        """``generate_observations()`` keyed by ``str(agent.idx)`` (Foundation's ``obs``)."""
+        return {str(k): v for k, v in self.generate_observations().items()}
 
     def generate_masks(self, completions=0) -> dict:
         """``{agent.idx: mask}`` on the current state: ``{subspace: uint8 array}`` per
@@ -270,11 +283,23 @@ def _view_class(cls: type) -> type:
     return view
 
 
+def _view_names(cls) -> set:
+    return {k for k in vars(cls) if not k.startswith("__")}
+
+
 def component_view(env, component):
     """The view of a jaxecon ``component`` bound to ``env`` (anything else, e.g. a
-    user's Foundation-style component object, is returned as it is)."""
+    user's Foundation-style component object, is returned as it is).
+
+    Raises:
+        TypeError: the component defines a name the view adds (it would be shadowed).
+    """
     if not isinstance(component, Component):
         return component
+    added = _view_names(ComponentView) | _view_names(SaezBufferView)
+    clash = added & (set(vars(component)) | {k for c in type(component).__mro__ for k in vars(c)})
+    if clash:
+        raise TypeError(f"component {component.name!r} defines {sorted(clash)}, which its shim view adds")
     view = object.__new__(_view_class(type(component)))
     view.__dict__.update(vars(component))
     view.__dict__["_env"] = env

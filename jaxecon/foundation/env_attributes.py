@@ -36,7 +36,15 @@ class EnvAttributes:
     Relies on ``FoundationEnv``'s ``core``, ``params``, ``state``,
     ``_host()``, ``_logs``, ``world`` and the Foundation properties
     (``resources``, ``landmarks``, ``endogenous``, ``episode_length``).
+
+    Attributes:
+        use_cuda: False (WarpDrive's flag; the CPU wrapper sets it);
+            cuda_data_manager, cuda_function_manager: None.
     """
+
+    use_cuda = False
+    cuda_data_manager = None
+    cuda_function_manager = None
 
     # ------------------------------------------------------------ identity
     @property

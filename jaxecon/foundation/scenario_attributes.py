@@ -146,6 +146,14 @@ def _set_curr_metric(env, value) -> None:
     env.state = env.state.replace(scenario=sc.replace(curr_metric=new))
 
 
+def _get_current_optimization_metrics(env):
+    """Foundation's method: ``{agent.idx: utility, "p": social welfare}`` of the current state."""
+    def get_current_optimization_metrics() -> dict:
+        values = np.asarray(env.core.optimization_metrics(env.state, env.params)).tolist()
+        return dict(zip(_metric_keys(env), values))
+    return get_current_optimization_metrics
+
+
 def _current_date(env):
     """``start_date + timestep`` days (a ``datetime``, Foundation's ``current_date``)."""
     return env.core.start_date + timedelta(days=env.world.timestep)
@@ -168,6 +176,7 @@ COMPUTED: dict = {
     WoodAndStoneScenario: {
         "energy_weight": (_energy_weight, None),
         "curr_optimization_metric": (_get_curr_metric, _set_curr_metric),
+        "get_current_optimization_metrics": (_get_current_optimization_metrics, None),
     },
     CovidAndEconomySimulation: {
         "current_date": (_current_date, None),

@@ -248,7 +248,13 @@ class World:
         resources: sorted resource names. landmarks: landmark names, source
             blocks included (as Foundation's ``world.landmarks``).
         multi_action_mode_agents, multi_action_mode_planner: bools.
+        use_cuda: False; cuda_data_manager, cuda_function_manager: None
+            (WarpDrive's, as Foundation's CPU world).
     """
+
+    use_cuda = False
+    cuda_data_manager = None
+    cuda_function_manager = None
 
     def __init__(self, env: "FoundationEnv"):
         self._env = env
