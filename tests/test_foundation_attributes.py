@@ -263,7 +263,8 @@ def test_component_views_like_foundation(gtb):
         assert sorted(c.get_metrics() or {}) == sorted(rc.get_metrics() or {}), c.name
         for agent_cls in ("BasicMobileAgent", "BasicPlanner"):
             if agent_cls in rc.agent_subclasses:
-                assert sorted(c.get_additional_state_fields(agent_cls)) == sorted(rc.get_additional_state_fields(agent_cls))
+                ours = c.get_additional_state_fields(agent_cls)
+                assert sorted(ours) == sorted(rc.get_additional_state_fields(agent_cls))
         ours, theirs = c.generate_masks(), rc.generate_masks()
         assert list(map(str, ours)) == list(map(str, theirs)), c.name
         for k in theirs:
@@ -298,4 +299,5 @@ def test_dense_log_attribute_during_and_after_an_episode(gtb):
             e.step({})
     assert env._dense_log is env.previous_episode_dense_log and ref._dense_log is ref.previous_episode_dense_log
     assert list(env._dense_log) == list(ref._dense_log)
-    assert env._last_ep_metrics == env.previous_episode_metrics and env._last_ep_replay_log is env.previous_episode_replay_log
+    assert env._last_ep_metrics == env.previous_episode_metrics
+    assert env._last_ep_replay_log is env.previous_episode_replay_log

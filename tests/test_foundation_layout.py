@@ -75,7 +75,8 @@ def test_module_exists_and_exports_foundations_names(ref, path):
     missing = sorted(n for n in want if not hasattr(ours, n))
     assert not missing, f"jaxecon.foundation.{path} lacks {missing}"
     # Submodules a Foundation package imports are attributes of ours too.
-    subs = {k for k, v in vars(ref_mod).items() if inspect.ismodule(v) and v.__name__.startswith(ref_mod.__name__ + ".")}
+    subs = {k for k, v in vars(ref_mod).items()
+            if inspect.ismodule(v) and v.__name__.startswith(ref_mod.__name__ + ".")}
     assert all(inspect.ismodule(getattr(ours, s, None)) for s in subs), sorted(subs)
 
 

@@ -136,7 +136,8 @@ def _dense_log_reads(log, n_agents):
     return {
         "keys": list(log), "viable": viable, "n_locs": [len(x) for x in locs],
         "endowments": np.shape(endowments), "labor": np.shape(labor), "builds": len(builds),
-        "trades": len(trades), "entry_kinds": (kind(log["Build"][0]), kind(log["Trade"][0])), "stone": np.array(log["world"][0]["Stone"]).shape,
+        "trades": len(trades), "entry_kinds": (kind(log["Build"][0]), kind(log["Trade"][0])),
+        "stone": np.array(log["world"][0]["Stone"]).shape,
     }
 
 
@@ -192,7 +193,8 @@ def test_advanced_tutorial_without_user_components(packages):
         obs = env.reset()
         maps = env.world.maps
         rec["maps"] = (type(maps.keys()).__name__, list(maps.keys()), maps.get("Stone").shape)
-        rec["location"] = (category(env.world.location_resources(0, 0)), category(env.world.location_landmarks(0, 0)))
+        rec["location"] = (category(env.world.location_resources(0, 0)),
+                           category(env.world.location_landmarks(0, 0)))
         house = pkg.landmarks.get("House")
         rec["house"] = (house.ownable, house.solid, np.shape(house.color))
         wood, coin = pkg.resources.get("Wood"), pkg.resources.get("Coin")
