@@ -163,6 +163,22 @@ def test_configuration_values_match(gtb, covid):
         env.get_data_dictionary()
 
 
+def test_covid_world_global_state_like_foundation(covid):
+    env, ref = covid
+    env.reset(), ref.reset()
+    for t in range(T - 1):
+        acts = {str(i): (i + t) % 11 for i in range(51)}
+        acts["p"] = t
+        env.step(dict(acts)), ref.step(dict(acts))
+    ours, theirs = env.world.global_state, ref.world.global_state
+    assert set(ours) == set(theirs) - {"Subsidy Level"}  # Foundation's stays all zeros here
+    assert [k for k in theirs if k in ours][:4] == list(ours)[:4]
+    for k, v in ours.items():
+        assert v.shape == theirs[k].shape == (T + 1, 51) and v.dtype == theirs[k].dtype
+        np.testing.assert_allclose(v, theirs[k], rtol=1e-5, err_msg=k)
+    assert not hasattr(foundation.make_env_instance(**_gtb_config()).world, "global_state")
+
+
 @pytest.mark.parametrize("method", ["decay", "auto"])
 def test_energy_weight_follows_the_warmup_like_foundation(method):
     require_foundation()

@@ -397,6 +397,7 @@ class FoundationEnv(EnvAttributes):
         self._key, use = jax.random.split(key)
         obs, state = self._reset_fn(use, self._params, count, self._state)
         self.state = state
+        self._record_global_state()
         for agent in self.all_agents:
             agent.reset_actions()
         return self._format_obs(obs)
@@ -444,8 +445,9 @@ class FoundationEnv(EnvAttributes):
             self._logs.record_timestep(self._core, prev, fa, self._world_dense_log_frequency)
 
         self._key, use = jax.random.split(key)
-        obs, state, rew, done, _ = self._step_fn(use, self._state, fa, self._params)
+        obs, state, rew, done, step_info = self._step_fn(use, self._state, fa, self._params)
         self.state = state
+        self._record_global_state(step_info)
         rew = jax.device_get(rew)
         rew_d = rewards_entry(rew["a"], rew["p"])
         done_d = {"__all__": bool(done)}

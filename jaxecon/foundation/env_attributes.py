@@ -12,6 +12,8 @@ define itself:
   ``_flatten_masks``; ``_dense_log``, ``_last_ep_dense_log``, ``_replay_log``,
   ``_last_ep_replay_log``, ``_last_ep_metrics``;
 - ``collate_agent_obs``, ``collate_agent_rew``, ``collate_agent_info``;
+- the rows of the world's ``global_state`` (COVID-19), recorded by a hook
+  ``reset`` and ``step`` call;
 - every scenario attribute (``energy_cost``, ``energy_weight``,
   ``curr_optimization_metric``, ``_auto_warmup_integrator``,
   ``us_state_idx_to_state_name``, ``start_date``, ``us_state_population``, ...),
@@ -25,6 +27,10 @@ are plain instance attributes, as on any Python object.
 
 from __future__ import annotations
 
+import jax
+import numpy as np
+
+from jaxecon.core.env import BaseEnvironment as _CoreEnv
 from jaxecon.foundation import formats
 from jaxecon.foundation.component_views import component_view
 from jaxecon.foundation.scenario_attributes import ScenarioAttributes
@@ -142,6 +148,52 @@ class EnvAttributes:
     def collate_agent_info(self, info: dict) -> dict:
         """Foundation's ``collate_agent_info`` (``formats.collate_agent_info``)."""
         return formats.collate_agent_info(info)
+
+    # ------------------------------------------------------------ global state rows
+    def _record_global_state(self, step_info=None) -> None:
+        """Hook of ``reset`` (no argument) and ``step`` (the core's ``info``): keep
+        the episode's per-step ``info`` rows (device arrays, nothing is copied)
+        for ``world.global_state``; only for a scenario that defines ``step_info``
+        (COVID-19's rows are Foundation's ``global_state`` rows)."""
+        core = self.core
+        if type(core).step_info is _CoreEnv.step_info:
+            return
+        if step_info is None:
+            fn = self.__dict__.get("_step_info_fn")
+            if fn is None:
+                fn = self.__dict__["_step_info_fn"] = jax.jit(core.step_info)
+                keys = []  # the scenario's key order (jit returns the dict sorted)
+
+                def probe(state):
+                    keys.extend(core.step_info(state, self.params))
+                    return 0
+
+                jax.eval_shape(probe, self.state)
+                self.__dict__["_global_state_keys"] = keys
+            self.__dict__["_global_state_rows"] = [fn(self.state, self.params)]
+        else:
+            self.__dict__.setdefault("_global_state_rows", []).append(step_info)
+
+    def _global_state(self) -> dict:
+        """Foundation's ``world.global_state``: ``{key: float32 [episode_length + 1, n]}``
+        with rows 0..timestep filled and zeros after (as Foundation preallocates).
+
+        Raises:
+            AttributeError: the scenario keeps no such rows (Foundation's
+                wood-and-stone worlds have no ``global_state`` either).
+        """
+        rows = self.__dict__.get("_global_state_rows")
+        if type(self.core).step_info is _CoreEnv.step_info or not rows:
+            raise AttributeError("global_state")
+        rows = jax.device_get(rows)
+        out = {}
+        for key in self.__dict__["_global_state_keys"]:
+            first = np.asarray(rows[0][key])
+            table = np.zeros((self.episode_length + 1,) + first.shape, np.float32)
+            n = min(len(rows), len(table))
+            table[:n] = np.stack([np.asarray(r[key]) for r in rows[:n]])
+            out[key] = table
+        return out
 
     # ------------------------------------------------------------ scenario attributes
     def _scenario_attributes(self) -> ScenarioAttributes:

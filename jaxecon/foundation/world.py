@@ -283,6 +283,18 @@ class World:
         return self._env._agents
 
     @property
+    def global_state(self) -> dict:
+        """COVID-19's ``{key: float32 [episode_length + 1, n]}`` rows of the episode so
+        far ("Susceptible", "Infected", ..., "Postsubsidy Productivity"; zeros
+        after the current timestep), as Foundation's ``world.global_state``.
+        Fresh arrays: writing into them changes nothing.
+
+        Raises:
+            AttributeError: a scenario without such rows.
+        """
+        return self._env._global_state()
+
+    @property
     def _agents(self) -> list:
         return self._env._agents
 
