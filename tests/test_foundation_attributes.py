@@ -210,6 +210,15 @@ def test_writes_land_in_the_state_or_raise(gtb):
     env.curr_optimization_metric = {**metric, "p": 7.0}
     assert env.curr_optimization_metric["p"] == 7.0
     env.curr_optimization_metric = metric
+    tax = env.get_component("PeriodicBracketTax")
+    tax.tax_cycle_pos = 5  # a sub-state field: written into env.state
+    assert tax.tax_cycle_pos == 5 and env.get_component("PeriodicBracketTax").tax_cycle_pos == 5
+    with pytest.raises(AttributeError, match="configuration"):
+        env.get_component("Build").skill_dist = "lognormal"
+    env.world.energy_cost = 0.3  # a scenario attribute set on the world lands in the params too
+    assert env.params.scenario.energy_cost == 0.3
+    env.energy_cost = 0.21
+    env.reset()
     env.observation_space = {"a": 1}  # a wrapper's own attribute: a plain attribute
     assert env.observation_space == {"a": 1}
     with pytest.raises(AttributeError):

@@ -187,6 +187,37 @@ class ComponentView:
             raise AttributeError(f"{type(self).__name__!r} component has no attribute {name!r}")
         return host_value(v)
 
+    def __setattr__(self, name, value):
+        """A sub-state field is written into the environment's state (same shape
+        and dtype); the component's configuration cannot change after the
+        environment is built (``AttributeError``); anything else is a plain
+        attribute of the view.
+
+        Raises:
+            AttributeError: ``name`` is part of the component's configuration.
+            ValueError: a field value of the wrong shape.
+        """
+        env = self.__dict__.get("_env")
+        if env is None or hasattr(type(self), name):
+            object.__setattr__(self, name, value)
+            return
+        state = env.state
+        sub = state.components[self.name]
+        found, old = find_field(sub, name)
+        if found and old is not None and not dataclasses.is_dataclass(old):
+            arr = np.asarray(value)
+            if arr.shape != np.shape(old):
+                raise ValueError(f"{self.name}.{name} must have shape {np.shape(old)}, got {arr.shape}")
+            sub = replace_field(sub, name, jnp.asarray(arr, jnp.asarray(old).dtype))
+            env.state = state.replace(components={**state.components, self.name: sub})
+        elif name in self.__dict__:
+            raise AttributeError(
+                f"{self.name}.{name} is configuration, fixed when the environment is built; "
+                f"make a new one with the component's {name}=... (or change env.params)"
+            )
+        else:
+            object.__setattr__(self, name, value)
+
 
 class SaezBufferView:
     """``PeriodicBracketTax``'s saez-buffer API (``redistribution.py``).

@@ -267,6 +267,15 @@ class World:
         self.multi_action_mode_planner = core.multi_action_mode_planner
         self.maps = Maps(env)
 
+    def __setattr__(self, name, value):
+        # A scenario attribute kept on Foundation's world is written where it
+        # lives (env.params / env.state) or refused; anything else is plain.
+        d = self.__dict__
+        if "maps" in d and name not in d and not hasattr(type(self), name):
+            if self._env._scenario_attributes().set(name, value):
+                return
+        object.__setattr__(self, name, value)
+
     def __getattr__(self, name):
         # Only reached when normal lookup fails: attributes Foundation's scenarios
         # keep on the world (COVID-19's us_state_population, start_date, ...).
