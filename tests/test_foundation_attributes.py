@@ -227,18 +227,24 @@ def test_writes_land_in_the_state_or_raise(gtb):
 
 def test_world_methods_like_foundation(gtb):
     env, ref = gtb
-    env.reset(), ref.reset()  # fixed layout and fixed agent locations: the worlds are equal
-    assert [a.loc for a in env.world.agents] == [list(a.loc) for a in ref.world.agents]
+    env.reset(), ref.reset()  # the layout file fixes the maps: the worlds' maps are equal
+    env.world.clear_agent_locs(), ref.world.clear_agent_locs()
+    assert [a.loc for a in env.world.agents] == [list(a.loc) for a in ref.world.agents] == [[-1, -1]] * 4
     np.random.seed(11)
     order = [a.idx for a in env.world.get_random_order_agents()]
     np.random.seed(11)
     assert order == [a.idx for a in ref.world.get_random_order_agents()]
-    a, ra = env.world.agents[0], ref.world.agents[0]
     h, w = env.world_size
-    targets = [(0, 0), tuple(env.world.agents[1].loc), (h // 2, w // 2), (3, 5), (h - 1, w - 1)]
-    for r, c in targets:
-        assert env.world.set_agent_loc(a, r, c) == ref.world.set_agent_loc(ra, r, c), (r, c)
-        np.testing.assert_array_equal(env.world.loc_map, ref.world.loc_map)
+    water = tuple(np.argwhere(np.asarray(ref.world.maps.get("Water")) > 0)[0])
+    moves = [(0, 0, 0), (1, 0, 0), (1, 1, 0), (0, h // 2, w // 2), (2, *water), (3, 3, 5), (0, h - 1, w - 1),
+             (2, 5, 5), (2, 5, 6)]
+    for i, r, c in moves:  # onto free tiles, an occupied one, water
+        got = env.world.set_agent_loc(env.world.agents[i], r, c)
+        assert got == ref.world.set_agent_loc(ref.world.agents[i], r, c), (i, r, c)
+        assert [a.loc for a in env.world.agents] == [list(a.loc) for a in ref.world.agents], (i, r, c)
+    assert all(a.loc != [-1, -1] for a in env.world.agents)
+    # (Foundation's loc_map marks an unplaced agent at [-1, -1], the last tile; all are placed here.)
+    np.testing.assert_array_equal(env.world.loc_map, ref.world.loc_map)
     assert env.world.agent_locs_are_valid() == ref.world.agent_locs_are_valid()
     wood = np.argwhere(np.asarray(ref.world.maps.get("Wood")) > 0)[0]
     for e in (env, ref):
@@ -248,8 +254,6 @@ def test_world_methods_like_foundation(gtb):
     for k in ("Wood", "House"):
         np.testing.assert_array_equal(env.world.maps.get(k), ref.world.maps.get(k))
     np.testing.assert_array_equal(env.world.maps.get("House", owner=True), ref.world.maps.get("House", owner=True))
-    env.world.clear_agent_locs(), ref.world.clear_agent_locs()
-    assert [a.loc for a in env.world.agents] == [list(a.loc) for a in ref.world.agents] == [[-1, -1]] * 4
     env.reset(), ref.reset()
 
 
