@@ -121,8 +121,14 @@ class StoneSourceBlock(Landmark):
     solid = False
 
 
+class Endogenous:
+    """Base of endogenous quantities (Foundation's ``entities/endogenous.py``)."""
+
+    name = ""
+
+
 @endogenous_registry.add
-class Labor:
+class Labor(Endogenous):
     """Labor: the accumulated effort of a mobile agent (labor units)."""
 
     name = "Labor"

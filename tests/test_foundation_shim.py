@@ -575,25 +575,32 @@ def test_pickle_roundtrip(env):
 
 
 # -------------------------------------------------------------- collate mode
-def test_collate_mode_stacks_along_last_axis(env):
+def test_collate_mode_gives_foundations_collated_format(env):
+    """Foundation's collated format (its COVID-19 scenario's): agent axis last, the
+    collated dict packed as one observation, float64 ``time`` [n], rewards
+    ``{"a": ndarray, "p": float}``, info ``{"a": {}, "p": {}}``."""
     cenv = foundation.make_env_instance(**_config(collate_agent_step_and_reset_data=True))
     env.seed(0)  # same key as the fresh collate env
     obs = env.reset()
     cobs = cenv.reset()
-    assert set(cobs) == {"a", "p"}
-    assert set(cobs["a"]) == set(obs["0"])
-    for k, v in cobs["a"].items():
-        assert v.shape == np.shape(obs["0"][k]) + (N,), k
-        for i in range(N):
-            np.testing.assert_array_equal(v[..., i], obs[str(i)][k])
+    assert list(cobs) == ["a", "p"]
+    assert list(cobs["a"]) == ["world-map", "world-idx_map", "time", "flat", "action_mask"]
+    for k in ("world-map", "world-idx_map", "action_mask"):
+        np.testing.assert_array_equal(cobs["a"][k], np.stack([obs[str(i)][k] for i in range(N)], -1), k)
     assert cobs["a"]["world-map"].shape == (7, 11, 11, N)
     assert cobs["a"]["action_mask"].shape == (6, N)
-    assert set(cobs["p"]) == set(obs["p"])
+    assert cobs["a"]["time"].dtype == np.float64 and cobs["a"]["time"].shape == (N,)
+    # Every per-agent field here is a scalar, so Foundation's packing of the collated
+    # dict is the per-agent flats, field by field.
+    per_agent_flat = np.stack([obs[str(i)]["flat"] for i in range(N)], -1)
+    np.testing.assert_array_equal(cobs["a"]["flat"], per_agent_flat.reshape(-1))
+    assert list(cobs["p"]) == list(obs["p"])
 
     actions = {"0": 3, "1": 4, "2": 5, "3": 1}
     obs, rew, done, info = env.step(dict(actions))
     cobs, crew, cdone, cinfo = cenv.step(dict(actions))
-    assert crew == {"a": [rew[str(i)] for i in range(N)], "p": rew["p"]}
-    assert cinfo == {"a": {str(i): {} for i in range(N)}, "p": {}}
+    assert isinstance(crew["a"], np.ndarray)
+    np.testing.assert_array_equal(crew["a"], [rew[str(i)] for i in range(N)])
+    assert crew["p"] == rew["p"]
+    assert cinfo == {"a": {}, "p": {}}
     assert cdone == done
-    np.testing.assert_array_equal(cobs["a"]["flat"], np.stack([obs[str(i)]["flat"] for i in range(N)], -1))

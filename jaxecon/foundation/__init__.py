@@ -15,12 +15,30 @@ and their script runs. Follows ``ai_economist/foundation/__init__.py``,
 ``Maps``) of ai-economist 1.7.1.
 
 Modules: ``env`` (``FoundationEnv``, ``make_env_instance``: reset, step,
-seeding, lookups), ``agent_views`` (the agents and their action buffers),
-``agent_state`` (Foundation's ``agent.state`` dicts), ``world`` (``World``,
-``Maps``), ``logs`` (dense, replay and previous-episode logs, built with
-:mod:`jaxecon.dense_log`) and ``_convert`` (host conversions). The names of
-Foundation's own modules (``base``, ``agents``, ``components``,
-``entities``, ``scenarios``, ``utils``) are left for its module layout.
+seeding, lookups), ``env_attributes`` (Foundation's attribute names on the
+environment), ``formats`` (Foundation's observation/reward/info formats),
+``agent_views`` (the agents and their action buffers), ``agent_state``
+(Foundation's ``agent.state`` dicts), ``world`` (``World``, ``Maps``),
+``component_views`` (Foundation's component attributes), ``logs`` (dense,
+replay and previous-episode logs, built with :mod:`jaxecon.dense_log`),
+``scenario_envs`` (Foundation's scenario classes) and ``_convert`` (host
+conversions).
+
+Foundation's module layout is mirrored, so imports from Foundation's paths
+work: ``base.base_agent``, ``base.world``, ``base.registrar``, ``entities``
+(``resources``, ``landmarks``, ``endogenous``), ``agents`` (``mobiles``,
+``planners``), ``components`` (``build``, ``continuous_double_auction``,
+``move``, ``redistribution``, ``simple_labor``, ``covid19_components``,
+``utils``), ``scenarios`` (``covid19.covid19_env``,
+``one_step_economy.one_step_economy``, ``simple_wood_and_stone.layout_from_file``
+and ``.dynamic_layout``, ``utils.rewards``, ``utils.social_metrics``),
+``utils`` (``save_episode_log``, ``load_episode_log``) and ``env_wrapper``
+(``FoundationEnvWrapper``, CPU mode). As in Foundation, the package
+attributes ``agents``, ``components``, ``scenarios`` (and ``resources``,
+``landmarks``, ``endogenous``) are the registries, not the modules:
+``foundation.scenarios.get(name)`` works, and so does
+``from jaxecon.foundation.scenarios.covid19.covid19_env import
+CovidAndEconomyEnvironment``.
 
 What is the same as Foundation:
 
@@ -29,9 +47,16 @@ What is the same as Foundation:
   added with ``@foundation.components.add`` works in the functional API too)
   and ``make_env_instance(scenario_name, **kwargs)``;
 - the environment's properties and methods (``FoundationEnv``), the agents'
-  (``BasicMobileAgent``, ``BasicPlanner``), ``env.world`` / ``env.world.maps``;
-- action formats (``step``), observation/reward/done/info dicts keyed
-  ``"0".."n-1", "p"``, metrics, dense logs, replay logs, ``_completions``,
+  (``BasicMobileAgent``, ``BasicPlanner``), ``env.world`` / ``env.world.maps``,
+  the components' (views, ``component_views``) and Foundation's other
+  attribute names, underscored ones included (``env.name``, ``env._components``,
+  ``env._dense_log``, ``env.world.timestep = 0``, the scenario's own
+  attributes such as ``energy_weight`` or ``us_state_idx_to_state_name``:
+  ``env_attributes``, ``scenario_attributes``);
+- action formats (``step``; a single-action agent's action may also be a
+  1-element array or list), observation/reward/done/info dicts keyed
+  ``"0".."n-1", "p"`` with Foundation's key order and ``time`` as a
+  one-element list (``formats``), metrics, dense logs, replay logs, ``_completions``,
   dense logging every ``dense_log_frequency`` episodes, stepping past the end
   of an episode (quirk Q12: no guard, ``done`` stays True, logs are finalised
   and ``_completions`` incremented on every further step).
@@ -58,8 +83,10 @@ What differs (on purpose):
 - **Agents and the world are views.** ``agent.state``, ``agent.inventory``,
   ``world.maps.get(...)`` etc. are read from the current ``EnvState`` on each
   access (dicts of Python scalars, read-only numpy arrays). Writing into them
-  does not change the economy; replace ``env.state`` (an ``EnvState``) or
-  ``env.params`` (an ``EnvParams``) instead.
+  does not change the economy; write through the methods
+  (``world.maps.set``, ``world.set_agent_loc``, ``agent.inventory_to_escrow``,
+  ``env.world.timestep = t``, ``env.energy_cost = x``, ...) or replace
+  ``env.state`` (an ``EnvState``) or ``env.params`` (an ``EnvParams``).
 - **Actions are validated when given** (``ValueError`` naming the agent and
   the allowed values) instead of failing inside components (Q1) or with bare
   ``assert``. Single-action mode executes one action per agent per step: an
@@ -72,30 +99,39 @@ What differs (on purpose):
   single-action mode and raises ``IndexError`` for 1-action subspaces such as
   Build); an agent without actions returns ``{}`` (NO-OP) instead of raising.
 - **collate_agent_step_and_reset_data=True** works for every scenario,
-  wood-and-stone included (Foundation raises ``KeyError`` there, Q17): obs
-  ``{"a": {field: per-agent arrays stacked along the LAST axis}, "p": ...}``,
-  rewards ``{"a": [n floats], "p": float}``, info ``{"a": {"0": {}, ...},
-  "p": {}}``, exactly what Foundation's ``collate_agent_obs/rew/info`` build.
-- Observation values are numpy arrays (``time`` is float32 ``[1]``, not a
-  Python list; scalars of unflattened observations are numpy scalars); they
-  are fresh copies, never aliases of internal state (Q3).
+  wood-and-stone included (Foundation raises ``KeyError`` there, Q17), in the
+  format of Foundation's one collating scenario, COVID-19: obs ``{"a": {field:
+  per-agent arrays stacked along the LAST axis}, "p": ...}`` (``time`` float64
+  ``[n]``; with ``flatten_observations`` the collated dict packed as one
+  observation), rewards ``{"a": float [n] ndarray, "p": float}`` (a list on
+  the last step of a dense-logged episode, as Foundation's), info ``{"a": {},
+  "p": {}}``, dense-log rewards ``{"a": [...], "p": ...}`` (``formats``).
+- Observation arrays carry the simulation's dtype (float32 unless
+  ``jax_enable_x64``; Foundation has float64 in places); scalars are numpy
+  float64 (Foundation: Python float or float64). Values are fresh copies,
+  never aliases of internal state (Q3).
 - ``world.maps.get`` returns float64 health maps and int16 owner maps as
   Foundation; the simulation itself runs in float32 unless
   ``jax_enable_x64`` is set.
 """
 
-from jaxecon.core.registry import agent_registry as agents
-from jaxecon.core.registry import component_registry as components
-from jaxecon.core.registry import endogenous_registry as endogenous
-from jaxecon.core.registry import landmark_registry as landmarks
-from jaxecon.core.registry import resource_registry as resources
-from jaxecon.core.registry import scenario_registry as scenarios
-from jaxecon.foundation.agent_views import PASSIVE_PLACEHOLDER, BasicMobileAgent, BasicPlanner
-from jaxecon.foundation.env import FoundationEnv, make_env_instance
-from jaxecon.foundation.world import Maps, World
+# Foundation's module layout first: importing a subpackage binds its name on this
+# package, and the registries below rebind those names, as Foundation's
+# ``foundation/__init__.py`` does.
+from jaxecon.foundation import agents, components, entities, scenarios, utils  # noqa: F401
+
+from jaxecon.core.registry import agent_registry as agents  # noqa: E402,F811
+from jaxecon.core.registry import component_registry as components  # noqa: E402,F811
+from jaxecon.core.registry import endogenous_registry as endogenous  # noqa: E402
+from jaxecon.core.registry import landmark_registry as landmarks  # noqa: E402
+from jaxecon.core.registry import resource_registry as resources  # noqa: E402
+from jaxecon.core.registry import scenario_registry as scenarios  # noqa: E402,F811
+from jaxecon.foundation.agent_views import PASSIVE_PLACEHOLDER, BasicMobileAgent, BasicPlanner  # noqa: E402
+from jaxecon.foundation.env import FoundationEnv, make_env_instance  # noqa: E402
+from jaxecon.foundation.world import Maps, World  # noqa: E402
 
 __all__ = [
     "FoundationEnv", "BasicMobileAgent", "BasicPlanner", "World", "Maps",
     "make_env_instance", "scenarios", "components", "agents", "resources",
-    "landmarks", "endogenous",
+    "landmarks", "endogenous", "entities", "utils",
 ]

@@ -1,8 +1,8 @@
-"""Host-side conversions of the shim: action indices, seed states, observations.
+"""Host-side conversions of the shim: action indices, seed states, read-only views.
 
 Python/numpy values from Foundation-style callers become what the jitted core
-takes (ints, typed PRNG keys), and the core's outputs become what Foundation
-returns (per-agent observation dicts of fresh numpy arrays, read-only views).
+takes (ints, typed PRNG keys); state read back is handed out as read-only
+numpy copies. Observation dicts are built in ``jaxecon.foundation.formats``.
 """
 
 from __future__ import annotations
@@ -77,58 +77,3 @@ def seed_state_to_key(seed_state):
             f"with shape {arr.shape} and dtype {arr.dtype}"
         )
     return jax.random.wrap_key_data(jnp.asarray(arr.astype(np.uint32)))
-
-
-def _obs_value(v):
-    """A fresh copy of an observation entry; 0-d arrays become numpy scalars
-    (Foundation's unflattened observations hold scalars there)."""
-    a = np.array(v)
-    return a[()] if a.ndim == 0 else a
-
-
-def format_obs(obs, n_agents: int, collate: bool) -> dict:
-    """The core's observations as Foundation returns them from ``reset``/``step``.
-
-    Args:
-        obs: ``{"a": {field: [n, ...]}, "p": {field: ...}}`` from the core
-            (device or host arrays); unflattened action masks are
-            ``{subspace: [n, size]}`` dicts.
-        n_agents: number of mobile agents.
-        collate: Foundation's ``collate_agent_step_and_reset_data``.
-    Returns:
-        ``{"0": {field: array}, ..., "p": {...}}``, or when ``collate``
-        ``{"a": {field: per-agent arrays stacked along the LAST axis}, "p": ...}``
-        (Foundation's ``collate_agent_obs``). Arrays are fresh numpy copies;
-        unflattened masks are uint8 nested lists.
-    """
-    obs = jax.device_get(obs)
-    oa, op = obs["a"], obs["p"]
-    planner = {}
-    for k, v in op.items():
-        if isinstance(v, dict):
-            planner[k] = (
-                {kk: np.asarray(vv, dtype=np.uint8).tolist() for kk, vv in v.items()}
-                if k == "action_mask" else {kk: _obs_value(vv) for kk, vv in v.items()}
-            )
-        else:
-            planner[k] = _obs_value(v)
-    if collate:
-        agents_obs = {}
-        for k, v in oa.items():
-            if isinstance(v, dict):  # unflattened masks
-                agents_obs[k] = {kk: np.moveaxis(np.asarray(vv, np.uint8), 0, -1).tolist()
-                                 for kk, vv in v.items()}
-            else:
-                agents_obs[k] = np.array(np.moveaxis(np.asarray(v), 0, -1))
-        return {"a": agents_obs, "p": planner}
-    out = {}
-    for i in range(n_agents):
-        d = {}
-        for k, v in oa.items():
-            if isinstance(v, dict):
-                d[k] = {kk: np.asarray(vv[i], np.uint8).tolist() for kk, vv in v.items()}
-            else:
-                d[k] = _obs_value(v[i])
-        out[str(i)] = d
-    out["p"] = planner
-    return out

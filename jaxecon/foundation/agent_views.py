@@ -20,7 +20,7 @@ from jaxecon.foundation._convert import as_index
 PASSIVE_PLACEHOLDER = "PassiveAgentPlaceholder"
 
 
-class _AgentView:
+class BaseAgent:
     """Common part of the agent views (Foundation's ``BaseAgent``).
 
     An agent object is a view of the environment's current ``EnvState`` plus
@@ -88,6 +88,47 @@ class _AgentView:
         """``{name: float}``, e.g. ``{"Labor": 30.25}``; ``{}`` for the planner."""
         return self.state["endogenous"]
 
+    def _transfer(self, resource: str, amount, source: str, target: str) -> float:
+        """Move up to ``amount`` of ``resource`` from ``source`` to ``target``
+        ("inventory"/"escrow") in the environment's state; returns the amount moved."""
+        amount = float(amount)
+        if not amount >= 0:
+            raise ValueError(f"amount must be a number >= 0, got {amount!r}")
+        held = self.state[source]
+        if resource not in held:
+            raise KeyError(f"unknown resource {resource!r}; resources: {list(held)}")
+        moved = float(min(held[resource], amount))
+        env = self._env
+        state = env.state
+        planner = self._idx == "p"
+        fields = {}
+        for name, sign in ((source, -1.0), (target, 1.0)):
+            key = ("planner_" + name) if planner else name
+            arr = getattr(state, key)[resource]
+            new = arr + sign * moved if planner else arr.at[int(self._idx)].add(sign * moved)
+            fields[key] = {**getattr(state, key), resource: new}
+        env.state = state.replace(**fields)
+        return moved
+
+    def inventory_to_escrow(self, resource: str, amount) -> float:
+        """Move up to ``amount`` (>= 0) of ``resource`` from inventory to escrow,
+        capped at the inventory; returns the amount moved (Foundation's
+        ``BaseAgent.inventory_to_escrow``). Writes the environment's state.
+
+        Raises:
+            ValueError: negative amount. KeyError: unknown resource.
+        """
+        return self._transfer(resource, amount, "inventory", "escrow")
+
+    def escrow_to_inventory(self, resource: str, amount) -> float:
+        """Move up to ``amount`` (>= 0) of ``resource`` from escrow back to inventory,
+        capped at the escrow; returns the amount moved.
+
+        Raises:
+            ValueError: negative amount. KeyError: unknown resource.
+        """
+        return self._transfer(resource, amount, "escrow", "inventory")
+
     def total_endowment(self, resource: str) -> float:
         """Inventory plus escrow of ``resource`` (float).
 
@@ -104,6 +145,41 @@ class _AgentView:
         if self.multi_action_mode:
             return np.asarray([self.action_dim[n] for n in self._action_names], dtype=np.int32)
         return int(self._layout.n_actions)
+
+    #: Foundation's registration flags (the shim's agents are registered when built).
+    _registered_inventory = True
+    _registered_endogenous = True
+    _registered_components = True
+
+    @property
+    def _total_actions(self) -> int:
+        """Actions over all subspaces, each subspace's own NO-OP counted in
+        multi-action mode (Foundation's ``_total_actions``)."""
+        extra = 1 if self.multi_action_mode else 0
+        return int(sum(k + extra for k in self._sizes.values()))
+
+    @property
+    def _noop_action_dict(self) -> dict:
+        return {n: 0 for n in self._action_names}
+
+    def flatten_masks(self, mask_dict: dict) -> np.ndarray:
+        """Foundation's ``BaseAgent.flatten_masks``: one float32 mask vector from
+        ``{subspace: mask}`` in subspace order, with a leading 1 for NO-OP
+        (single-action mode) or a 1 before each subspace (multi-action mode).
+
+        Raises:
+            KeyError: a subspace has no mask.
+        """
+        if self._passive_multi_action_agent:
+            return np.ones(1, np.float32)
+        parts = [] if self.multi_action_mode else [[1]]
+        for name in self._action_names:
+            if name not in mask_dict:
+                raise KeyError(f"No mask provided for {name} (agent {self._idx})")
+            if self.multi_action_mode:
+                parts.append([1])
+            parts.append(np.asarray(mask_dict[name]).reshape(-1))
+        return np.concatenate(parts).astype(np.float32)
 
     # ----- actions ------------------------------------------------------------
     def has_component(self, component_name: str) -> bool:
@@ -196,6 +272,8 @@ class _AgentView:
             for name, a in zip(self._action_names, seq):
                 buf[name] = self._check_local(name, a)
             return buf
+        if isinstance(actions, (list, tuple, np.ndarray)) and np.size(actions) == 1 and np.ndim(actions) > 0:
+            actions = np.asarray(actions).reshape(-1)[0]  # a 1-element array or list, as Foundation
         if isinstance(actions, (list, tuple)) or (isinstance(actions, np.ndarray) and actions.ndim > 0):
             raise ValueError(
                 f"{who} is in single-action mode: its action must be one int in "
@@ -258,7 +336,7 @@ class _AgentView:
         return np.int32(self._offset[n] + a)
 
 
-class BasicMobileAgent(_AgentView, _entities.BasicMobileAgent):
+class BasicMobileAgent(BaseAgent, _entities.BasicMobileAgent):
     """A mobile agent (``agents/mobiles.py``): location, inventory, escrow, Labor.
 
     ``state`` = ``{"loc": [row, col], "inventory": {...}, "escrow": {...},
@@ -280,7 +358,7 @@ class BasicMobileAgent(_AgentView, _entities.BasicMobileAgent):
         return self._env._agent_state(self._idx)
 
 
-class BasicPlanner(_AgentView, _entities.BasicPlanner):
+class BasicPlanner(BaseAgent, _entities.BasicPlanner):
     """The social planner (``agents/planners.py``): idx ``"p"``, no location.
 
     ``state`` = ``{"inventory": {...}, "escrow": {...}, "endogenous": {}}`` plus

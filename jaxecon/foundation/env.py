@@ -18,9 +18,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxecon.dense_log import recursive_cast, rewards_entry
-from jaxecon.foundation._convert import as_index, format_obs, key_data, seed_state_to_key
+from jaxecon.foundation import formats
+from jaxecon.foundation._convert import as_index, key_data, seed_state_to_key
 from jaxecon.foundation.agent_state import agent_state
 from jaxecon.foundation.agent_views import BasicMobileAgent, BasicPlanner
+from jaxecon.foundation.env_attributes import EnvAttributes
 from jaxecon.foundation.logs import EpisodeLogs
 from jaxecon.foundation.world import World
 from jaxecon.make import make
@@ -45,13 +47,15 @@ def make_env_instance(scenario_name, **kwargs) -> "FoundationEnv":
     return FoundationEnv(scenario_name, **kwargs)
 
 
-class FoundationEnv:
+class FoundationEnv(EnvAttributes):
     """A stateful Foundation environment backed by jaxecon's jitted core.
 
     Holds the functional environment (``core``), its ``params``, a PRNG key
     and the current ``EnvState`` (``state``); ``reset``/``step`` call
     ``jax.jit``-compiled core functions (compiled once per object, on first
-    use). See the package docstring for what differs from Foundation.
+    use). Foundation's other attribute names (``name``, ``_components``,
+    ``_dense_log``, the scenario's attributes, ...) come from ``EnvAttributes``.
+    See the package docstring for what differs from Foundation.
 
     Args:
         scenario_name: registered scenario name.
@@ -121,7 +125,7 @@ class FoundationEnv:
     def __setstate__(self, d):
         name, kwargs = d["config"]
         kwargs = dict(kwargs, seed=None)
-        self.__init__(name, **kwargs)
+        FoundationEnv.__init__(self, name, **kwargs)
         self._params = d["params"]
         self._state = jax.tree.map(jnp.asarray, d["state"])
         self._key = jax.random.wrap_key_data(jnp.asarray(d["key"]))
@@ -239,8 +243,9 @@ class FoundationEnv:
 
     @property
     def components(self) -> list:
-        """The component objects, in list order."""
-        return list(self._core.components)
+        """The component objects, in list order (views with Foundation's attributes,
+        see ``component_views``)."""
+        return self._components
 
     @property
     def metrics(self) -> dict:
@@ -308,7 +313,7 @@ class FoundationEnv:
         Raises:
             KeyError: no such component in this environment (lists the present ones).
         """
-        return self._core.get_component(component_name)
+        return self._components_dict[self._core.get_component(component_name).name]
 
     def get_agent(self, agent_idx):
         """The agent with index ``agent_idx`` (int, ``"0"``, ..., or ``"p"``).
@@ -373,9 +378,10 @@ class FoundationEnv:
                 default ``_completions``. Does not change ``_completions``.
         Returns:
             obs: ``{"0": {...}, ..., "p": {...}}`` (or ``{"a": ..., "p": ...}``
-            when collating); each agent's dict holds numpy arrays, e.g.
+            when collating) in Foundation's key order (``formats``); e.g.
             ``world-map`` float32 [C, 2r+1, 2r+1], ``world-idx_map`` int16,
-            ``flat`` float32 [F], ``time`` float32 [1], ``action_mask`` float32.
+            ``time`` ``[t / episode_length]`` (a list), ``flat`` float32 [F],
+            ``action_mask`` float32.
         Raises:
             ValueError: malformed ``seed_state``.
         """
@@ -391,6 +397,7 @@ class FoundationEnv:
         self._key, use = jax.random.split(key)
         obs, state = self._reset_fn(use, self._params, count, self._state)
         self.state = state
+        self._record_global_state()
         for agent in self.all_agents:
             agent.reset_actions()
         return self._format_obs(obs)
@@ -403,7 +410,8 @@ class FoundationEnv:
                 keys ``0..n-1``/``"p"`` (ints or strings); absent agents take
                 NO-OP. An action is, in single-action mode, an int global index
                 (0 = NO-OP, then each subspace's actions 1..n in order, see
-                ``agent.single_action_map``) or a one-entry dict
+                ``agent.single_action_map``; also as a 1-element array or
+                list, as Foundation accepts) or a one-entry dict
                 ``{subspace_name: local_action}``; in multi-action mode, a
                 sequence with one local index per subspace (0 = its NO-OP;
                 ``[0]`` for an agent without actions), or a
@@ -415,7 +423,8 @@ class FoundationEnv:
             ``(obs, rew, done, info)``: obs as in ``reset``; rew ``{"0": float,
             ..., "p": float}``; done ``{"__all__": bool}`` (timestep >=
             episode_length); info ``{"0": {}, ..., "p": {}}``. Collated
-            (``"a"``/``"p"``) when ``collate_agent_step_and_reset_data``.
+            when ``collate_agent_step_and_reset_data``: rew ``{"a": float [n]
+            ndarray, "p": float}``, info ``{"a": {}, "p": {}}`` (``formats``).
         Raises:
             ValueError: unknown agent key; wrong action format, length or
                 range (the message lists the allowed values); malformed
@@ -436,12 +445,16 @@ class FoundationEnv:
             self._logs.record_timestep(self._core, prev, fa, self._world_dense_log_frequency)
 
         self._key, use = jax.random.split(key)
-        obs, state, rew, done, _ = self._step_fn(use, self._state, fa, self._params)
+        obs, state, rew, done, step_info = self._step_fn(use, self._state, fa, self._params)
         self.state = state
+        self._record_global_state(step_info)
         rew = jax.device_get(rew)
         rew_d = rewards_entry(rew["a"], rew["p"])
         done_d = {"__all__": bool(done)}
         info = {k: {} for k in self._agent_lookup}
+        if self.collate_agent_step_and_reset_data:
+            rew_d = formats.collated_rewards(rew["a"], rew["p"])
+            info = formats.collated_info()
         if dense:
             self._logs.record_outcome(self._core, prev, self._host(), rew_d)
         for agent in self.all_agents:
@@ -449,15 +462,19 @@ class FoundationEnv:
         if done_d["__all__"]:
             self._finalize_logs()
             self._count += 1
+            if dense and self.collate_agent_step_and_reset_data:
+                # Foundation returns the dense log's own rewards dict, which its
+                # _finalize_logs has just cast: "a" is a list on this step.
+                rew_d["a"] = rew_d["a"].tolist()
 
         obs = self._format_obs(obs)
-        if self.collate_agent_step_and_reset_data:
-            rew_d = {"a": [rew_d[str(i)] for i in range(self.n_agents)], "p": rew_d["p"]}
-            info = {"a": {str(i): {} for i in range(self.n_agents)}, "p": {}}
         return obs, rew_d, done_d, info
 
     def _format_obs(self, obs) -> dict:
-        return format_obs(obs, self.n_agents, self.collate_agent_step_and_reset_data)
+        return formats.format_obs(
+            obs, self._observation_layout, self.n_agents,
+            self.collate_agent_step_and_reset_data, bool(self._core.flatten_observations),
+        )
 
     def _finalize_logs(self):
         """Stash the replay log and metrics; finish the dense log (if logging)."""

@@ -99,7 +99,9 @@ class EpisodeLogs:
     def finish_dense_log(self, core, host) -> None:
         """Finish the dense log as Foundation's ``_finalize_logs``: the final
         world and states, each component's log (component order), then
-        ``recursive_cast`` into ``previous_dense_log``."""
+        ``recursive_cast`` into ``previous_dense_log``, which ``dense_log`` then
+        is too (Foundation's ``_dense_log`` and ``_last_ep_dense_log`` are one
+        object after the episode ends)."""
         self.dense_log["world"].append(_world(core, host))
         self.dense_log["states"].append(all_agent_states(core, host))
         log = copy.deepcopy(self.dense_log)
@@ -107,3 +109,4 @@ class EpisodeLogs:
             if comp.shorthand in self.component_logs:
                 log[comp.shorthand] = copy.deepcopy(self.component_logs[comp.shorthand])
         self.previous_dense_log = recursive_cast(log)
+        self.dense_log = self.previous_dense_log

@@ -2,8 +2,12 @@
 
 Follows ``ai_economist/foundation/base/world.py`` of ai-economist 1.7.1.
 Reads come from the environment's current ``EnvState`` (read-only numpy
-arrays); the ``Maps.set*`` methods write a new ``EnvState`` into the
-environment.
+arrays); the writing methods (``Maps.set*``, ``Maps.clear``,
+``World.set_agent_loc``, ``consume_resource``, ``create_landmark``, the
+``timestep`` setter, ...) write a new ``EnvState`` into the environment.
+Attributes a scenario keeps on Foundation's world (COVID-19's
+``us_state_population``, ``start_date``, ``n_stringency_levels``, ...) are
+read through the environment's scenario attributes.
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
-from jaxecon.foundation._convert import readonly
+from jaxecon.foundation._convert import as_index, readonly
 
 
 class Maps:
@@ -31,8 +35,8 @@ class Maps:
         self._private = tuple(core.private_landmarks)
 
     def keys(self):
-        """Map names, Foundation order."""
-        return list(self._env._core.map_keys)
+        """Map names, Foundation order (a ``dict_keys`` view, as Foundation's)."""
+        return dict.fromkeys(self._env._core.map_keys).keys()
 
     def get(self, entity_name: str, owner: bool = False) -> np.ndarray:
         """float64 [H, W] health of ``entity_name``; for a private landmark
@@ -43,12 +47,42 @@ class Maps:
         """
         host = self._env._host()
         if entity_name not in self._env._core.map_keys:
-            raise KeyError(f"no map {entity_name!r}; maps: {self.keys()}")
+            raise KeyError(f"no map {entity_name!r}; maps: {list(self.keys())}")
         if owner:
             if entity_name not in self._private:
                 raise KeyError(f"{entity_name!r} is not a private landmark; those are {list(self._private)}")
             return readonly(np.asarray(host.owner[entity_name]).astype(np.int16))
         return readonly(np.asarray(host.maps[entity_name], dtype=np.float64))
+
+    def clear(self, entity_name=None) -> None:
+        """Zero one map (or every map; private landmarks lose their owners too)."""
+        for name in [entity_name] if entity_name is not None else list(self.keys()):
+            if name in self._private:
+                shape = (self.sz_h, self.sz_w)
+                self.set(name, {"owner": -np.ones(shape), "health": np.zeros(shape)})
+            else:
+                self.set(name, np.zeros((self.sz_h, self.sz_w)))
+
+    def clear_agent_loc(self, agent=None) -> None:
+        """Take ``agent`` (or every mobile agent) off the map: location ``[-1, -1]``."""
+        env = self._env
+        loc = np.array(env._host().loc)
+        loc[slice(None) if agent is None else int(agent.idx)] = -1
+        env.state = env.state.replace(loc=jnp.asarray(loc, env.state.loc.dtype))
+
+    def set_agent_loc(self, agent, r: int, c: int) -> None:
+        """Put ``agent`` on tile (r, c), unchecked (Foundation's ``Maps.set_agent_loc``;
+        ``World.set_agent_loc`` checks the tile first).
+
+        Raises:
+            ValueError: (r, c) outside the world.
+        """
+        if not (0 <= r < self.sz_h and 0 <= c < self.sz_w):
+            raise ValueError(f"({r}, {c}) is outside the world of size {[self.sz_h, self.sz_w]}")
+        env = self._env
+        loc = np.array(env._host().loc)
+        loc[int(agent.idx)] = [int(r), int(c)]
+        env.state = env.state.replace(loc=jnp.asarray(loc, env.state.loc.dtype))
 
     def get_point(self, entity_name: str, r: int, c: int, owner: bool = False):
         """``get(entity_name, owner)[r, c]``."""
@@ -69,7 +103,7 @@ class Maps:
         """
         env = self._env
         if entity_name not in env._core.map_keys:
-            raise KeyError(f"no map {entity_name!r}; maps: {self.keys()}")
+            raise KeyError(f"no map {entity_name!r}; maps: {list(self.keys())}")
         state = env.state
         shape = (self.sz_h, self.sz_w)
 
@@ -214,7 +248,13 @@ class World:
         resources: sorted resource names. landmarks: landmark names, source
             blocks included (as Foundation's ``world.landmarks``).
         multi_action_mode_agents, multi_action_mode_planner: bools.
+        use_cuda: False; cuda_data_manager, cuda_function_manager: None
+            (WarpDrive's, as Foundation's CPU world).
     """
+
+    use_cuda = False
+    cuda_data_manager = None
+    cuda_function_manager = None
 
     def __init__(self, env: "FoundationEnv"):
         self._env = env
@@ -227,10 +267,49 @@ class World:
         self.multi_action_mode_planner = core.multi_action_mode_planner
         self.maps = Maps(env)
 
+    def __setattr__(self, name, value):
+        # A scenario attribute kept on Foundation's world is written where it
+        # lives (env.params / env.state) or refused; anything else is plain.
+        d = self.__dict__
+        if "maps" in d and name not in d and not hasattr(type(self), name):
+            if self._env._scenario_attributes().set(name, value):
+                return
+        object.__setattr__(self, name, value)
+
+    def __getattr__(self, name):
+        # Only reached when normal lookup fails: attributes Foundation's scenarios
+        # keep on the world (COVID-19's us_state_population, start_date, ...).
+        if name.startswith("__") or "_env" not in self.__dict__:
+            raise AttributeError(name)
+        try:
+            return self._env._scenario_attributes().get(name)
+        except AttributeError:
+            raise AttributeError(f"'World' object has no attribute {name!r}") from None
+
     @property
     def agents(self) -> list:
         """The mobile agents, by index."""
         return self._env._agents
+
+    @property
+    def global_state(self) -> dict:
+        """COVID-19's ``{key: float32 [episode_length + 1, n]}`` rows of the episode so
+        far ("Susceptible", "Infected", ..., "Postsubsidy Productivity"; zeros
+        after the current timestep), as Foundation's ``world.global_state``.
+        Fresh arrays: writing into them changes nothing.
+
+        Raises:
+            AttributeError: a scenario without such rows.
+        """
+        return self._env._global_state()
+
+    @property
+    def _agents(self) -> list:
+        return self._env._agents
+
+    @property
+    def _planner(self):
+        return self._env._planner
 
     @property
     def planner(self):
@@ -239,8 +318,14 @@ class World:
 
     @property
     def timestep(self) -> int:
-        """Steps taken in the current episode."""
+        """Steps taken in the current episode (settable: writes ``state.timestep``,
+        as Foundation's wrappers do with ``env.world.timestep = 0``)."""
         return int(self._env._host().timestep)
+
+    @timestep.setter
+    def timestep(self, value) -> None:
+        env = self._env
+        env.state = env.state.replace(timestep=jnp.asarray(as_index(value, "timestep"), env.state.timestep.dtype))
 
     @property
     def loc_map(self) -> np.ndarray:
@@ -263,6 +348,34 @@ class World:
     def can_agent_occupy(self, r, c, agent) -> bool:
         """Accessible to ``agent`` and no agent stands there."""
         return self.is_location_accessible(r, c, agent) and bool(self.loc_map[r, c] == -1)
+
+    def get_random_order_agents(self) -> list:
+        """The mobile agents in a random order (``np.random.permutation``, as Foundation)."""
+        return [self.agents[i] for i in np.random.permutation(self.n_agents)]
+
+    def clear_agent_locs(self) -> None:
+        """Take every mobile agent off the map (locations ``[-1, -1]``)."""
+        self.maps.clear_agent_loc()
+
+    def agent_locs_are_valid(self) -> bool:
+        """Whether every mobile agent stands on a tile accessible to it."""
+        return all(self.is_location_accessible(*agent.loc, agent) for agent in self.agents)
+
+    def set_agent_loc(self, agent, r, c) -> list:
+        """Move ``agent`` to (r, c) if it can occupy the tile, else leave it;
+        returns its location ``[row, col]`` afterwards."""
+        if self.can_agent_occupy(r, c, agent):
+            self.maps.set_agent_loc(agent, r, c)
+        return [int(x) for x in agent.loc]
+
+    def create_landmark(self, landmark_name: str, r: int, c: int, agent_idx=None) -> None:
+        """Put one unit of ``landmark_name`` on (r, c), owned by ``agent_idx`` for a
+        private landmark (``maps.set_point(..., 1, owner=agent_idx)``)."""
+        self.maps.set_point(landmark_name, r, c, 1, owner=agent_idx)
+
+    def consume_resource(self, resource_name: str, r: int, c: int) -> None:
+        """Remove one unit of ``resource_name`` from (r, c) (never below 0)."""
+        self.maps.set_point_add(resource_name, r, c, -1)
 
     def location_resources(self, r, c) -> dict:
         """``maps.location_resources(r, c)``; ``{}`` outside the world."""

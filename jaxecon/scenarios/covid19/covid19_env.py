@@ -757,7 +757,8 @@ class CovidAndEconomySimulation(BaseEnvironment):
 
         ``Total Susceptible``, ``New Infections``, ``Total Infected``, ``Total
         Recovered``, ``Total Deaths``, ``Total Vaccinated`` (people, int32), ``New
-        Deaths`` (people, float64), ``Health Index``, ``Economic Index`` (float32),
+        Deaths`` (people, float64), ``Health Index``, ``Economic Index`` (float32
+        [n, 1]: one-element arrays per state, as Foundation's),
         ``Date`` (str); after the first step also ``R0`` (float32; not with
         ``use_real_world_data``, whose steps skip the SIR model, as in Foundation),
         ``Total Unemployed`` (int32), ``New Subsidy Received`` and ``Postsubsidy
@@ -791,8 +792,8 @@ class CovidAndEconomySimulation(BaseEnvironment):
             "New Deaths": new_deaths,
             "Total Deaths": i32(sc.deaths),
             "Total Vaccinated": vaccinated,
-            "Health Index": sc.health_index.astype(np.float32),
-            "Economic Index": sc.economic_index.astype(np.float32),
+            "Health Index": sc.health_index.astype(np.float32)[:, None],
+            "Economic Index": sc.economic_index.astype(np.float32)[:, None],
             "Date": np.array([self.current_date(state)] * self.n_agents),
         }
         if vaccinated is None:
@@ -830,7 +831,7 @@ class CovidAndEconomySimulation(BaseEnvironment):
         In Foundation's order: ``Total Susceptible``, ``New Infections``, ``Total
         Infected``, ``Total Recovered``, ``New Deaths``, ``Total Deaths``, ``Total
         Vaccinated`` (people, int32), ``Health Index``, ``Economic Index``
-        (float32), ``Date`` (str); after the first step also ``Total
+        (float32 [1], as Foundation's), ``Date`` (str); after the first step also ``Total
         Unemployed`` (int32), ``New Subsidy Provided`` and ``Postsubsidy
         Productivity`` (float32, US$/day), which at timestep 0 of a later
         episode show the last step's values (as ``agent_state_fields``). ``New ...`` at t > 0 is
@@ -863,8 +864,8 @@ class CovidAndEconomySimulation(BaseEnvironment):
             "New Deaths": new["deaths"],
             "Total Deaths": total["deaths"],
             "Total Vaccinated": np.int32(np.sum(sc.vaccinated)),
-            "Health Index": np.float32(sc.planner_health_index),
-            "Economic Index": np.float32(sc.planner_economic_index),
+            "Health Index": np.asarray([sc.planner_health_index], np.float32),
+            "Economic Index": np.asarray([sc.planner_economic_index], np.float32),
             "Date": self.current_date(state),
         }
         last = self._step_only_fields(state)

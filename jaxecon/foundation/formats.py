@@ -1,0 +1,282 @@
+"""Foundation's output formats: observation dicts, collated rewards and infos.
+
+Follows ``BaseEnvironment._generate_observations``, ``_build_packager``,
+``_package`` and ``collate_agent_obs/rew/info``
+(``ai_economist/foundation/base/base_env.py``) of ai-economist 1.7.1. The
+jitted core returns observations as ``{"a": {field: [n, ...]}, "p": {...}}``
+whose dict order is lost (JAX sorts pytree keys); this module rebuilds
+Foundation's dicts from them:
+
+- key order: the scenario's ``world-*`` fields, ``time``, each component's
+  fields in component-list order, (with ``flatten_observations``: the fields
+  kept as they are, in that order, then ``flat``), the planner's per-agent
+  ``p0..p{n-1}`` entries, ``action_mask`` last;
+- ``time`` is a one-element list ``[t / episode_length]`` (Python float) in
+  every per-agent dict and in ``"p"``; in the collated ``"a"`` dict a float64
+  ``[n]`` array;
+- scalars are numpy float64 (Foundation's are Python floats or float64);
+- with ``collate_agent_step_and_reset_data``: ``{"a": ..., "p": ...}`` whose
+  ``"a"`` arrays have the agent axis last; with ``flatten_observations`` the
+  collated dict is packed as Foundation packs it (arrays that are at least
+  2-d and ``time`` kept, the per-agent scalars, each ``[n]``, concatenated in
+  sorted key order into ``flat`` ``[k * n]``), rewards ``{"a": float [n]
+  ndarray, "p": float64}`` and info ``{"a": {}, "p": {}}``, as Foundation's
+  COVID-19 scenario (the one Foundation scenario that collates) gives them.
+"""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+
+_TIME = "time"
+_MASK = "action_mask"
+_FLAT = "flat"
+
+
+class ObservationLayout:
+    """Foundation's insertion order and per-agent shapes of one core's observations.
+
+    Found once by tracing the scenario's and components' observation hooks
+    abstractly (``jax.eval_shape``; nothing is computed).
+
+    Args:
+        core: the functional environment.
+        params: its ``EnvParams``.
+
+    Attributes:
+        order: ``{"a": [key, ...], "p": [...], "pa": [...]}`` unflattened keys
+            (``time`` included in ``"a"`` and ``"p"``) in Foundation's order.
+        shapes: ``{(group, key): per-agent shape}`` (``"a"`` and ``"pa"``
+            without the agent axis).
+        dtypes: ``{(group, key): dtype}``.
+        mask_order: ``{"a": [subspace, ...], "p": [...]}``: the order in which the
+            components make their masks (the keys of unflattened ``action_mask``
+            dicts; Foundation's, e.g. ``Sell_Stone`` before ``Buy_Stone``).
+    """
+
+    def __init__(self, core, params):
+        order = {"a": [], "p": [], "pa": []}
+        shapes, dtypes = {}, {}
+        mask_order = {"a": [], "p": []}
+
+        def probe(state):
+            sources = [("world", core.generate_observations(state, params))] + [
+                (c.name, c.observe(state, params.components[c.name])) for c in core.components
+            ]
+            for i, (prefix, source) in enumerate(sources):
+                for group, entries in source.items():
+                    for k, v in entries.items():
+                        key = f"{prefix}-{k}"
+                        order[group].append(key)
+                        shape = tuple(np.shape(v))
+                        shapes[(group, key)] = shape[1:] if group in ("a", "pa") else shape
+                        dtypes[(group, key)] = np.dtype(v.dtype)
+                if i == 0:
+                    for group in ("a", "p"):
+                        order[group].append(_TIME)
+                        shapes[(group, _TIME)] = (1,)
+                        dtypes[(group, _TIME)] = np.dtype(np.float32)
+            for c in core.components:
+                for group, entries in c.masks(state, params.components[c.name]).items():
+                    mask_order[group].extend(entries)
+            for group, layout in (("a", core.agent_actions), ("p", core.planner_actions)):
+                mask_order[group].extend(n for n in layout.names if n not in mask_order[group])
+            return 0
+
+        state = jax.eval_shape(lambda k: core.init_state(k, params, 0), jax.random.key(0))
+        jax.eval_shape(probe, state)
+        self.order = order
+        self.shapes = shapes
+        self.dtypes = dtypes
+        self.mask_order = mask_order
+
+    def flat_fields(self, group: str) -> list:
+        """``[(key, per-agent shape)]`` packed into ``flat`` per agent, sorted by key
+        (Foundation's packager: every field with at most one dimension)."""
+        keys = sorted(k for k in self.order[group] if len(self.shapes[(group, k)]) <= 1)
+        return [(k, self.shapes[(group, k)]) for k in keys]
+
+
+def _scalar(a):
+    """A numpy 0-d value as Foundation's scalars: float64 for floats, else the numpy scalar."""
+    a = np.asarray(a)
+    return np.float64(a) if a.dtype.kind == "f" else a[()]
+
+
+def _value(v):
+    """A fresh copy of an observation entry (0-d arrays become scalars)."""
+    a = np.array(v)
+    return _scalar(a) if a.ndim == 0 else a
+
+
+def _time_list(v) -> list:
+    """Foundation's ``time`` entry: ``[t / scale]`` as a Python float list."""
+    return [float(np.asarray(v).reshape(-1)[0])]
+
+
+def _masks(v, order, agent=None, collate=False):
+    """An action-mask entry: flattened float32 array, or Foundation's unflattened
+    ``{subspace: uint8 nested list}`` dict in ``order``."""
+    if not isinstance(v, dict):
+        a = np.asarray(v)
+        if collate:
+            return np.array(np.moveaxis(a, 0, -1))
+        return np.array(a if agent is None else a[agent])
+    out = {}
+    for k in sorted(v, key=lambda name: order.index(name) if name in order else len(order)):
+        m = v[k]
+        m = np.asarray(m, np.uint8)
+        if collate:
+            m = np.moveaxis(m, 0, -1)
+        elif agent is not None:
+            m = m[agent]
+        out[k] = m.tolist()
+    return out
+
+
+def _ordered(values: dict, order: list, flat_last: bool) -> dict:
+    """``values`` in ``order`` (keys not in ``order``, e.g. ``flat``, after them)."""
+    out = {k: values[k] for k in order if k in values}
+    if flat_last and _FLAT in values:
+        out[_FLAT] = values[_FLAT]
+    return out
+
+
+def _agent_dict(oa: dict, i, layout: ObservationLayout) -> dict:
+    d = {}
+    for k, v in oa.items():
+        if k == _MASK:
+            continue
+        d[k] = _time_list(v[i]) if k == _TIME else _value(v[i])
+    return _ordered(d, layout.order["a"], flat_last=True)
+
+
+def _planner_dict(op: dict, n_agents: int, layout: ObservationLayout) -> dict:
+    d = {}
+    for k, v in op.items():
+        if k == _MASK or _is_pa_key(k, n_agents):
+            continue
+        d[k] = _time_list(v) if k == _TIME else _value(v)
+    d = _ordered(d, layout.order["p"], flat_last=True)
+    for i in range(n_agents):
+        key = f"p{i}"
+        if key in op:
+            v = op[key]
+            d[key] = _ordered({kk: _value(vv) for kk, vv in v.items()}, layout.order["pa"], False) \
+                if isinstance(v, dict) else np.array(v)
+    d[_MASK] = _masks(op[_MASK], layout.mask_order["p"])
+    return d
+
+
+def _is_pa_key(k: str, n_agents: int) -> bool:
+    return k[:1] == "p" and k[1:].isdigit() and int(k[1:]) < n_agents
+
+
+def _collated_agents(oa: dict, layout: ObservationLayout, n: int, flatten: bool) -> dict:
+    """Foundation's collated ``"a"`` dict (agent axis last), packed as Foundation
+    packs it when ``flatten``."""
+    fields = {}
+    if flatten:
+        # The core packed each agent's <= 1-d fields into flat [n, F]; unpack them.
+        flat = np.asarray(oa[_FLAT])
+        offset = 0
+        for k, shape in layout.flat_fields("a"):
+            size = int(np.prod(shape, dtype=np.int64))
+            fields[k] = flat[:, offset:offset + size].reshape((n,) + shape).astype(layout.dtypes[("a", k)])
+            offset += size
+    for k, v in oa.items():
+        if k not in (_FLAT, _MASK):
+            fields[k] = np.asarray(v)
+    collated = {}
+    for k in layout.order["a"]:
+        if k == _TIME:
+            collated[k] = np.asarray(fields[k], np.float64).reshape(n)
+        else:
+            collated[k] = np.array(np.moveaxis(fields[k], 0, -1))
+    if flatten:
+        keep = [k for k, v in collated.items() if v.ndim > 1 or k == _TIME]
+        packed = {k: collated[k] for k in keep}
+        to_flat = sorted(k for k, v in collated.items() if v.ndim <= 1)
+        if to_flat:
+            packed[_FLAT] = np.concatenate([collated[k].reshape(-1) for k in to_flat]).astype(np.float32)
+        collated = packed
+    collated[_MASK] = _masks(oa[_MASK], layout.mask_order["a"], collate=True)
+    return collated
+
+
+def format_obs(obs, layout: ObservationLayout, n_agents: int, collate: bool, flatten: bool) -> dict:
+    """The core's observations as Foundation's ``reset``/``step`` return them.
+
+    Args:
+        obs: ``{"a": {field: [n, ...]}, "p": {field: ...}}`` from the core
+            (device or host arrays, any key order); unflattened action masks
+            are ``{subspace: [n, size]}`` dicts.
+        layout: the core's ``ObservationLayout``.
+        n_agents: number of mobile agents.
+        collate: Foundation's ``collate_agent_step_and_reset_data``.
+        flatten: Foundation's ``flatten_observations`` (the core packed ``flat``).
+    Returns:
+        ``{"0": {...}, ..., "n-1": {...}, "p": {...}}``, or ``{"a": ..., "p": ...}``
+        when ``collate`` (see the module docstring for keys, order and types).
+        Arrays are fresh numpy copies; unflattened masks are uint8 nested lists.
+    """
+    obs = jax.device_get(obs)
+    oa, op = obs["a"], obs["p"]
+    planner = _planner_dict(op, n_agents, layout)
+    if collate:
+        return {"a": _collated_agents(oa, layout, n_agents, flatten), "p": planner}
+    out = {}
+    for i in range(n_agents):
+        d = _agent_dict(oa, i, layout)
+        d[_MASK] = _masks(oa[_MASK], layout.mask_order["a"], agent=i)
+        out[str(i)] = d
+    out["p"] = planner
+    return out
+
+
+def collated_rewards(reward_a, reward_p) -> dict:
+    """Foundation's collated rewards: ``{"a": float [n] ndarray, "p": float64}``."""
+    return {"a": np.array(np.asarray(reward_a).reshape(-1)), "p": np.float64(reward_p)}
+
+
+def collated_info() -> dict:
+    """Foundation's collated info, ``{"a": {}, "p": {}}``."""
+    return {"a": {}, "p": {}}
+
+
+def collate_agent_obs(obs: dict) -> dict:
+    """Foundation's ``BaseEnvironment.collate_agent_obs``: in place, replace the
+    mobile agents' entries ``"0".."n-1"`` by ``"a"``, each field stacked along
+    a new last axis; a dict that already has ``"a"`` is returned as it is.
+
+    Returns:
+        ``obs`` (the same dict).
+    """
+    if "a" in obs:
+        return obs
+    n = len(obs) - 1
+    obs["a"] = {k: np.stack([obs[str(i)][k] for i in range(n)], axis=-1) for k in obs["0"]}
+    for i in range(n):
+        del obs[str(i)]
+    return obs
+
+
+def collate_agent_rew(rew: dict) -> dict:
+    """Foundation's ``collate_agent_rew``: in place, ``"0".."n-1"`` become
+    ``"a": [r_0, ..., r_{n-1}]`` (a list); returns ``rew``."""
+    if "a" in rew:
+        return rew
+    n = len(rew) - 1
+    rew["a"] = [rew.pop(str(i)) for i in range(n)]
+    return rew
+
+
+def collate_agent_info(info: dict) -> dict:
+    """Foundation's ``collate_agent_info``: in place, ``"0".."n-1"`` move under
+    ``"a"`` as ``{"0": ..., ...}``; returns ``info``."""
+    if "a" in info:
+        return info
+    n = len(info) - 1
+    info["a"] = {str(i): info.pop(str(i)) for i in range(n)}
+    return info
