@@ -21,6 +21,8 @@ from jaxecon.dense_log import recursive_cast, rewards_entry
 from jaxecon.foundation._convert import as_index, format_obs, key_data, seed_state_to_key
 from jaxecon.foundation.agent_state import agent_state
 from jaxecon.foundation.agent_views import BasicMobileAgent, BasicPlanner
+from jaxecon.foundation.compilation_cache import enable_persistent_cache
+from jaxecon.foundation.engine import engine_for
 from jaxecon.foundation.logs import EpisodeLogs
 from jaxecon.foundation.world import World
 from jaxecon.make import make
@@ -49,9 +51,14 @@ class FoundationEnv:
     """A stateful Foundation environment backed by jaxecon's jitted core.
 
     Holds the functional environment (``core``), its ``params``, a PRNG key
-    and the current ``EnvState`` (``state``); ``reset``/``step`` call
-    ``jax.jit``-compiled core functions (compiled once per object, on first
-    use). See the package docstring for what differs from Foundation.
+    and the current ``EnvState`` (``state``); ``reset``/``step`` call the
+    core's functions compiled by an ``Engine`` (``jaxecon.foundation.engine``):
+    one jitted call and one transfer back per step, the state kept on the
+    device between steps. Environments built with the same scenario and
+    keyword arguments share the engine, so only the first one in a process
+    compiles (and, with the persistent compilation cache that the shim turns
+    on, see ``jaxecon.foundation.compilation_cache``, a new process loads the
+    executables). See the package docstring for what differs from Foundation.
 
     Args:
         scenario_name: registered scenario name.
@@ -72,19 +79,19 @@ class FoundationEnv:
 
     def __init__(self, scenario_name, **kwargs):
         self._config = (scenario_name, copy.deepcopy(kwargs))
+        enable_persistent_cache()
         core = make(scenario_name, **kwargs)
         self._core = core
+        self._engine = engine_for(core.name, kwargs, core)
         self._params = core.default_params
-        self._reset_fn = jax.jit(core.reset)
-        self._step_fn = jax.jit(core.step)
-        self._metrics_fn = jax.jit(core.metrics)
+        self._params_packed = (None, None)  # (params object, its device buffers)
 
         self.collate_agent_step_and_reset_data = core.collate_agent_step_and_reset_data
         self._create_dense_log_every = core.dense_log_frequency
         self._world_dense_log_frequency = core.world_dense_log_frequency
         self._dense_log_this_episode = False
 
-        self._key = jax.random.key(0)
+        self._kd = key_data(jax.random.key(0))
         if core.seed is not None:
             self.seed(core.seed)
 
@@ -94,8 +101,7 @@ class FoundationEnv:
         self.world = World(self)
 
         self._count = 0  # episodes completed (Foundation's _completions)
-        self._state = core.init_state(jax.random.key(0), self._params, 0)
-        self._host_cache = None
+        self._set_buffers(self._engine.init(self._params_buffers()))
         self._logs = EpisodeLogs()
 
     def __repr__(self):
@@ -157,13 +163,61 @@ class FoundationEnv:
     @state.setter
     def state(self, value):
         self._state = value
-        self._host_cache = None
+
+    # The state lives on the device as packed buffers (``_sbuf``); ``_host()``
+    # is a writable numpy copy of it, fetched on first use after each call.
+    # Writes into the host copy (``_host_written``) are sent back before the
+    # next call that reads the state.
+    @property
+    def _state(self):
+        return self._engine.state(self._device_buffers())
+
+    @_state.setter
+    def _state(self, value):
+        self._set_buffers(self._engine.buffers(value))
+
+    def _set_buffers(self, sbuf) -> None:
+        self._sbuf = sbuf
+        self._host_bufs = self._host_cache = None
+        self._host_dirty = False
+
+    def _device_buffers(self) -> tuple:
+        """The state's device buffers, with any host-side writes sent first."""
+        if self._host_dirty:
+            self._sbuf = tuple(jnp.asarray(b) for b in self._host_bufs)
+            self._host_dirty = False
+        return self._sbuf
 
     def _host(self):
-        """The current state as numpy arrays (fetched once per state)."""
+        """The current state as numpy arrays (fetched once per state); writes
+        into them change the economy once ``_host_written`` is called."""
         if self._host_cache is None:
-            self._host_cache = jax.device_get(self._state)
+            self._host_bufs = self._engine.host_buffers(self._sbuf)
+            self._host_cache = self._engine.host_state(self._host_bufs)
         return self._host_cache
+
+    def _host_written(self) -> None:
+        """Mark the host copy (``_host()``) as changed: it is sent to the device
+        before the next reset, step, metrics or ``state`` read."""
+        self._host()
+        self._host_dirty = True
+
+    def _params_buffers(self) -> tuple:
+        """``params`` packed on the device (re-packed when ``params`` is replaced)."""
+        src, bufs = self._params_packed
+        if src is not self._params:
+            bufs = self._engine.pack_params(self._params)
+            self._params_packed = (self._params, bufs)
+        return bufs
+
+    @property
+    def _key(self):
+        """The environment's PRNG key (a typed key; stored as key data)."""
+        return jax.random.wrap_key_data(jnp.asarray(self._kd))
+
+    @_key.setter
+    def _key(self, key):
+        self._kd = key_data(key)
 
     @property
     def _completions(self) -> int:
@@ -245,7 +299,7 @@ class FoundationEnv:
     @property
     def metrics(self) -> dict:
         """Scenario metrics plus ``"<shorthand>/<key>"`` component metrics, as Python scalars."""
-        m = jax.device_get(self._metrics_fn(self._state, self._params))
+        m = self._engine.metrics(self._device_buffers(), self._params_buffers())
         return {k: recursive_cast(np.asarray(v)) for k, v in m.items()}
 
     @property
@@ -379,7 +433,7 @@ class FoundationEnv:
         Raises:
             ValueError: malformed ``seed_state``.
         """
-        key = self._key if seed_state is None else seed_state_to_key(seed_state)
+        kd = self._kd if seed_state is None else key_data(seed_state_to_key(seed_state))
         count = self._count if completions is None else as_index(completions, "completions")
         if force_dense_logging:
             self._dense_log_this_episode = True
@@ -387,10 +441,11 @@ class FoundationEnv:
             self._dense_log_this_episode = False
         else:
             self._dense_log_this_episode = self._count % self._create_dense_log_every == 0
-        self._logs.start_episode(key_data(key), count)
-        self._key, use = jax.random.split(key)
-        obs, state = self._reset_fn(use, self._params, count, self._state)
-        self.state = state
+        self._logs.start_episode(kd, count)
+        self._kd, sbuf, obs = self._engine.reset(
+            kd, self._params_buffers(), count, self._device_buffers()
+        )
+        self._set_buffers(sbuf)
         for agent in self.all_agents:
             agent.reset_actions()
         return self._format_obs(obs)
@@ -421,31 +476,42 @@ class FoundationEnv:
                 range (the message lists the allowed values); malformed
                 ``seed_state``. Nothing changes when it raises.
         """
-        if actions is None:
-            buffers = {k: dict(a.action) for k, a in self._agent_lookup.items()}
+        acts = None  # the packed actions, straight from a plain action dict when possible
+        if type(actions) is dict and not any(v for a in self.all_agents for v in a.action.values()):
+            acts = self._engine.quick_actions(actions)
+        if acts is None:
+            if actions is None:
+                buffers = {k: dict(a.action) for k, a in self._agent_lookup.items()}
+            else:
+                parsed = self._parsed_buffers(actions)
+                buffers = {k: parsed.get(k, dict(a.action)) for k, a in self._agent_lookup.items()}
+            fa = self._functional_actions(buffers)
+            acts = self._engine.pack_actions(fa["a"], fa["p"])
+            pending = True
         else:
-            parsed = self._parsed_buffers(actions)
-            buffers = {k: parsed.get(k, dict(a.action)) for k, a in self._agent_lookup.items()}
-        fa = self._functional_actions(buffers)
-        key = self._key if seed_state is None else seed_state_to_key(seed_state)
+            pending = False
+        kd = self._kd if seed_state is None else key_data(seed_state_to_key(seed_state))
 
-        self._logs.record_step(actions, key_data(key))
+        self._logs.record_step(actions, kd)
         dense = self._dense_log_this_episode
         if dense:
             prev = self._host()
-            self._logs.record_timestep(self._core, prev, fa, self._world_dense_log_frequency)
+            self._logs.record_timestep(
+                self._core, prev, self._engine.unpack_actions(acts), self._world_dense_log_frequency
+            )
 
-        self._key, use = jax.random.split(key)
-        obs, state, rew, done, _ = self._step_fn(use, self._state, fa, self._params)
-        self.state = state
-        rew = jax.device_get(rew)
-        rew_d = rewards_entry(rew["a"], rew["p"])
-        done_d = {"__all__": bool(done)}
+        self._kd, sbuf, obs, rew_a, rew_p, done = self._engine.step(
+            kd, self._device_buffers(), acts, self._params_buffers()
+        )
+        self._set_buffers(sbuf)
+        rew_d = rewards_entry(rew_a, rew_p)
+        done_d = {"__all__": done}
         info = {k: {} for k in self._agent_lookup}
         if dense:
             self._logs.record_outcome(self._core, prev, self._host(), rew_d)
-        for agent in self.all_agents:
-            agent.reset_actions()
+        if pending:
+            for agent in self.all_agents:
+                agent.reset_actions()
         if done_d["__all__"]:
             self._finalize_logs()
             self._count += 1

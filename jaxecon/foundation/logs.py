@@ -24,6 +24,22 @@ from jaxecon.dense_log import (
 from jaxecon.foundation.agent_state import all_agent_states
 
 
+def _copy_actions(actions):
+    """A deep copy of an action dict; plain ``{key: int or list of ints}`` dicts
+    (what agent loops pass every step) are copied without ``copy.deepcopy``."""
+    if type(actions) is dict:
+        out = {}
+        for k, v in actions.items():
+            if type(v) is int:
+                out[k] = v
+            elif type(v) is list and all(type(x) is int for x in v):
+                out[k] = list(v)
+            else:
+                return copy.deepcopy(actions)
+        return out
+    return copy.deepcopy(actions)
+
+
 def _empty_dense_log() -> dict:
     return {"world": [], "states": [], "actions": [], "rewards": []}
 
@@ -64,7 +80,7 @@ class EpisodeLogs:
 
     def record_step(self, actions, seed_state) -> None:
         """Replay log: a deep copy of the caller's ``actions`` and the step's key data."""
-        self.replay_log["step"].append({"actions": copy.deepcopy(actions), "seed_state": seed_state})
+        self.replay_log["step"].append({"actions": _copy_actions(actions), "seed_state": seed_state})
 
     def record_timestep(self, core, host, actions: dict, world_every: int) -> None:
         """Dense log, before a step: world snapshot (every ``world_every``
