@@ -14,7 +14,10 @@ function of a PRNG key, an ``EnvState`` and ``EnvParams``::
 
 Reset order (``base_env.reset``): timestep 0, ``reset_starting_layout``,
 ``reset_agent_states``, each component's ``reset`` in list order,
-``additional_reset_steps``, observations. Step order (``base_env.step``):
+``additional_reset_steps``, observations. Given the previous episode's state
+(``prev_state``), each component's ``carry_over`` follows its ``reset`` and
+the scenario's ``carry_over`` follows ``additional_reset_steps``: what
+Foundation's objects keep across episodes. Step order (``base_env.step``):
 timestep += 1, each component's ``step`` in list order, ``scenario_step``,
 observations and masks, rewards, ``done = timestep >= episode_length``.
 There is no auto-reset (Foundation has none; stepping past the end goes on,
@@ -32,12 +35,13 @@ import numpy as np
 from jax.experimental import checkify
 
 from jaxecon.core import config as cfg
-from jaxecon.core.component import NoParams
+from jaxecon.core.component import Component, NoParams
 from jaxecon.core.registry import (
     component_registry,
     endogenous_registry,
     landmark_registry,
     resource_registry,
+    scenario_registry,
 )
 from jaxecon.core.spaces import ActionLayout
 from jaxecon.core.spec import EnvSpec
@@ -231,7 +235,10 @@ class BaseEnvironment(metaclass=_BuildComponentsAfterInit):
         components = []
         for cls, kwargs in self._component_entries:
             try:
-                components.append(cls(self.spec, **kwargs))
+                if issubclass(cls, Component):
+                    components.append(cls(self.spec, **kwargs))
+                else:  # Foundation-style (numpy) component: its stand-in (see validate_component_class)
+                    components.append(cls.build_core_component(self.spec, kwargs))
             except TypeError as e:
                 raise TypeError(f"component {cls.name}: {e}") from None
         self.components = components
@@ -341,6 +348,23 @@ class BaseEnvironment(metaclass=_BuildComponentsAfterInit):
         """Last part of reset, after the components' resets."""
         return state
 
+    def carry_over(self, prev_state: EnvState, state: EnvState, params) -> EnvState:
+        """After the whole reset, only when ``reset`` is given ``prev_state``: keep
+        in the scenario's sub-state what Foundation's scenario keeps across
+        episodes (attributes its reset never clears), and re-derive whatever the
+        reset computed from them (e.g. reward baselines).
+
+        Args:
+            prev_state: ``EnvState`` the previous episode ended in (any timestep;
+                a fresh ``init_state`` carries nothing over).
+            state: the freshly reset ``EnvState`` (components already carried over).
+            params: ``EnvParams``.
+        Returns:
+            ``state`` with the scenario's carried fields. Default: ``state``
+            unchanged (a scenario that keeps nothing across episodes).
+        """
+        return state
+
     def scenario_step(self, key, state: EnvState, params) -> EnvState:
         """Scenario dynamics after the components' steps."""
         return state
@@ -437,8 +461,10 @@ class BaseEnvironment(metaclass=_BuildComponentsAfterInit):
                 ``_completions``; drives annealing). Default: ``prev_state``'s,
                 else 0.
             prev_state: optional ``EnvState`` of the previous episode; what
-                Foundation keeps across episodes (e.g. the saez tax buffer) is
-                carried over from it by each component's ``carry_over``.
+                Foundation keeps across episodes (e.g. the saez tax buffer, the
+                "auto" energy warm-up integrator) is carried over from it by
+                each component's ``carry_over`` (right after its ``reset``) and
+                the scenario's ``carry_over`` (after ``additional_reset_steps``).
         Returns:
             ``(obs, state)``: observations ``{"a": {...}, "p": {...}}`` and ``EnvState``.
         """
@@ -454,6 +480,8 @@ class BaseEnvironment(metaclass=_BuildComponentsAfterInit):
             if prev_state is not None:
                 state = comp.carry_over(prev_state, state, params.components[comp.name])
         state = self.additional_reset_steps(k_extra, state, params)
+        if prev_state is not None:
+            state = self.carry_over(prev_state, state, params)
         return self.observe(state, params), state
 
     def _check_actions(self, actions):
@@ -561,12 +589,31 @@ class BaseEnvironment(metaclass=_BuildComponentsAfterInit):
         ``"flat"`` (float32) in sorted key order; fields with more than one
         per-agent dimension (``world-map``, ``world-idx_map``) and ``time`` stay
         separate; each planner ``p<i>`` entry is its own flat vector.
+        ``assemble_observations`` of ``observation_sources`` and ``mask_sources``.
         """
+        return self.assemble_observations(
+            self.observation_sources(state, params), self.mask_sources(state, params), state
+        )
+
+    def observation_sources(self, state: EnvState, params: EnvParams) -> list:
+        """Every observation hook's output, unprefixed, in Foundation's order:
+        ``[("world", generate_observations), (component name, its observe), ...]``,
+        each ``{"a": {k: [n, ...]}, "p": {k: ...}, "pa": {k: [n, ...]}}``."""
+        return [("world", self.generate_observations(state, params))] + [
+            (c.name, c.observe(state, params.components[c.name])) for c in self.components
+        ]
+
+    def mask_sources(self, state: EnvState, params: EnvParams) -> list:
+        """Every component's ``masks`` output, in list order (``{"a": {...}, "p": {...}}``)."""
+        return [c.masks(state, params.components[c.name]) for c in self.components]
+
+    def assemble_observations(self, sources: list, mask_sources: list, state: EnvState) -> dict:
+        """``observe``'s result from the hooks' outputs (``observation_sources``,
+        ``mask_sources``): prefixes, ``time``, packing and masks. The stateful
+        shim calls it with some outputs computed on the host."""
         n = self.n_agents
         groups = {"a": {}, "p": {}, "pa": {}}
-        for prefix, source in [("world", self.generate_observations(state, params))] + [
-            (c.name, c.observe(state, params.components[c.name])) for c in self.components
-        ]:
+        for prefix, source in sources:
             for g, entries in source.items():
                 for k, v in entries.items():
                     groups[g][f"{prefix}-{k}"] = jnp.asarray(v)
@@ -576,7 +623,7 @@ class BaseEnvironment(metaclass=_BuildComponentsAfterInit):
         groups["a"]["time"] = jnp.broadcast_to(t, (n, 1))
         groups["p"]["time"] = jnp.reshape(t, (1,))
 
-        masks = self.masks(state, params)
+        masks = self.assemble_masks(mask_sources)
         obs_a = self._pack(groups["a"], batched=True)
         obs_p = self._pack(groups["p"], batched=False)
         if groups["pa"]:
@@ -610,10 +657,16 @@ class BaseEnvironment(metaclass=_BuildComponentsAfterInit):
 
     def masks(self, state: EnvState, params: EnvParams) -> dict:
         """Action masks ``{"a": ..., "p": ...}``: flattened float32 vectors
-        (``flatten_masks``), else ``{subspace name: uint8 [..., size]}`` dicts."""
+        (``flatten_masks``), else ``{subspace name: uint8 [..., size]}`` dicts.
+        ``assemble_masks`` of ``mask_sources``."""
+        return self.assemble_masks(self.mask_sources(state, params))
+
+    def assemble_masks(self, mask_sources: list) -> dict:
+        """``masks``'s result from the components' outputs (subspaces without a
+        mask are all ones)."""
         m = {"a": {}, "p": {}}
-        for c in self.components:
-            for g, entries in c.masks(state, params.components[c.name]).items():
+        for source in mask_sources:
+            for g, entries in source.items():
                 m[g].update(entries)
         n = self.n_agents
         for g, layout, batch in (("a", self.agent_actions, (n,)), ("p", self.planner_actions, ())):
@@ -632,10 +685,23 @@ class BaseEnvironment(metaclass=_BuildComponentsAfterInit):
 
     def metrics(self, state: EnvState, params: EnvParams) -> dict:
         """Foundation's ``env.metrics``: scenario metrics plus ``"<shorthand>/<key>"``
-        component metrics, as scalar arrays. Jittable."""
-        out = dict(self.scenario_metrics(state, params))
-        for c in self.components:
-            for k, v in c.metrics(state, params.components[c.name]).items():
+        component metrics, as scalar arrays. Jittable. ``assemble_metrics`` of
+        ``metric_sources``."""
+        return self.assemble_metrics(self.metric_sources(state, params))
+
+    def metric_sources(self, state: EnvState, params: EnvParams) -> tuple:
+        """``(scenario_metrics, [each component's metrics, in list order])``, unprefixed."""
+        return self.scenario_metrics(state, params), [
+            c.metrics(state, params.components[c.name]) for c in self.components
+        ]
+
+    def assemble_metrics(self, sources: tuple) -> dict:
+        """``metrics``'s dict from ``metric_sources``'s (Foundation's
+        ``BaseEnvironment.metrics``: empty component metrics are skipped)."""
+        scenario, per_component = sources
+        out = dict(scenario or {})
+        for c, m in zip(self.components, per_component):
+            for k, v in (m or {}).items():
                 out[f"{c.shorthand}/{k}"] = v
         return out
 
@@ -654,3 +720,23 @@ class BaseEnvironment(metaclass=_BuildComponentsAfterInit):
             if (self.planner_actions.multi_action_mode or not self.planner_actions.passive)
             else jnp.zeros((), jnp.int32),
         }
+
+
+def validate_scenario_class(cls) -> None:
+    """Check that ``cls`` can be registered as a jaxecon scenario (the registry's ``validate``).
+
+    Raises:
+        TypeError: ``cls`` is not a subclass of ``BaseEnvironment``; the
+            message points Foundation-style (numpy) scenarios to
+            ``jaxecon.foundation.scenarios.add``.
+    """
+    if not issubclass(cls, BaseEnvironment):
+        raise TypeError(
+            f"scenario class {cls.__name__!r} is not a jaxecon scenario (a subclass of "
+            "jaxecon.core.env.BaseEnvironment); a Foundation-style scenario subclasses "
+            "jaxecon.foundation.base.base_env.BaseEnvironment and registers with "
+            "jaxecon.foundation.scenarios.add (it runs in the stateful shim only)"
+        )
+
+
+scenario_registry.validate = validate_scenario_class

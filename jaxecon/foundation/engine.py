@@ -143,59 +143,78 @@ class Engine:
         key_shape: shape of the PRNG key data (uint32 [2] for threefry).
     """
 
+    #: The functions ``__init__`` compiles.
+    COMPILED = ("step", "reset", "metrics", "init", "unpack")
+
     def __init__(self, core):
+        self._setup(core)
+        f = jax.eval_shape(lambda: jnp.zeros((), float)).dtype
+        obs = jax.eval_shape(core.observe, self._state_shape, core.default_params)
+        kd_sds = self._sds["kd"]
+        self._reset_out_packing = WordPacking({"kd": kd_sds, "obs": obs})
+        self._out_packing = WordPacking({
+            "kd": kd_sds,
+            "obs": obs,
+            "rew_a": jax.ShapeDtypeStruct((core.n_agents,), f),
+            "rew_p": jax.ShapeDtypeStruct((), f),
+            "done": jax.ShapeDtypeStruct((), jnp.bool_),
+        })
+        metrics = jax.eval_shape(core.metrics, self._state_shape, core.default_params)
+        self._metrics_packing = WordPacking(metrics)
+        self._compile(self.COMPILED)
+
+    def _setup(self, core) -> None:
+        """The packings and argument shapes of ``core`` (nothing is compiled)."""
         self.core = core
         params = core.default_params
         key = jax.random.key(0)
         kd = jax.random.key_data(key)
         self.key_shape = tuple(kd.shape)
         self.params_packing = TreePacking(params)
-        state = jax.eval_shape(core.init_state, key, params, 0)
-        self.state_packing = TreePacking(state)
-        obs = jax.eval_shape(core.observe, state, params)
-        kd_sds = jax.ShapeDtypeStruct(self.key_shape, kd.dtype)
-        self._reset_out_packing = WordPacking({"kd": kd_sds, "obs": obs})
+        self._state_shape = jax.eval_shape(core.init_state, key, params, 0)
+        self.state_packing = TreePacking(self._state_shape)
         n = core.n_agents
-        a_shape = (n,) + core.agent_actions.action_shape
-        p_shape = core.planner_actions.action_shape
-        self._a_shape, self._p_shape = a_shape, p_shape
-        self._n_a = int(np.prod(a_shape))
-        self.n_actions = self._n_a + int(np.prod(p_shape))
-        f = jax.eval_shape(lambda: jnp.zeros((), float)).dtype
-        self._out_packing = WordPacking({
-            "kd": kd_sds,
-            "obs": obs,
-            "rew_a": jax.ShapeDtypeStruct((n,), f),
-            "rew_p": jax.ShapeDtypeStruct((), f),
-            "done": jax.ShapeDtypeStruct((), jnp.bool_),
-        })
-        metrics = jax.eval_shape(core.metrics, state, params)
-        self._metrics_packing = WordPacking(metrics)
+        self._a_shape = (n,) + core.agent_actions.action_shape
+        self._p_shape = core.planner_actions.action_shape
+        self._n_a = int(np.prod(self._a_shape))
+        self.n_actions = self._n_a + int(np.prod(self._p_shape))
         self._slots = self._action_slots(core)
-
-        sds = lambda shape, dtype: jax.ShapeDtypeStruct(shape, dtype)  # noqa: E731
-        kd_s = sds(self.key_shape, kd.dtype)
-        sbuf = tuple(sds((s,), d) for s, d in zip(self.state_packing.sizes, self.state_packing.dtypes))
-        pbuf = tuple(sds((s,), d) for s, d in zip(self.params_packing.sizes, self.params_packing.dtypes))
-        acts = sds((self.n_actions,), jnp.int32)
-        count = sds((), jnp.int32)
-        with unrolled_threefry_on_cpu():
-            lowered = self._lower(kd_s, sbuf, pbuf, acts, count)
-        pool = concurrent.futures.ThreadPoolExecutor(max_workers=len(lowered))
-        compiled = {k: _Compiled(pool.submit(low.compile)) for k, low in lowered.items()}
-        pool.shutdown(wait=False)
-        self._step, self._reset = compiled["step"], compiled["reset"]
-        self._metrics, self._init, self._unpack = compiled["metrics"], compiled["init"], compiled["unpack"]
+        sds = jax.ShapeDtypeStruct
+        self._sds = {
+            "kd": sds(self.key_shape, kd.dtype),
+            "sbuf": tuple(sds((s,), d) for s, d in zip(self.state_packing.sizes, self.state_packing.dtypes)),
+            "pbuf": tuple(sds((s,), d) for s, d in zip(self.params_packing.sizes, self.params_packing.dtypes)),
+            "acts": sds((self.n_actions,), jnp.int32),
+            "count": sds((), jnp.int32),
+        }
         self._pack = jax.jit(self.state_packing.pack)
 
-    def _lower(self, kd_s, sbuf, pbuf, acts, count) -> dict:
-        return {
-            "step": jax.jit(self._step_fn, donate_argnums=(1,)).lower(kd_s, sbuf, acts, pbuf),
-            "reset": jax.jit(self._reset_fn, donate_argnums=(3,)).lower(kd_s, pbuf, count, sbuf),
-            "metrics": jax.jit(self._metrics_fn).lower(sbuf, pbuf),
-            "init": jax.jit(self._init_fn).lower(pbuf),
-            "unpack": jax.jit(self.state_packing.unpack).lower(sbuf),
+    def _compile(self, names) -> None:
+        """Lower the functions ``names`` (of ``COMPILED``) with the Threefry hash
+        unrolled, then compile them in parallel threads; each is set as
+        ``self._<name>`` and waits for its compile on first call."""
+        kd, sbuf, pbuf = self._sds["kd"], self._sds["sbuf"], self._sds["pbuf"]
+        acts, count = self._sds["acts"], self._sds["count"]
+        lowerers = {
+            "step": lambda: jax.jit(self._step_fn, donate_argnums=(1,)).lower(kd, sbuf, acts, pbuf),
+            "reset": lambda: jax.jit(self._reset_fn, donate_argnums=(3,)).lower(kd, pbuf, count, sbuf),
+            "metrics": lambda: jax.jit(self._metrics_fn).lower(sbuf, pbuf),
+            "init": lambda: jax.jit(self._init_fn).lower(pbuf),
+            "unpack": lambda: jax.jit(self.state_packing.unpack).lower(sbuf),
         }
+        with unrolled_threefry_on_cpu():
+            lowered = {k: lowerers[k]() for k in names}
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=len(lowered))
+        for k, low in lowered.items():
+            setattr(self, f"_{k}", _Compiled(pool.submit(low.compile)))
+        pool.shutdown(wait=False)
+
+    #: Whether some hooks run on the host (``HostEngine``): then every agent's
+    #: action buffer holds its actions during the step, as in Foundation.
+    runs_on_host = False
+    #: ``("reset", key data, completions)`` / ``("step", key data, actions)``
+    #: while a ``HostEngine`` reset or step runs, else None.
+    context = None
 
     # ------------------------------------------------------------ traced bodies
     def _actions(self, acts):

@@ -1,4 +1,4 @@
-"""The shim's environment: ``FoundationEnv`` and ``make_env_instance``.
+"""The shim's environment: ``FoundationEnv``.
 
 Follows ``BaseEnvironment`` (``ai_economist/foundation/base/base_env.py``)
 and ``make_env_instance`` (``ai_economist/foundation/__init__.py``) of
@@ -19,32 +19,15 @@ import numpy as np
 
 from jaxecon.dense_log import recursive_cast, rewards_entry
 from jaxecon.foundation._convert import as_index, format_obs, key_data, seed_state_to_key
-from jaxecon.foundation.agent_state import agent_state
 from jaxecon.foundation.agent_views import BasicMobileAgent, BasicPlanner
 from jaxecon.foundation.compilation_cache import enable_persistent_cache
+from jaxecon.core.registry import scenario_registry
 from jaxecon.foundation.engine import engine_for
+from jaxecon.foundation.host_engine import CoreScenarioHooks, HostEngine
+from jaxecon.foundation.live_state import live_agent_state
 from jaxecon.foundation.logs import EpisodeLogs
 from jaxecon.foundation.world import World
-from jaxecon.make import make
-
-
-def make_env_instance(scenario_name, **kwargs) -> "FoundationEnv":
-    """Build a stateful environment, as ``ai_economist.foundation.make_env_instance``.
-
-    Args:
-        scenario_name: a registered scenario name, e.g.
-            ``"layout_from_file/simple_wood_and_stone"`` (case-insensitive).
-        **kwargs: Foundation's scenario, component and ``BaseEnvironment``
-            keyword arguments (``components``, ``n_agents``, ``world_size``,
-            ``episode_length``, ``dense_log_frequency``, ``seed``, ...).
-    Returns:
-        A ``FoundationEnv``.
-    Raises:
-        KeyError: unknown scenario or component name (lists the known ones).
-        TypeError: unknown keyword argument (lists the allowed ones).
-        ValueError: bad values (names the argument and the allowed values).
-    """
-    return FoundationEnv(scenario_name, **kwargs)
+from jaxecon.make import build_scenario
 
 
 class FoundationEnv:
@@ -78,11 +61,23 @@ class FoundationEnv:
     """
 
     def __init__(self, scenario_name, **kwargs):
+        self._build(scenario_registry.get(scenario_name), kwargs, {})
         self._config = (scenario_name, copy.deepcopy(kwargs))
+
+    def _build(self, core_cls, kwargs: dict, hooks: dict) -> None:
+        """Construct from the core scenario class ``core_cls`` and Foundation's
+        keyword arguments; ``hooks`` are the scenario hooks that run on the
+        host (``{name: callable}``, see ``jaxecon.foundation.host_engine``)."""
+        self._config = (None, copy.deepcopy(kwargs))
         enable_persistent_cache()
-        core = make(scenario_name, **kwargs)
+        core = build_scenario(core_cls, kwargs, host_components=True)
         self._core = core
-        self._engine = engine_for(core.name, kwargs, core)
+        self._extra_state_fields = {}  # agent idx -> {key: value} written by host code
+        if hooks or any(c.runs_on_host for c in core.components):
+            self._engine = HostEngine(core, self, hooks)
+        else:
+            self._engine = engine_for(core.name, kwargs, core)
+        self._core_hooks = CoreScenarioHooks(self)
         self._params = core.default_params
         self._params_packed = (None, None)  # (params object, its device buffers)
 
@@ -99,6 +94,9 @@ class FoundationEnv:
         self._planner = BasicPlanner(self, "p", core.planner_actions)
         self._agent_lookup = {str(a.idx): a for a in self.all_agents}
         self.world = World(self)
+        for comp in core.components:
+            if comp.runs_on_host:
+                comp.host._world = self.world  # the construction stand-in until now
 
         self._count = 0  # episodes completed (Foundation's _completions)
         self._set_buffers(self._engine.init(self._params_buffers()))
@@ -122,12 +120,22 @@ class FoundationEnv:
             "dense_this": self._dense_log_this_episode,
             "logs": self._logs,
             "buffers": {k: a.action for k, a in self._agent_lookup.items()},
+            "host_components": {c.name: {k: v for k, v in vars(c.host).items() if k != "_world"}
+                                for c in self._core.components if c.runs_on_host},
+            "extra_state_fields": self._extra_state_fields,
         }
 
+    def _rebuild(self, config) -> None:
+        """Construct again from a pickled ``config`` (without reseeding the global RNGs)."""
+        name, kwargs = config
+        FoundationEnv.__init__(self, name, **dict(kwargs, seed=None))
+
     def __setstate__(self, d):
-        name, kwargs = d["config"]
-        kwargs = dict(kwargs, seed=None)
-        self.__init__(name, **kwargs)
+        self._rebuild(d["config"])
+        for comp in self._core.components:
+            if comp.runs_on_host:
+                vars(comp.host).update(d["host_components"][comp.name])
+        self._extra_state_fields = d["extra_state_fields"]
         self._params = d["params"]
         self._state = jax.tree.map(jnp.asarray, d["state"])
         self._key = jax.random.wrap_key_data(jnp.asarray(d["key"]))
@@ -230,8 +238,9 @@ class FoundationEnv:
         self.state = self._state.replace(completions=jnp.asarray(self._count, jnp.int32))
 
     def _agent_state(self, idx) -> dict:
-        """Foundation's ``agent.state`` for agent ``idx`` (int or "p") from the current state."""
-        return agent_state(self._core, self._host(), idx)
+        """Foundation's ``agent.state`` for agent ``idx`` (int or "p") from the
+        current state; writes into it change the economy (``live_state``)."""
+        return live_agent_state(self, idx)
 
     # ------------------------------------------------------------ properties
     @property
@@ -293,8 +302,9 @@ class FoundationEnv:
 
     @property
     def components(self) -> list:
-        """The component objects, in list order."""
-        return list(self._core.components)
+        """The component objects, in list order (a Foundation-style component's
+        own object, not its stand-in in the core)."""
+        return [c.host if c.runs_on_host else c for c in self._core.components]
 
     @property
     def metrics(self) -> dict:
@@ -362,7 +372,8 @@ class FoundationEnv:
         Raises:
             KeyError: no such component in this environment (lists the present ones).
         """
-        return self._core.get_component(component_name)
+        comp = self._core.get_component(component_name)
+        return comp.host if comp.runs_on_host else comp
 
     def get_agent(self, agent_idx):
         """The agent with index ``agent_idx`` (int, ``"0"``, ..., or ``"p"``).
@@ -477,7 +488,10 @@ class FoundationEnv:
                 ``seed_state``. Nothing changes when it raises.
         """
         acts = None  # the packed actions, straight from a plain action dict when possible
-        if type(actions) is dict and not any(v for a in self.all_agents for v in a.action.values()):
+        host = self._engine.runs_on_host
+        if not host and type(actions) is dict and not any(
+            v for a in self.all_agents for v in a.action.values()
+        ):
             acts = self._engine.quick_actions(actions)
         if acts is None:
             if actions is None:
@@ -488,6 +502,9 @@ class FoundationEnv:
             fa = self._functional_actions(buffers)
             acts = self._engine.pack_actions(fa["a"], fa["p"])
             pending = True
+            if host:  # host hooks read the agents' buffers (agent.get_component_action)
+                for k, agent in self._agent_lookup.items():
+                    agent.action = buffers[k]
         else:
             pending = False
         kd = self._kd if seed_state is None else key_data(seed_state_to_key(seed_state))

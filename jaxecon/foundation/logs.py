@@ -114,12 +114,23 @@ class EpisodeLogs:
 
     def finish_dense_log(self, core, host) -> None:
         """Finish the dense log as Foundation's ``_finalize_logs``: the final
-        world and states, each component's log (component order), then
+        world and states, each component's log (component order; a
+        Foundation-style component's ``get_dense_log()``: a dict's entries
+        under ``<shorthand>-<key>``, a list under ``<shorthand>``), then
         ``recursive_cast`` into ``previous_dense_log``."""
         self.dense_log["world"].append(_world(core, host))
         self.dense_log["states"].append(all_agent_states(core, host))
         log = copy.deepcopy(self.dense_log)
         for comp in core.components:
-            if comp.shorthand in self.component_logs:
+            if comp.runs_on_host:  # a Foundation-style component's own get_dense_log()
+                entry = comp.host.get_dense_log()
+                if isinstance(entry, dict):
+                    log.update({f"{comp.shorthand}-{k}": copy.deepcopy(v) for k, v in entry.items()})
+                elif isinstance(entry, (tuple, list)):
+                    log[comp.shorthand] = copy.deepcopy(list(entry))
+                elif entry is not None:
+                    raise TypeError(f"component {comp.name}: get_dense_log must return a dict, list, "
+                                    f"tuple or None, got {type(entry).__name__}")
+            elif comp.shorthand in self.component_logs:
                 log[comp.shorthand] = copy.deepcopy(self.component_logs[comp.shorthand])
         self.previous_dense_log = recursive_cast(log)
