@@ -151,8 +151,8 @@ class Engine:
         f = jax.eval_shape(lambda: jnp.zeros((), float)).dtype
         obs = jax.eval_shape(core.observe, self._state_shape, core.default_params)
         kd_sds = self._sds["kd"]
-        self._reset_out_packing = WordPacking({"kd": kd_sds, "obs": obs})
-        self._out_packing = WordPacking({
+        self._reset_out_packing = TreePacking({"kd": kd_sds, "obs": obs})
+        self._out_packing = TreePacking({
             "kd": kd_sds,
             "obs": obs,
             "rew_a": jax.ShapeDtypeStruct((core.n_agents,), f),
@@ -325,7 +325,7 @@ class Engine:
             state's device buffers and the observations (numpy views).
         """
         sbuf, obuf = self._reset(np.asarray(kd, np.uint32), pbuf, np.int32(completions), prev_sbuf)
-        out = self._reset_out_packing.unpack_numpy(np.array(obuf))
+        out = self._reset_out_packing.unpack_numpy([np.array(b) for b in jax.device_get(obuf)])
         return out["kd"], sbuf, out["obs"]
 
     def step(self, kd, sbuf, acts: np.ndarray, pbuf):
@@ -337,7 +337,7 @@ class Engine:
             fresh host copy), float rewards [n] and [], and done (bool).
         """
         sbuf, obuf = self._step(kd, sbuf, acts, pbuf)
-        out = self._out_packing.unpack_numpy(np.array(obuf))
+        out = self._out_packing.unpack_numpy([np.asarray(b) for b in obuf])
         return out["kd"], sbuf, out["obs"], out["rew_a"], out["rew_p"], bool(out["done"])
 
     def metrics(self, sbuf, pbuf) -> dict:
