@@ -86,6 +86,14 @@ def _obs_value(v):
     return a[()] if a.ndim == 0 else a
 
 
+def _host(tree):
+    """``tree`` with its arrays on the host (numpy leaves are kept as they are)."""
+    leaves = jax.tree.leaves(tree)
+    if all(isinstance(x, np.ndarray) for x in leaves):
+        return tree
+    return jax.device_get(tree)
+
+
 def format_obs(obs, n_agents: int, collate: bool) -> dict:
     """The core's observations as Foundation returns them from ``reset``/``step``.
 
@@ -98,10 +106,12 @@ def format_obs(obs, n_agents: int, collate: bool) -> dict:
     Returns:
         ``{"0": {field: array}, ..., "p": {...}}``, or when ``collate``
         ``{"a": {field: per-agent arrays stacked along the LAST axis}, "p": ...}``
-        (Foundation's ``collate_agent_obs``). Arrays are fresh numpy copies;
-        unflattened masks are uint8 nested lists.
+        (Foundation's ``collate_agent_obs``). Arrays are fresh numpy memory
+        (each agent's array a row of one copy per field: writing into one
+        agent's never changes another's or the environment's); unflattened
+        masks are uint8 nested lists.
     """
-    obs = jax.device_get(obs)
+    obs = _host(obs)
     oa, op = obs["a"], obs["p"]
     planner = {}
     for k, v in op.items():
@@ -121,14 +131,21 @@ def format_obs(obs, n_agents: int, collate: bool) -> dict:
             else:
                 agents_obs[k] = np.array(np.moveaxis(np.asarray(v), 0, -1))
         return {"a": agents_obs, "p": planner}
+    rows = {}
+    for k, v in oa.items():
+        if isinstance(v, dict):
+            rows[k] = {kk: np.asarray(vv, np.uint8) for kk, vv in v.items()}
+        else:
+            v = np.array(v)  # one fresh copy per field; agents get its rows
+            rows[k] = v if v.ndim > 1 else [x for x in v]
     out = {}
     for i in range(n_agents):
         d = {}
-        for k, v in oa.items():
+        for k, v in rows.items():
             if isinstance(v, dict):
-                d[k] = {kk: np.asarray(vv[i], np.uint8).tolist() for kk, vv in v.items()}
+                d[k] = {kk: vv[i].tolist() for kk, vv in v.items()}
             else:
-                d[k] = _obs_value(v[i])
+                d[k] = v[i]
         out[str(i)] = d
     out["p"] = planner
     return out
