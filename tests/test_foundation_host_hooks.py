@@ -525,3 +525,23 @@ def test_writes_into_agent_state_change_the_economy():
     assert float(env.state.inventory["Coin"][1]) == 7.0
     with pytest.raises(TypeError, match="read-only"):
         agent.state["build_payment"] = 3.0
+
+
+def test_pure_jax_scenario_added_through_the_shim_works_in_both_apis():
+    from jaxecon.scenarios.simple_wood_and_stone.dynamic_layout import Uniform
+
+    @foundation.scenarios.add
+    class RichUniform(Uniform):
+        name = "RichUniformTest"
+
+    kwargs = dict(components=[("Build", {}), ("Gather", {})], n_agents=2, world_size=[8, 8],
+                  episode_length=3, starting_agent_coin=5)
+    assert jaxecon.scenario_registry.get("RichUniformTest") is RichUniform
+    env = foundation.make_env_instance("RichUniformTest", **kwargs)
+    assert isinstance(env, foundation.scenarios.get("RichUniformTest"))
+    assert isinstance(env, foundation.scenarios.get("uniform/simple_wood_and_stone"))  # its base's shim class
+    env.reset()
+    assert env.get_agent(0).inventory["Coin"] == 5.0
+    fn = jaxecon.make("RichUniformTest", **kwargs)
+    _, state = fn.reset(jax.random.key(0), fn.default_params)
+    assert float(state.inventory["Coin"][0]) == 5.0

@@ -17,7 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxecon.dense_log import recursive_cast, rewards_entry
+from jaxecon.dense_log import recursive_cast
 from jaxecon.foundation._convert import as_index, format_obs, key_data, seed_state_to_key
 from jaxecon.foundation.agent_views import BasicMobileAgent, BasicPlanner
 from jaxecon.foundation.compilation_cache import enable_persistent_cache
@@ -93,6 +93,7 @@ class FoundationEnv:
         self._agents = [BasicMobileAgent(self, i, core.agent_actions) for i in range(core.n_agents)]
         self._planner = BasicPlanner(self, "p", core.planner_actions)
         self._agent_lookup = {str(a.idx): a for a in self.all_agents}
+        self._mobile_keys = [str(i) for i in range(core.n_agents)]
         self.world = World(self)
         for comp in core.components:
             if comp.runs_on_host:
@@ -490,7 +491,7 @@ class FoundationEnv:
         acts = None  # the packed actions, straight from a plain action dict when possible
         host = self._engine.runs_on_host
         if not host and type(actions) is dict and not any(
-            v for a in self.all_agents for v in a.action.values()
+            any(a.action.values()) for a in self._agent_lookup.values()
         ):
             acts = self._engine.quick_actions(actions)
         if acts is None:
@@ -521,7 +522,8 @@ class FoundationEnv:
             kd, self._device_buffers(), acts, self._params_buffers()
         )
         self._set_buffers(sbuf)
-        rew_d = rewards_entry(rew_a, rew_p)
+        rew_d = dict(zip(self._mobile_keys, np.asarray(rew_a, np.float64).tolist()))  # Python floats
+        rew_d["p"] = float(rew_p)
         done_d = {"__all__": done}
         info = {k: {} for k in self._agent_lookup}
         if dense:
