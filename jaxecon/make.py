@@ -34,17 +34,42 @@ def make(scenario_name: str, **kwargs) -> BaseEnvironment:
         The environment (a ``BaseEnvironment`` subclass instance).
     Raises:
         KeyError: unknown scenario (lists the known ones) or component.
-        TypeError: unknown keyword argument (lists the allowed ones).
+        TypeError: unknown keyword argument (lists the allowed ones), or a
+            Foundation-style (numpy) component, which only the stateful shim
+            (``jaxecon.foundation``) runs.
         ValueError: bad values (names the argument and the allowed values).
     """
-    cls = scenario_registry.get(scenario_name)
+    return build_scenario(scenario_registry.get(scenario_name), kwargs)
+
+
+def build_scenario(cls, kwargs: dict, host_components: bool = False) -> BaseEnvironment:
+    """Build the scenario class ``cls`` with Foundation's keyword arguments ``kwargs``.
+
+    Args:
+        cls: a ``BaseEnvironment`` subclass (registered or not).
+        kwargs: as ``make``'s.
+        host_components: allow Foundation-style numpy components (their
+            stand-ins have ``runs_on_host``); only the stateful shim, which
+            runs their hooks between jitted calls, passes True.
+    Raises:
+        as ``make``.
+    """
     allowed = _allowed_kwargs(cls)
     unknown = sorted(set(kwargs) - set(allowed))
     if unknown:
         raise TypeError(
             f"unknown keyword argument(s) {unknown} for scenario {cls.name!r}; allowed: {allowed}"
         )
-    return cls(**kwargs)
+    env = cls(**kwargs)
+    hosted = [c.name for c in env.components if c.runs_on_host]
+    if hosted and not host_components:
+        raise TypeError(
+            f"components {hosted} are Foundation-style numpy components: they run in the "
+            "stateful shim (jaxecon.foundation.make_env_instance), not in the functional API, "
+            "which jits every component; port them to jaxecon.core.component.Component "
+            "(docs/foundation_shim.md shows how)"
+        )
+    return env
 
 
 def make_from_config(env_config: dict) -> BaseEnvironment:

@@ -264,15 +264,16 @@ def _has_devices(kind):
 def test_bench_tiny_no_reference_writes_json(tmp_path, capsys):
     path = tmp_path / "bench.json"
     rc = cli.main(["bench", "--batch-sizes", "3", "--steps", "4", "--loop-steps", "3",
-                   "--economies", "gather_build", "--min-time", "0", "--no-reference",
-                   "--device", "cpu", "--json", str(path)])
+                   "--shim-steps", "4", "--economies", "gather_build", "--min-time", "0",
+                   "--no-reference", "--device", "cpu", "--json", str(path)])
     assert rc == 0
     text = capsys.readouterr().out
-    assert "env-steps/s" in text and "skipped" in text
+    assert "env-steps/s" in text and "skipped" in text and "foundation shim" in text
     result = json.loads(path.read_text())
     rows = result["results"]
     assert [(r["mode"], r["batch"]) for r in rows] == [
-        ("python loop", 1), ("scan+vmap", 3)]
+        ("foundation shim", 1), ("python loop", 1), ("scan+vmap", 3)]
+    assert rows[0]["construct_again_s"] < rows[0]["compile_s"]
     for r in rows:
         assert r["env_steps_per_s"] > 0
         assert r["agent_steps_per_s"] == pytest.approx(4 * r["env_steps_per_s"])
@@ -334,3 +335,13 @@ def test_python_m_jaxecon_cli_help():
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "--batch-sizes" in out.stdout and "--no-reference" in out.stdout
+
+
+def test_bench_shim_beside_the_reference():
+    """The stateful shim is timed alternately with the reference on the same config."""
+    R.require_foundation()
+    res = bench.measure_shim(configs.gather_build_config(), n_steps=8, rounds=2)
+    assert res["mode"] == "foundation shim" and res["n_steps"] == 8
+    assert res["env_steps_per_s"] > 0 and res["reference_env_steps_per_s"] > 0
+    assert res["ratio"] == pytest.approx(res["env_steps_per_s"] / res["reference_env_steps_per_s"])
+    assert len(res["round_steps_per_s"]) == len(res["reference_round_steps_per_s"]) == 2

@@ -91,7 +91,13 @@ def _dtypes(d: dict) -> dict:
 
 # ------------------------------------------------------------------ registries
 def test_registries_are_the_core_registries():
-    assert foundation.scenarios is registry.scenario_registry
+    # Scenarios: the shim's classes (one per jaxecon scenario, the same each
+    # lookup); jaxecon's registry keeps the functional ones for jaxecon.make.
+    shim_cls = foundation.scenarios.get("layout_from_file/simple_wood_and_stone")
+    assert shim_cls is foundation.scenarios.get("Layout_From_File/simple_wood_and_stone")
+    assert issubclass(shim_cls, foundation.BaseEnvironment)
+    assert not issubclass(registry.scenario_registry.get(shim_cls.name), foundation.BaseEnvironment)
+    assert set(registry.scenario_registry.entries) <= set(foundation.scenarios.entries)
     assert foundation.components is registry.component_registry
     assert foundation.agents is registry.agent_registry
     assert foundation.resources is registry.resource_registry

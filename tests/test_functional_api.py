@@ -247,10 +247,17 @@ def test_user_component_registers_and_runs():
     for i in range(3):
         obs, state, *_ = e.step(jax.random.key(i), state, {}, params)
     np.testing.assert_allclose(np.asarray(state.inventory["Coin"]), 3.0)
-    with pytest.raises(ValueError, match="already registered"):
+    # Registering the name again replaces the entry, as in Foundation.
+    @jaxecon.component_registry.add
+    class Other(Component):
+        name = "CoinRainTest"
+
+    assert jaxecon.component_registry.get("CoinRainTest") is Other
+    # A class that is neither kind of component is refused, naming what it lacks.
+    with pytest.raises(TypeError, match="lacks: get_n_actions, get_additional_state_fields"):
         @jaxecon.component_registry.add
-        class Other(Component):
-            name = "CoinRainTest"
+        class NotAComponent:
+            name = "NotAComponentTest"
 
 
 def test_eta_one_is_log_utility():

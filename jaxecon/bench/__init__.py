@@ -35,6 +35,12 @@ What is measured, per economy:
   rollout is then run until at least ``--min-time`` seconds have passed (a
   first run shorter than that is a discarded warm-up) and the mean time per
   timed rollout is used: env-steps/s = B x steps / time.
+- ``foundation shim``: ``jaxecon.foundation.make_env_instance`` stepped from
+  Python, as a Foundation user does (``jaxecon.bench.shim.measure_shim``):
+  time inside ``env.step`` with random valid actions, alternating with the
+  reference in the same process; its ratio is against that alternated
+  reference figure, and its compile column is the first construction (to
+  the first step's return), the second construction reported beside it.
 - ``python loop``: one env stepped from Python, one call of the jitted
   ``env.sample_actions`` and one of the jitted ``env.step`` per step (after a
   warm-up call that compiles both, timed separately).
@@ -50,7 +56,8 @@ file and a plot of throughput against batch size beside it. These are
 measurements, never unit tests.
 
 One job per module: ``economies`` (the named configs), ``measure`` (one
-economy's measurements), ``reference`` (the reference's figure), ``suite``
+economy's measurements), ``reference`` (the reference's figure), ``shim``
+(the stateful shim's figure), ``suite``
 (``run_benchmark``: all of them), ``report`` (table and plot). The command
 line is ``jaxecon.cli.bench``.
 """
@@ -68,6 +75,7 @@ from jaxecon.bench.measure import (
     rollout_steps,
 )
 from jaxecon.bench.reference import measure_reference
+from jaxecon.bench.shim import measure_shim
 from jaxecon.bench.report import format_table, plot_throughput
 from jaxecon.bench.suite import DEFAULT_BATCH_SIZES, DEFAULT_MAX_ENV_STEPS, DEFAULT_STEPS, run_benchmark
 
@@ -86,6 +94,7 @@ __all__ = [
     "measure_python_loop",
     "measure_reference",
     "measure_rollout",
+    "measure_shim",
     "plot_throughput",
     "pytree_bytes",
     "rollout_steps",

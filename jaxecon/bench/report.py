@@ -92,7 +92,9 @@ def format_table(result: dict) -> str:
         f"device {s['device']} ({s['platform']}), {s['cpu_count']} CPUs, jax {s['jax_version']}; "
         "steps = rollout length (batch x steps <= "
         f"{result['settings']['max_env_steps'] or 'no cap'}); ratio = jaxecon (incl. action "
-        "sampling) / reference env.step only; of floor = env-steps/s x bytes moved per step / "
+        "sampling) / reference env.step only, except for the foundation shim: its env.step / the "
+        "reference's env.step, timed alternately in the same rounds, compile = its first "
+        "construction to the first step; of floor = env-steps/s x bytes moved per step / "
         f"measured bandwidth {s.get('bandwidth_bytes_per_s', float('nan')) / 1e9:.1f} GB/s"
     )
     return "\n".join(lines + [""] + notes)

@@ -27,6 +27,7 @@ from jaxecon.bench.measure import (
     rollout_steps,
 )
 from jaxecon.bench.reference import measure_reference
+from jaxecon.bench.shim import measure_shim
 from jaxecon.core.env import parse_components
 
 __all__ = ["DEFAULT_BATCH_SIZES", "DEFAULT_MAX_ENV_STEPS", "DEFAULT_STEPS", "run_benchmark"]
@@ -49,6 +50,7 @@ def run_benchmark(
     batch_sizes=DEFAULT_BATCH_SIZES,
     n_steps: int = DEFAULT_STEPS,
     loop_steps: int | None = None,
+    shim_steps: int | None = None,
     max_env_steps: int | None = DEFAULT_MAX_ENV_STEPS,
     economies=None,
     reference: bool = True,
@@ -67,6 +69,10 @@ def run_benchmark(
         max_env_steps: cap on batch x steps per rollout (see ``rollout_steps``;
             None or 0: no cap).
         loop_steps: steps of the Python-loop measurement (default ``n_steps``; 0 skips it).
+        shim_steps: steps of the stateful shim (``jaxecon.foundation``) stepped
+            from Python, timed alternately with the reference in the same
+            process (``jaxecon.bench.shim.measure_shim``); default the
+            reference's step count (``reference_steps`` scaled as there); 0 skips it.
         economies: names from ``ECONOMIES`` (default ``DEFAULT_ECONOMIES``
             that this installation has).
         reference: measure ai-economist in the same run, on the same config.
@@ -82,7 +88,8 @@ def run_benchmark(
         config, components, n_agents, ``memory`` per env (see
         ``measure_memory``), ``episode_compile_s``, ``same_as``),
         ``reference`` (economy -> reference result or ``{"skipped": reason}``)
-        and ``results`` (one row per measurement with ``economy``, ``mode``,
+        and ``results`` (one row per measurement with ``economy``, ``mode``
+        (``foundation shim``, ``python loop``, ``scan+vmap``),
         ``batch``, ``env_steps_per_s``, ``agent_steps_per_s``, ``compile_s``,
         ``reference_env_steps_per_s``, ``ratio``, ``bytes_per_env_step`` and
         ``bandwidth_fraction``: env-steps/s x bytes per env-step / bandwidth).
@@ -113,6 +120,7 @@ def run_benchmark(
             "batch_sizes": list(batch_sizes),
             "n_steps": n_steps,
             "loop_steps": loop_steps,
+            "shim_steps": shim_steps,
             "max_env_steps": max_env_steps,
             "reference_steps": reference_steps if reference else None,
             "min_time_s": min_time,
@@ -175,6 +183,20 @@ def run_benchmark(
                     env, params, max(batch_sizes), seed=seed)
                 _log(f"[{name}] compile of a {env.episode_length}-step rollout at batch "
                      f"{max(batch_sizes)}: {info['episode_compile_s']:.1f} s", quiet)
+
+            n_shim = max(50, reference_steps * 4 // max(4, env.n_agents)) if shim_steps is None else shim_steps
+            if n_shim:
+                r = measure_shim(cfg, n_steps=n_shim, seed=seed + 1, reference=reference)
+                r.update(economy=name, components=info["components"], n_agents=env.n_agents,
+                         bytes_per_env_step=step_bytes,
+                         bandwidth_fraction=r["env_steps_per_s"] * step_bytes / bandwidth)
+                out["results"].append(r)
+                ref_text = ("" if r["ratio"] is None else
+                            f" vs the reference's {r['reference_env_steps_per_s']:,.0f} in the same "
+                            f"rounds ({r['ratio']:.2f}x)")
+                _log(f"[{name}] foundation shim: construction {r['compile_s']:.2f} s (again "
+                     f"{r['construct_again_s']:.3f} s), {r['env_steps_per_s']:,.0f} env-steps/s"
+                     f"{ref_text}", quiet)
 
             rows = []
             if loop_steps:

@@ -72,6 +72,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              f"(batch x steps; >= 10 steps; default {DEFAULT_MAX_ENV_STEPS}, 0: no cap)")
     parser.add_argument("--loop-steps", type=nonnegative_int, default=None, metavar="N",
                         help="steps of the Python-loop measurement (default: --steps; 0 skips it)")
+    parser.add_argument("--shim-steps", type=nonnegative_int, default=None, metavar="N",
+                        help="steps of the stateful shim (jaxecon.foundation) stepped from Python, "
+                             "timed alternately with the reference (default: --reference-steps; 0 skips it)")
     parser.add_argument("--economies", type=_economy_list, default=None,
                         metavar="E1,E2",
                         help="economies to measure, from " + ",".join(ECONOMIES)
@@ -115,6 +118,7 @@ def run_from_args(args, parser: argparse.ArgumentParser) -> dict:
         batch_sizes=args.batch_sizes,
         n_steps=args.steps,
         loop_steps=args.loop_steps,
+        shim_steps=args.shim_steps,
         max_env_steps=args.max_env_steps,
         economies=args.economies,
         reference=not args.no_reference,

@@ -33,6 +33,14 @@ jaxecon ``Component``      Foundation ``BaseComponent``
 ``unread_params``          (no equivalent: analysis's leaf check)
 ``load_foundation_state``  (no equivalent: interop, Foundation -> jaxecon)
 =========================  ==============================================
+
+Foundation-style components (numpy classes written against Foundation's
+``BaseComponent`` API, subclassing ``jaxecon.foundation.base.base_component.
+BaseComponent``) register in the same registry: ``validate_component_class``
+accepts both kinds. The functional API cannot run them (their hooks are
+Python on the host); the stateful shim builds them into an economy through
+their class's ``build_core_component`` (a ``Component`` with
+``runs_on_host = True`` standing in for them in the jitted core).
 """
 
 from __future__ import annotations
@@ -65,6 +73,45 @@ FOUNDATION_HOOKS: dict = {
 }
 
 
+#: The hooks a Foundation-style component class must have (Foundation's
+#: ``BaseComponent`` abstract methods), plus how the shim builds it.
+FOUNDATION_COMPONENT_HOOKS: tuple = (
+    "get_n_actions", "get_additional_state_fields", "component_step",
+    "generate_observations", "generate_masks",
+)
+
+
+def validate_component_class(cls) -> None:
+    """Check that ``cls`` can be registered as a component.
+
+    Accepted: a subclass of ``Component`` (a jaxecon component), or a
+    Foundation-style component: a class with Foundation's hooks
+    (``FOUNDATION_COMPONENT_HOOKS``) and ``build_core_component`` (what
+    ``jaxecon.foundation.base.base_component.BaseComponent`` provides).
+
+    Raises:
+        TypeError: anything else, naming what it lacks; a subclass of
+            ai-economist's own ``BaseComponent`` is told to change the import.
+    """
+    if issubclass(cls, Component):
+        return
+    if any(k.__module__.split(".")[0] == "ai_economist" for k in cls.__mro__):
+        raise TypeError(
+            f"component class {cls.__name__!r} subclasses ai_economist's BaseComponent; "
+            "write it against jaxecon's: from jaxecon.foundation.base.base_component "
+            "import BaseComponent"
+        )
+    missing = [h for h in FOUNDATION_COMPONENT_HOOKS + ("build_core_component",)
+               if not callable(getattr(cls, h, None))]
+    if missing:
+        raise TypeError(
+            f"component class {cls.__name__!r} is neither a jaxecon component (a subclass of "
+            "jaxecon.core.component.Component) nor a Foundation-style one (a subclass of "
+            "jaxecon.foundation.base.base_component.BaseComponent implementing "
+            f"{', '.join(FOUNDATION_COMPONENT_HOOKS)}); it lacks: {', '.join(missing)}"
+        )
+
+
 @struct.dataclass
 class NoParams:
     """Parameter dataclass of a component without numeric parameters."""
@@ -79,6 +126,10 @@ class Component:
         required_entities: resources/landmarks/endogenous it needs.
         agent_subclasses: agent kinds it acts on (``BasicMobileAgent``, ``BasicPlanner``).
         Params: flax dataclass of its numeric parameters (defaults = Foundation's).
+        runs_on_host: False for jaxecon components. True only for the stand-in
+            of a Foundation-style numpy component inside the stateful shim
+            (its hooks run on the host between jitted calls); the functional
+            API refuses an economy that has one.
 
     Args:
         spec: the economy's frozen ``EnvSpec`` (``n_agents``, ``world_size``,
@@ -94,6 +145,7 @@ class Component:
     required_entities: tuple = ()
     agent_subclasses: tuple = ()
     Params: type = NoParams
+    runs_on_host: bool = False
 
     def __init__(self, spec: EnvSpec):
         self.spec = spec

@@ -35,13 +35,14 @@ import numpy as np
 from jax.experimental import checkify
 
 from jaxecon.core import validators as cfg
-from jaxecon.core.component import NoParams
+from jaxecon.core.component import Component, NoParams
 from jaxecon.core.param_checks import validate_params
 from jaxecon.core.registry import (
     component_registry,
     endogenous_registry,
     landmark_registry,
     resource_registry,
+    scenario_registry,
 )
 from jaxecon.core.spaces import ActionLayout
 from jaxecon.core.spec import EnvSpec
@@ -235,7 +236,10 @@ class BaseEnvironment(metaclass=_BuildComponentsAfterInit):
         components = []
         for cls, kwargs in self._component_entries:
             try:
-                components.append(cls(self.spec, **kwargs))
+                if issubclass(cls, Component):
+                    components.append(cls(self.spec, **kwargs))
+                else:  # Foundation-style (numpy) component: its stand-in (see validate_component_class)
+                    components.append(cls.build_core_component(self.spec, kwargs))
             except TypeError as e:
                 raise TypeError(f"component {cls.name}: {e}") from None
         self.components = components
@@ -590,12 +594,31 @@ class BaseEnvironment(metaclass=_BuildComponentsAfterInit):
         ``"flat"`` (float32) in sorted key order; fields with more than one
         per-agent dimension (``world-map``, ``world-idx_map``) and ``time`` stay
         separate; each planner ``p<i>`` entry is its own flat vector.
+        ``assemble_observations`` of ``observation_sources`` and ``mask_sources``.
         """
+        return self.assemble_observations(
+            self.observation_sources(state, params), self.mask_sources(state, params), state
+        )
+
+    def observation_sources(self, state: EnvState, params: EnvParams) -> list:
+        """Every observation hook's output, unprefixed, in Foundation's order:
+        ``[("world", generate_observations), (component name, its observe), ...]``,
+        each ``{"a": {k: [n, ...]}, "p": {k: ...}, "pa": {k: [n, ...]}}``."""
+        return [("world", self.generate_observations(state, params))] + [
+            (c.name, c.observe(state, params.components[c.name])) for c in self.components
+        ]
+
+    def mask_sources(self, state: EnvState, params: EnvParams) -> list:
+        """Every component's ``masks`` output, in list order (``{"a": {...}, "p": {...}}``)."""
+        return [c.masks(state, params.components[c.name]) for c in self.components]
+
+    def assemble_observations(self, sources: list, mask_sources: list, state: EnvState) -> dict:
+        """``observe``'s result from the hooks' outputs (``observation_sources``,
+        ``mask_sources``): prefixes, ``time``, packing and masks. The stateful
+        shim calls it with some outputs computed on the host."""
         n = self.n_agents
         groups = {"a": {}, "p": {}, "pa": {}}
-        for prefix, source in [("world", self.generate_observations(state, params))] + [
-            (c.name, c.observe(state, params.components[c.name])) for c in self.components
-        ]:
+        for prefix, source in sources:
             for g, entries in source.items():
                 for k, v in entries.items():
                     groups[g][f"{prefix}-{k}"] = jnp.asarray(v)
@@ -605,7 +628,7 @@ class BaseEnvironment(metaclass=_BuildComponentsAfterInit):
         groups["a"]["time"] = jnp.broadcast_to(t, (n, 1))
         groups["p"]["time"] = jnp.reshape(t, (1,))
 
-        masks = self.masks(state, params)
+        masks = self.assemble_masks(mask_sources)
         obs_a = self._pack(groups["a"], batched=True)
         obs_p = self._pack(groups["p"], batched=False)
         if groups["pa"]:
@@ -639,10 +662,16 @@ class BaseEnvironment(metaclass=_BuildComponentsAfterInit):
 
     def masks(self, state: EnvState, params: EnvParams) -> dict:
         """Action masks ``{"a": ..., "p": ...}``: flattened float32 vectors
-        (``flatten_masks``), else ``{subspace name: uint8 [..., size]}`` dicts."""
+        (``flatten_masks``), else ``{subspace name: uint8 [..., size]}`` dicts.
+        ``assemble_masks`` of ``mask_sources``."""
+        return self.assemble_masks(self.mask_sources(state, params))
+
+    def assemble_masks(self, mask_sources: list) -> dict:
+        """``masks``'s result from the components' outputs (subspaces without a
+        mask are all ones)."""
         m = {"a": {}, "p": {}}
-        for c in self.components:
-            for g, entries in c.masks(state, params.components[c.name]).items():
+        for source in mask_sources:
+            for g, entries in source.items():
                 m[g].update(entries)
         n = self.n_agents
         for g, layout, batch in (("a", self.agent_actions, (n,)), ("p", self.planner_actions, ())):
@@ -661,10 +690,23 @@ class BaseEnvironment(metaclass=_BuildComponentsAfterInit):
 
     def metrics(self, state: EnvState, params: EnvParams) -> dict:
         """Foundation's ``env.metrics``: scenario metrics plus ``"<shorthand>/<key>"``
-        component metrics, as scalar arrays. Jittable."""
-        out = dict(self.scenario_metrics(state, params))
-        for c in self.components:
-            for k, v in c.metrics(state, params.components[c.name]).items():
+        component metrics, as scalar arrays. Jittable. ``assemble_metrics`` of
+        ``metric_sources``."""
+        return self.assemble_metrics(self.metric_sources(state, params))
+
+    def metric_sources(self, state: EnvState, params: EnvParams) -> tuple:
+        """``(scenario_metrics, [each component's metrics, in list order])``, unprefixed."""
+        return self.scenario_metrics(state, params), [
+            c.metrics(state, params.components[c.name]) for c in self.components
+        ]
+
+    def assemble_metrics(self, sources: tuple) -> dict:
+        """``metrics``'s dict from ``metric_sources``'s (Foundation's
+        ``BaseEnvironment.metrics``: empty component metrics are skipped)."""
+        scenario, per_component = sources
+        out = dict(scenario or {})
+        for c, m in zip(self.components, per_component):
+            for k, v in (m or {}).items():
                 out[f"{c.shorthand}/{k}"] = v
         return out
 
@@ -683,3 +725,23 @@ class BaseEnvironment(metaclass=_BuildComponentsAfterInit):
             if (self.planner_actions.multi_action_mode or not self.planner_actions.passive)
             else jnp.zeros((), jnp.int32),
         }
+
+
+def validate_scenario_class(cls) -> None:
+    """Check that ``cls`` can be registered as a jaxecon scenario (the registry's ``validate``).
+
+    Raises:
+        TypeError: ``cls`` is not a subclass of ``BaseEnvironment``; the
+            message points Foundation-style (numpy) scenarios to
+            ``jaxecon.foundation.scenarios.add``.
+    """
+    if not issubclass(cls, BaseEnvironment):
+        raise TypeError(
+            f"scenario class {cls.__name__!r} is not a jaxecon scenario (a subclass of "
+            "jaxecon.core.env.BaseEnvironment); a Foundation-style scenario subclasses "
+            "jaxecon.foundation.base.base_env.BaseEnvironment and registers with "
+            "jaxecon.foundation.scenarios.add (it runs in the stateful shim only)"
+        )
+
+
+scenario_registry.validate = validate_scenario_class

@@ -4,12 +4,20 @@ Follows ``ai_economist/foundation/base/registrar.py``: one registry per kind of
 building block (scenarios, components, agents, resources, landmarks,
 endogenous), names are case-insensitive for lookup, unique, and may not
 contain ``"."`` (the '.' separates component and sub-action names in action
-subspace names such as ``ContinuousDoubleAuction.Buy_Stone``).
+subspace names such as ``ContinuousDoubleAuction.Buy_Stone``). As in
+Foundation, registering a name again replaces the entry (a notebook cell run
+twice, a class redefined). A registry may check what it accepts: the
+component registry takes jaxecon components and Foundation-style ones
+(``jaxecon.core.component.validate_component_class``), the scenario registry
+jaxecon scenarios (``jaxecon.core.env.validate_scenario_class``); a class that
+is neither is a ``TypeError`` at registration, naming what it lacks.
 """
 
 from __future__ import annotations
 
-from typing import Generic, TypeVar
+from typing import Callable, Generic, TypeVar
+
+from jaxecon.core.component import validate_component_class
 
 T = TypeVar("T")
 
@@ -20,36 +28,41 @@ class Registry(Generic[T]):
     Args:
         kind: what the registry holds ("scenario", "component", ...); used in
             error messages only.
+        validate: optional check of a class being added; raises ``TypeError``
+            saying what the class lacks. Settable later (``registry.validate``)
+            by the module that defines what the registry holds.
 
-    ``@registry.add`` registers a class under its ``name`` attribute.
+    ``@registry.add`` registers a class under its ``name`` attribute (again:
+    the new class replaces the old one, as in Foundation).
     ``registry.get(name)`` returns it (case-insensitive) and raises ``KeyError``
     listing the known names otherwise. ``registry.has(name)`` tests presence,
     ``registry.entries`` is the sorted list of names.
     """
 
-    def __init__(self, kind: str):
+    def __init__(self, kind: str, validate: Callable[[type], None] | None = None):
         self.kind = kind
+        self.validate = validate
         self._lookup: dict[str, type] = {}
 
     def add(self, cls: type) -> type:
-        """Register ``cls`` under ``cls.name``.
+        """Register ``cls`` under ``cls.name``, replacing any class registered
+        under that name (case-insensitive), as Foundation's ``Registry.add``.
 
         Raises:
-            ValueError: if ``cls.name`` is missing/empty, contains '.', or is
-                already registered to a different class.
+            ValueError: if ``cls.name`` is missing/empty or contains '.'.
+            TypeError: if ``cls`` is not a class, or fails the registry's
+                ``validate`` check (the message names what it lacks).
         """
+        if not isinstance(cls, type):
+            raise TypeError(f"{self.kind} registry takes classes, got {cls!r}")
         name = getattr(cls, "name", None)
         if not isinstance(name, str) or not name:
             raise ValueError(f"{self.kind} class {cls!r} needs a non-empty string `name`")
         if "." in name:
             raise ValueError(f"{self.kind} name {name!r} may not contain '.'")
-        key = name.lower()
-        existing = self._lookup.get(key)
-        if existing is not None and existing is not cls:
-            raise ValueError(
-                f"{self.kind} name {name!r} is already registered to {existing!r}"
-            )
-        self._lookup[key] = cls
+        if self.validate is not None:
+            self.validate(cls)
+        self._lookup[name.lower()] = cls
         return cls
 
     def get(self, name: str) -> type:
@@ -81,8 +94,9 @@ class Registry(Generic[T]):
         return f"Registry({self.kind!r}, {self.entries})"
 
 
+#: Its ``validate`` (``jaxecon.core.env.validate_scenario_class``) is set by ``jaxecon.core.env``.
 scenario_registry: Registry = Registry("scenario")
-component_registry: Registry = Registry("component")
+component_registry: Registry = Registry("component", validate_component_class)
 agent_registry: Registry = Registry("agent")
 resource_registry: Registry = Registry("resource")
 landmark_registry: Registry = Registry("landmark")

@@ -40,12 +40,29 @@ attributes ``agents``, ``components``, ``scenarios`` (and ``resources``,
 ``from jaxecon.foundation.scenarios.covid19.covid19_env import
 CovidAndEconomyEnvironment``.
 
+Also ``engine`` (the compiled reset/step, cached across environments),
+``packing`` (state and outputs as flat buffers), ``compilation_cache``
+(JAX's persistent cache, on by default), ``host_engine``,
+``host_components``, ``host_scenario`` (hooks written in numpy, run on the
+host), ``live_state`` (writable ``agent.state`` dicts); ``base.base_env``
+(``BaseEnvironment``, ``scenario_registry``, ``make_env_instance``) and
+``base.base_component`` (``BaseComponent``).
+
 What is the same as Foundation:
 
 - the registries ``scenarios``, ``components``, ``agents``, ``resources``,
-  ``landmarks``, ``endogenous`` (they *are* jaxecon's registries, so a class
-  added with ``@foundation.components.add`` works in the functional API too)
-  and ``make_env_instance(scenario_name, **kwargs)``;
+  ``landmarks``, ``endogenous`` and ``make_env_instance(scenario_name,
+  **kwargs)`` (``scenarios.get(name)(**kwargs)``). ``components`` and the
+  entity registries *are* jaxecon's, so a jaxecon class added with
+  ``@foundation.components.add`` works in the functional API too;
+  ``scenarios`` holds the shim's scenario classes
+  (``jaxecon.foundation.base.base_env``), one per jaxecon scenario, so
+  ``isinstance(env, foundation.scenarios.get(name))`` holds, while
+  ``jaxecon.scenario_registry`` keeps the functional classes;
+- components and scenarios written in numpy against Foundation's base
+  classes (``base.base_component.BaseComponent``,
+  ``base.base_env.BaseEnvironment``) run, their hooks on the host among the
+  jitted parts (``host_engine``); see docs/foundation_shim.md;
 - the environment's properties and methods (``FoundationEnv``), the agents'
   (``BasicMobileAgent``, ``BasicPlanner``), ``env.world`` / ``env.world.maps``,
   the components' (views, ``component_views``) and Foundation's other
@@ -82,11 +99,11 @@ What differs (on purpose):
   (Foundation keeps a reference, quirk Q28).
 - **Agents and the world are views.** ``agent.state``, ``agent.inventory``,
   ``world.maps.get(...)`` etc. are read from the current ``EnvState`` on each
-  access (dicts of Python scalars, read-only numpy arrays). Writing into them
-  does not change the economy; write through the methods
-  (``world.maps.set``, ``world.set_agent_loc``, ``agent.inventory_to_escrow``,
-  ``env.world.timestep = t``, ``env.energy_cost = x``, ...) or replace
-  ``env.state`` (an ``EnvState``) or ``env.params`` (an ``EnvParams``).
+  access (dicts of Python scalars, read-only numpy arrays). Item assignments
+  into ``agent.state`` and its ``inventory``/``escrow``/``endogenous`` dicts
+  write the economy, as in Foundation (``jaxecon.foundation.live_state``);
+  maps change through ``world.maps.set*``; ``env.state`` (an ``EnvState``)
+  and ``env.params`` (an ``EnvParams``) can be replaced whole.
 - **Actions are validated when given** (``ValueError`` naming the agent and
   the allowed values) instead of failing inside components (Q1) or with bare
   ``assert``. Single-action mode executes one action per agent per step: an
@@ -125,13 +142,15 @@ from jaxecon.core.registry import component_registry as components  # noqa: E402
 from jaxecon.core.registry import endogenous_registry as endogenous  # noqa: E402
 from jaxecon.core.registry import landmark_registry as landmarks  # noqa: E402
 from jaxecon.core.registry import resource_registry as resources  # noqa: E402
-from jaxecon.core.registry import scenario_registry as scenarios  # noqa: E402,F811
 from jaxecon.foundation.agent_views import PASSIVE_PLACEHOLDER, BasicMobileAgent, BasicPlanner  # noqa: E402
-from jaxecon.foundation.env import FoundationEnv, make_env_instance  # noqa: E402
+from jaxecon.foundation.base.base_component import BaseComponent  # noqa: E402
+from jaxecon.foundation.base.base_env import BaseEnvironment, make_env_instance  # noqa: E402
+from jaxecon.foundation.base.base_env import scenario_registry as scenarios  # noqa: E402,F811
+from jaxecon.foundation.env import FoundationEnv  # noqa: E402
 from jaxecon.foundation.world import Maps, World  # noqa: E402
 
 __all__ = [
-    "FoundationEnv", "BasicMobileAgent", "BasicPlanner", "World", "Maps",
+    "FoundationEnv", "BaseEnvironment", "BaseComponent", "BasicMobileAgent", "BasicPlanner", "World", "Maps",
     "make_env_instance", "scenarios", "components", "agents", "resources",
     "landmarks", "endogenous", "entities", "utils",
 ]

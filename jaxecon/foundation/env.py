@@ -1,4 +1,4 @@
-"""The shim's environment: ``FoundationEnv`` and ``make_env_instance``.
+"""The shim's environment: ``FoundationEnv``.
 
 Follows ``BaseEnvironment`` (``ai_economist/foundation/base/base_env.py``)
 and ``make_env_instance`` (``ai_economist/foundation/__init__.py``) of
@@ -17,45 +17,35 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxecon.dense_log import recursive_cast, rewards_entry
+from jaxecon.core.registry import scenario_registry
+from jaxecon.dense_log import recursive_cast
 from jaxecon.foundation import formats
 from jaxecon.foundation._convert import as_index, key_data, seed_state_to_key
-from jaxecon.foundation.agent_state import agent_state
 from jaxecon.foundation.agent_views import BasicMobileAgent, BasicPlanner
+from jaxecon.foundation.compilation_cache import enable_persistent_cache
+from jaxecon.foundation.engine import engine_for
 from jaxecon.foundation.env_attributes import EnvAttributes
+from jaxecon.foundation.host_engine import CoreScenarioHooks, HostEngine
+from jaxecon.foundation.live_state import live_agent_state
 from jaxecon.foundation.logs import EpisodeLogs
 from jaxecon.foundation.world import World
-from jaxecon.make import make
-
-
-def make_env_instance(scenario_name, **kwargs) -> "FoundationEnv":
-    """Build a stateful environment, as ``ai_economist.foundation.make_env_instance``.
-
-    Args:
-        scenario_name: a registered scenario name, e.g.
-            ``"layout_from_file/simple_wood_and_stone"`` (case-insensitive).
-        **kwargs: Foundation's scenario, component and ``BaseEnvironment``
-            keyword arguments (``components``, ``n_agents``, ``world_size``,
-            ``episode_length``, ``dense_log_frequency``, ``seed``, ...).
-    Returns:
-        A ``FoundationEnv``.
-    Raises:
-        KeyError: unknown scenario or component name (lists the known ones).
-        TypeError: unknown keyword argument (lists the allowed ones).
-        ValueError: bad values (names the argument and the allowed values).
-    """
-    return FoundationEnv(scenario_name, **kwargs)
+from jaxecon.make import build_scenario
 
 
 class FoundationEnv(EnvAttributes):
     """A stateful Foundation environment backed by jaxecon's jitted core.
 
     Holds the functional environment (``core``), its ``params``, a PRNG key
-    and the current ``EnvState`` (``state``); ``reset``/``step`` call
-    ``jax.jit``-compiled core functions (compiled once per object, on first
-    use). Foundation's other attribute names (``name``, ``_components``,
+    and the current ``EnvState`` (``state``); ``reset``/``step`` call the
+    core's functions compiled by an ``Engine`` (``jaxecon.foundation.engine``):
+    one jitted call and one transfer back per step, the state kept on the
+    device between steps. Environments built with the same scenario and
+    keyword arguments share the engine, so only the first one in a process
+    compiles (and, with the persistent compilation cache that the shim turns
+    on, see ``jaxecon.foundation.compilation_cache``, a new process loads the
+    executables). See the package docstring for what differs from Foundation.
+    Foundation's other attribute names (``name``, ``_components``,
     ``_dense_log``, the scenario's attributes, ...) come from ``EnvAttributes``.
-    See the package docstring for what differs from Foundation.
 
     Args:
         scenario_name: registered scenario name.
@@ -75,31 +65,46 @@ class FoundationEnv(EnvAttributes):
     """
 
     def __init__(self, scenario_name, **kwargs):
+        self._build(scenario_registry.get(scenario_name), kwargs, {})
         self._config = (scenario_name, copy.deepcopy(kwargs))
-        core = make(scenario_name, **kwargs)
+
+    def _build(self, core_cls, kwargs: dict, hooks: dict) -> None:
+        """Construct from the core scenario class ``core_cls`` and Foundation's
+        keyword arguments; ``hooks`` are the scenario hooks that run on the
+        host (``{name: callable}``, see ``jaxecon.foundation.host_engine``)."""
+        self._config = (None, copy.deepcopy(kwargs))
+        enable_persistent_cache()
+        core = build_scenario(core_cls, kwargs, host_components=True)
         self._core = core
+        self._extra_state_fields = {}  # agent idx -> {key: value} written by host code
+        if hooks or any(c.runs_on_host for c in core.components):
+            self._engine = HostEngine(core, self, hooks)
+        else:
+            self._engine = engine_for(core.name, kwargs, core)
+        self._core_hooks = CoreScenarioHooks(self)
         self._params = core.default_params
-        self._reset_fn = jax.jit(core.reset)
-        self._step_fn = jax.jit(core.step)
-        self._metrics_fn = jax.jit(core.metrics)
+        self._params_packed = (None, None)  # (params object, its device buffers)
 
         self.collate_agent_step_and_reset_data = core.collate_agent_step_and_reset_data
         self._create_dense_log_every = core.dense_log_frequency
         self._world_dense_log_frequency = core.world_dense_log_frequency
         self._dense_log_this_episode = False
 
-        self._key = jax.random.key(0)
+        self._kd = key_data(jax.random.key(0))
         if core.seed is not None:
             self.seed(core.seed)
 
         self._agents = [BasicMobileAgent(self, i, core.agent_actions) for i in range(core.n_agents)]
         self._planner = BasicPlanner(self, "p", core.planner_actions)
         self._agent_lookup = {str(a.idx): a for a in self.all_agents}
+        self._mobile_keys = [str(i) for i in range(core.n_agents)]
         self.world = World(self)
+        for comp in core.components:
+            if comp.runs_on_host:
+                comp.host._world = self.world  # the construction stand-in until now
 
         self._count = 0  # episodes completed (Foundation's _completions)
-        self._state = core.init_state(jax.random.key(0), self._params, 0)
-        self._host_cache = None
+        self._set_buffers(self._engine.init(self._params_buffers()))
         self._logs = EpisodeLogs()
 
     def __repr__(self):
@@ -120,12 +125,22 @@ class FoundationEnv(EnvAttributes):
             "dense_this": self._dense_log_this_episode,
             "logs": self._logs,
             "buffers": {k: a.action for k, a in self._agent_lookup.items()},
+            "host_components": {c.name: {k: v for k, v in vars(c.host).items() if k != "_world"}
+                                for c in self._core.components if c.runs_on_host},
+            "extra_state_fields": self._extra_state_fields,
         }
 
+    def _rebuild(self, config) -> None:
+        """Construct again from a pickled ``config`` (without reseeding the global RNGs)."""
+        name, kwargs = config
+        FoundationEnv.__init__(self, name, **dict(kwargs, seed=None))
+
     def __setstate__(self, d):
-        name, kwargs = d["config"]
-        kwargs = dict(kwargs, seed=None)
-        FoundationEnv.__init__(self, name, **kwargs)
+        self._rebuild(d["config"])
+        for comp in self._core.components:
+            if comp.runs_on_host:
+                vars(comp.host).update(d["host_components"][comp.name])
+        self._extra_state_fields = d["extra_state_fields"]
         self._params = d["params"]
         self._state = jax.tree.map(jnp.asarray, d["state"])
         self._key = jax.random.wrap_key_data(jnp.asarray(d["key"]))
@@ -161,13 +176,61 @@ class FoundationEnv(EnvAttributes):
     @state.setter
     def state(self, value):
         self._state = value
-        self._host_cache = None
+
+    # The state lives on the device as packed buffers (``_sbuf``); ``_host()``
+    # is a writable numpy copy of it, fetched on first use after each call.
+    # Writes into the host copy (``_host_written``) are sent back before the
+    # next call that reads the state.
+    @property
+    def _state(self):
+        return self._engine.state(self._device_buffers())
+
+    @_state.setter
+    def _state(self, value):
+        self._set_buffers(self._engine.buffers(value))
+
+    def _set_buffers(self, sbuf) -> None:
+        self._sbuf = sbuf
+        self._host_bufs = self._host_cache = None
+        self._host_dirty = False
+
+    def _device_buffers(self) -> tuple:
+        """The state's device buffers, with any host-side writes sent first."""
+        if self._host_dirty:
+            self._sbuf = tuple(jnp.asarray(b) for b in self._host_bufs)
+            self._host_dirty = False
+        return self._sbuf
 
     def _host(self):
-        """The current state as numpy arrays (fetched once per state)."""
+        """The current state as numpy arrays (fetched once per state); writes
+        into them change the economy once ``_host_written`` is called."""
         if self._host_cache is None:
-            self._host_cache = jax.device_get(self._state)
+            self._host_bufs = self._engine.host_buffers(self._sbuf)
+            self._host_cache = self._engine.host_state(self._host_bufs)
         return self._host_cache
+
+    def _host_written(self) -> None:
+        """Mark the host copy (``_host()``) as changed: it is sent to the device
+        before the next reset, step, metrics or ``state`` read."""
+        self._host()
+        self._host_dirty = True
+
+    def _params_buffers(self) -> tuple:
+        """``params`` packed on the device (re-packed when ``params`` is replaced)."""
+        src, bufs = self._params_packed
+        if src is not self._params:
+            bufs = self._engine.pack_params(self._params)
+            self._params_packed = (self._params, bufs)
+        return bufs
+
+    @property
+    def _key(self):
+        """The environment's PRNG key (a typed key; stored as key data)."""
+        return jax.random.wrap_key_data(jnp.asarray(self._kd))
+
+    @_key.setter
+    def _key(self, key):
+        self._kd = key_data(key)
 
     @property
     def _completions(self) -> int:
@@ -180,8 +243,9 @@ class FoundationEnv(EnvAttributes):
         self.state = self._state.replace(completions=jnp.asarray(self._count, jnp.int32))
 
     def _agent_state(self, idx) -> dict:
-        """Foundation's ``agent.state`` for agent ``idx`` (int or "p") from the current state."""
-        return agent_state(self._core, self._host(), idx)
+        """Foundation's ``agent.state`` for agent ``idx`` (int or "p") from the
+        current state; writes into it change the economy (``live_state``)."""
+        return live_agent_state(self, idx)
 
     # ------------------------------------------------------------ properties
     @property
@@ -243,14 +307,14 @@ class FoundationEnv(EnvAttributes):
 
     @property
     def components(self) -> list:
-        """The component objects, in list order (views with Foundation's attributes,
-        see ``component_views``)."""
+        """The component objects, in list order: views with Foundation's attributes
+        (``component_views``), or a Foundation-style component's own object."""
         return self._components
 
     @property
     def metrics(self) -> dict:
         """Scenario metrics plus ``"<shorthand>/<key>"`` component metrics, as Python scalars."""
-        m = jax.device_get(self._metrics_fn(self._state, self._params))
+        m = self._engine.metrics(self._device_buffers(), self._params_buffers())
         return {k: recursive_cast(np.asarray(v)) for k, v in m.items()}
 
     @property
@@ -385,7 +449,7 @@ class FoundationEnv(EnvAttributes):
         Raises:
             ValueError: malformed ``seed_state``.
         """
-        key = self._key if seed_state is None else seed_state_to_key(seed_state)
+        kd = self._kd if seed_state is None else key_data(seed_state_to_key(seed_state))
         count = self._count if completions is None else as_index(completions, "completions")
         if force_dense_logging:
             self._dense_log_this_episode = True
@@ -393,11 +457,12 @@ class FoundationEnv(EnvAttributes):
             self._dense_log_this_episode = False
         else:
             self._dense_log_this_episode = self._count % self._create_dense_log_every == 0
-        self._logs.start_episode(key_data(key), count)
-        self._key, use = jax.random.split(key)
-        obs, state = self._reset_fn(use, self._params, count, self._state)
-        self.state = state
-        self._record_global_state()
+        self._logs.start_episode(kd, count)
+        self._kd, sbuf, obs = self._engine.reset(
+            kd, self._params_buffers(), count, self._device_buffers()
+        )
+        self._set_buffers(sbuf)
+        self._record_global_state(first=True)
         for agent in self.all_agents:
             agent.reset_actions()
         return self._format_obs(obs)
@@ -430,35 +495,53 @@ class FoundationEnv(EnvAttributes):
                 range (the message lists the allowed values); malformed
                 ``seed_state``. Nothing changes when it raises.
         """
-        if actions is None:
-            buffers = {k: dict(a.action) for k, a in self._agent_lookup.items()}
+        acts = None  # the packed actions, straight from a plain action dict when possible
+        host = self._engine.runs_on_host
+        if not host and type(actions) is dict and not any(
+            any(a.action.values()) for a in self._agent_lookup.values()
+        ):
+            acts = self._engine.quick_actions(actions)
+        if acts is None:
+            if actions is None:
+                buffers = {k: dict(a.action) for k, a in self._agent_lookup.items()}
+            else:
+                parsed = self._parsed_buffers(actions)
+                buffers = {k: parsed.get(k, dict(a.action)) for k, a in self._agent_lookup.items()}
+            fa = self._functional_actions(buffers)
+            acts = self._engine.pack_actions(fa["a"], fa["p"])
+            pending = True
+            if host:  # host hooks read the agents' buffers (agent.get_component_action)
+                for k, agent in self._agent_lookup.items():
+                    agent.action = buffers[k]
         else:
-            parsed = self._parsed_buffers(actions)
-            buffers = {k: parsed.get(k, dict(a.action)) for k, a in self._agent_lookup.items()}
-        fa = self._functional_actions(buffers)
-        key = self._key if seed_state is None else seed_state_to_key(seed_state)
+            pending = False
+        kd = self._kd if seed_state is None else key_data(seed_state_to_key(seed_state))
 
-        self._logs.record_step(actions, key_data(key))
+        self._logs.record_step(actions, kd)
         dense = self._dense_log_this_episode
         if dense:
             prev = self._host()
-            self._logs.record_timestep(self._core, prev, fa, self._world_dense_log_frequency)
+            self._logs.record_timestep(
+                self._core, prev, self._engine.unpack_actions(acts), self._world_dense_log_frequency
+            )
 
-        self._key, use = jax.random.split(key)
-        obs, state, rew, done, step_info = self._step_fn(use, self._state, fa, self._params)
-        self.state = state
-        self._record_global_state(step_info)
-        rew = jax.device_get(rew)
-        rew_d = rewards_entry(rew["a"], rew["p"])
-        done_d = {"__all__": bool(done)}
+        self._kd, sbuf, obs, rew_a, rew_p, done = self._engine.step(
+            kd, self._device_buffers(), acts, self._params_buffers()
+        )
+        self._set_buffers(sbuf)
+        rew_d = dict(zip(self._mobile_keys, np.asarray(rew_a, np.float64).tolist()))  # Python floats
+        rew_d["p"] = float(rew_p)
+        done_d = {"__all__": done}
+        self._record_global_state()
         info = {k: {} for k in self._agent_lookup}
         if self.collate_agent_step_and_reset_data:
-            rew_d = formats.collated_rewards(rew["a"], rew["p"])
+            rew_d = formats.collated_rewards(np.asarray(rew_a), rew_p)
             info = formats.collated_info()
         if dense:
             self._logs.record_outcome(self._core, prev, self._host(), rew_d)
-        for agent in self.all_agents:
-            agent.reset_actions()
+        if pending:
+            for agent in self.all_agents:
+                agent.reset_actions()
         if done_d["__all__"]:
             self._finalize_logs()
             self._count += 1

@@ -63,7 +63,7 @@ class EnvAttributes:
         """The component views, in list order (made once per environment)."""
         views = self.__dict__.get("_component_view_list")
         if views is None:
-            views = [component_view(self, c) for c in self.core.components]
+            views = [c.host if c.runs_on_host else component_view(self, c) for c in self.core.components]
             self.__dict__["_component_view_list"] = views
         return views
 
@@ -150,29 +150,31 @@ class EnvAttributes:
         return formats.collate_agent_info(info)
 
     # ------------------------------------------------------------ global state rows
-    def _record_global_state(self, step_info=None) -> None:
-        """Hook of ``reset`` (no argument) and ``step`` (the core's ``info``): keep
-        the episode's per-step ``info`` rows (device arrays, nothing is copied)
-        for ``world.global_state``; only for a scenario that defines ``step_info``
-        (COVID-19's rows are Foundation's ``global_state`` rows)."""
+    def _record_global_state(self, first: bool = False) -> None:
+        """Hook of ``reset`` (``first=True``: start the rows) and ``step``: keep
+        the episode's per-step ``step_info`` rows of the current state (device
+        arrays, nothing is copied) for ``world.global_state``; only for a
+        scenario that defines ``step_info`` (COVID-19's rows are Foundation's
+        ``global_state`` rows)."""
         core = self.core
         if type(core).step_info is _CoreEnv.step_info:
             return
-        if step_info is None:
-            fn = self.__dict__.get("_step_info_fn")
-            if fn is None:
-                fn = self.__dict__["_step_info_fn"] = jax.jit(core.step_info)
-                keys = []  # the scenario's key order (jit returns the dict sorted)
+        fn = self.__dict__.get("_step_info_fn")
+        if fn is None:
+            fn = self.__dict__["_step_info_fn"] = jax.jit(core.step_info)
+            keys = []  # the scenario's key order (jit returns the dict sorted)
 
-                def probe(state):
-                    keys.extend(core.step_info(state, self.params))
-                    return 0
+            def probe(state):
+                keys.extend(core.step_info(state, self.params))
+                return 0
 
-                jax.eval_shape(probe, self.state)
-                self.__dict__["_global_state_keys"] = keys
-            self.__dict__["_global_state_rows"] = [fn(self.state, self.params)]
+            jax.eval_shape(probe, self.state)
+            self.__dict__["_global_state_keys"] = keys
+        row = fn(self.state, self.params)
+        if first:
+            self.__dict__["_global_state_rows"] = [row]
         else:
-            self.__dict__.setdefault("_global_state_rows", []).append(step_info)
+            self.__dict__.setdefault("_global_state_rows", []).append(row)
 
     def _global_state(self) -> dict:
         """Foundation's ``world.global_state``: ``{key: float32 [episode_length + 1, n]}``

@@ -24,6 +24,22 @@ from jaxecon.dense_log import (
 from jaxecon.foundation.agent_state import all_agent_states
 
 
+def _copy_actions(actions):
+    """A deep copy of an action dict; plain ``{key: int or list of ints}`` dicts
+    (what agent loops pass every step) are copied without ``copy.deepcopy``."""
+    if type(actions) is dict:
+        out = {}
+        for k, v in actions.items():
+            if type(v) is int:
+                out[k] = v
+            elif type(v) is list and all(type(x) is int for x in v):
+                out[k] = list(v)
+            else:
+                return copy.deepcopy(actions)
+        return out
+    return copy.deepcopy(actions)
+
+
 def _empty_dense_log() -> dict:
     return {"world": [], "states": [], "actions": [], "rewards": []}
 
@@ -64,7 +80,7 @@ class EpisodeLogs:
 
     def record_step(self, actions, seed_state) -> None:
         """Replay log: a deep copy of the caller's ``actions`` and the step's key data."""
-        self.replay_log["step"].append({"actions": copy.deepcopy(actions), "seed_state": seed_state})
+        self.replay_log["step"].append({"actions": _copy_actions(actions), "seed_state": seed_state})
 
     def record_timestep(self, core, host, actions: dict, world_every: int) -> None:
         """Dense log, before a step: world snapshot (every ``world_every``
@@ -98,7 +114,9 @@ class EpisodeLogs:
 
     def finish_dense_log(self, core, host) -> None:
         """Finish the dense log as Foundation's ``_finalize_logs``: the final
-        world and states, each component's log (component order), then
+        world and states, each component's log (component order; a
+        Foundation-style component's ``get_dense_log()``: a dict's entries
+        under ``<shorthand>-<key>``, a list under ``<shorthand>``), then
         ``recursive_cast`` into ``previous_dense_log``, which ``dense_log`` then
         is too (Foundation's ``_dense_log`` and ``_last_ep_dense_log`` are one
         object after the episode ends)."""
@@ -106,7 +124,16 @@ class EpisodeLogs:
         self.dense_log["states"].append(all_agent_states(core, host))
         log = copy.deepcopy(self.dense_log)
         for comp in core.components:
-            if comp.shorthand in self.component_logs:
+            if comp.runs_on_host:  # a Foundation-style component's own get_dense_log()
+                entry = comp.host.get_dense_log()
+                if isinstance(entry, dict):
+                    log.update({f"{comp.shorthand}-{k}": copy.deepcopy(v) for k, v in entry.items()})
+                elif isinstance(entry, (tuple, list)):
+                    log[comp.shorthand] = copy.deepcopy(list(entry))
+                elif entry is not None:
+                    raise TypeError(f"component {comp.name}: get_dense_log must return a dict, list, "
+                                    f"tuple or None, got {type(entry).__name__}")
+            elif comp.shorthand in self.component_logs:
                 log[comp.shorthand] = copy.deepcopy(self.component_logs[comp.shorthand])
         self.previous_dense_log = recursive_cast(log)
         self.dense_log = self.previous_dense_log

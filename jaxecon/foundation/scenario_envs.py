@@ -1,74 +1,24 @@
-"""Foundation's scenario classes as shim environments.
+"""Foundation's scenario classes as shim environments, under Foundation's class names.
 
 In Foundation a scenario is a class, and ``CovidAndEconomyEnvironment(**config)``
 (the WarpDrive tutorial's way) builds an environment as
-``make_env_instance("CovidAndEconomySimulation", **config)`` does. Each class
-here is a ``FoundationEnv`` bound to one registered jaxecon scenario, under
-Foundation's class name; the module-layout files
+``make_env_instance("CovidAndEconomySimulation", **config)`` does. Each name
+here is the shim's scenario class of one registered jaxecon scenario
+(``jaxecon.foundation.base.base_env.scenario_registry``), so
+``isinstance(env, foundation.scenarios.get(name))`` holds for either way of
+building it; the module-layout files
 (``jaxecon.foundation.scenarios.covid19.covid19_env`` and the others)
 re-export them.
 """
 
 from __future__ import annotations
 
-from jaxecon.foundation.env import FoundationEnv
+from jaxecon.foundation.base.base_env import scenario_registry
 
-
-class _ScenarioEnv(FoundationEnv):
-    """A ``FoundationEnv`` whose scenario is fixed by the class's ``name``.
-
-    Args:
-        **kwargs: Foundation's scenario, component and ``BaseEnvironment``
-            keyword arguments (see ``make_env_instance``), without
-            ``scenario_name``.
-    Raises:
-        as ``make_env_instance``.
-    """
-
-    name = ""
-
-    def __init__(self, **kwargs):
-        FoundationEnv.__init__(self, self.name, **kwargs)
-
-
-class LayoutFromFile(_ScenarioEnv):
-    """``layout_from_file/simple_wood_and_stone`` (Foundation's
-    ``scenarios/simple_wood_and_stone/layout_from_file.py``)."""
-
-    name = "layout_from_file/simple_wood_and_stone"
-
-
-class SplitLayout(_ScenarioEnv):
-    """``split_layout/simple_wood_and_stone`` (``layout_from_file.py``)."""
-
-    name = "split_layout/simple_wood_and_stone"
-
-
-class Uniform(_ScenarioEnv):
-    """``uniform/simple_wood_and_stone`` (``dynamic_layout.py``)."""
-
-    name = "uniform/simple_wood_and_stone"
-
-
-class MultiZone(_ScenarioEnv):
-    """``multi_zone/simple_wood_and_stone`` (``dynamic_layout.py``)."""
-
-    name = "multi_zone/simple_wood_and_stone"
-
-
-class Quadrant(_ScenarioEnv):
-    """``quadrant/simple_wood_and_stone`` (``dynamic_layout.py``)."""
-
-    name = "quadrant/simple_wood_and_stone"
-
-
-class OneStepEconomy(_ScenarioEnv):
-    """``one-step-economy`` (``scenarios/one_step_economy/one_step_economy.py``)."""
-
-    name = "one-step-economy"
-
-
-class CovidAndEconomyEnvironment(_ScenarioEnv):
-    """``CovidAndEconomySimulation`` (``scenarios/covid19/covid19_env.py``)."""
-
-    name = "CovidAndEconomySimulation"
+LayoutFromFile = scenario_registry.get("layout_from_file/simple_wood_and_stone")
+SplitLayout = scenario_registry.get("split_layout/simple_wood_and_stone")
+Uniform = scenario_registry.get("uniform/simple_wood_and_stone")
+MultiZone = scenario_registry.get("multi_zone/simple_wood_and_stone")
+Quadrant = scenario_registry.get("quadrant/simple_wood_and_stone")
+OneStepEconomy = scenario_registry.get("one-step-economy")
+CovidAndEconomyEnvironment = scenario_registry.get("CovidAndEconomySimulation")

@@ -337,6 +337,10 @@ class World:
                 out[r, c] = i
         return readonly(out)
 
+    def get_random_order_agents(self) -> list:
+        """The mobile agents in a random order (``np.random.permutation``, as Foundation)."""
+        return [self.agents[i] for i in np.random.permutation(self.n_agents)]
+
     def is_valid(self, r, c) -> bool:
         """Whether (r, c) lies inside the world."""
         return 0 <= r < self.world_size[0] and 0 <= c < self.world_size[1]

@@ -1,0 +1,396 @@
+"""The shim's compiled engine: one jitted call per step, cached across environments.
+
+A ``FoundationEnv`` steps its economy through an ``Engine``: the functional
+core's ``reset``, ``step``, ``metrics`` and ``init_state`` compiled ahead of
+time for one static configuration, over packed buffers
+(``jaxecon.foundation.packing``):
+
+- ``step``: one call per Python step. It takes the PRNG key data, the packed
+  state (donated: XLA updates it in place), the actions as one int32 array
+  and the packed parameters; inside it splits the key (as the shim always
+  did: ``next, use = split(key)``), unpacks, runs ``core.step`` and packs
+  the state and the outputs (observations, rewards, done) again. The host
+  then fetches exactly the outputs and the next key data, in one transfer,
+  and reads them as numpy views.
+- ``reset``: the same for ``core.reset`` (with the previous state, so what
+  Foundation keeps across episodes is carried over).
+- ``metrics``, ``init``: compiled with the others at construction, so no
+  episode pays a compile at its end.
+
+Engines are cached by ``engine_for(scenario_name, kwargs)``: environments
+built with the same scenario and keyword arguments (the shim-only
+``dense_log_frequency`` and ``world_dense_log_frequency`` aside) share one
+engine, so only the first construction in a process compiles; with the
+persistent compilation cache (``jaxecon.foundation.compilation_cache``) a
+new process loads the executables from disk. The compiles of one engine run
+in parallel threads.
+"""
+
+from __future__ import annotations
+
+import collections
+import concurrent.futures
+import contextlib
+import threading
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxecon.foundation.packing import TreePacking, WordPacking
+
+__all__ = [
+    "ENGINE_CACHE_SIZE", "Engine", "clear_engine_cache", "engine_for", "engine_key",
+    "unrolled_threefry_on_cpu",
+]
+
+#: How many engines (static configurations) a process keeps compiled.
+ENGINE_CACHE_SIZE = 16
+
+#: Keyword arguments that only the stateful shim reads; they do not change the
+#: compiled functions, so environments that differ only in them share an engine.
+SHIM_ONLY_KWARGS = ("dense_log_frequency", "world_dense_log_frequency")
+
+
+@contextlib.contextmanager
+def unrolled_threefry_on_cpu():
+    """While active, ``jax.jit(...).lower`` emits the Threefry hash unrolled on the CPU.
+
+    JAX lowers ``threefry2x32`` on the CPU as a 5-trip ``while`` loop (to
+    keep compiles short) and unrolled on GPUs and TPUs. For the small arrays
+    of one economy the loop's per-iteration overhead dominates: unrolled, the
+    canonical economy's step runs about a quarter faster. The hash, and so
+    every random number, is bit-identical either way. Uses JAX internals;
+    where they are missing it does nothing.
+    """
+    try:
+        from jax._src.interpreters import mlir
+        from jax._src.random import threefry2x32 as tf
+
+        table = mlir._platform_specific_lowerings["cpu"]
+        prim, rule = tf.threefry2x32_p, tf._threefry2x32_lowering_rule
+    except (ImportError, AttributeError, KeyError):  # pragma: no cover - other jax versions
+        yield
+        return
+    saved = table.get(prim)
+    mlir.register_lowering(prim, rule, platform="cpu", inline=False)
+    try:
+        yield
+    finally:
+        if saved is None:
+            table.pop(prim, None)
+        else:
+            table[prim] = saved
+
+
+def _freeze(value):
+    """A hashable, type-tagged copy of a (nested) keyword-argument value, or
+    raise ``TypeError`` for a value it cannot freeze."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, (bool, np.bool_)):
+        return ("bool", bool(value))
+    if isinstance(value, (int, np.integer)):
+        return ("int", int(value))
+    if isinstance(value, (float, np.floating)):
+        return ("float", float(value))
+    if isinstance(value, dict):
+        return ("dict", tuple(sorted((str(k), _freeze(v)) for k, v in value.items())))
+    if isinstance(value, (list, tuple)):
+        return ("seq", tuple(_freeze(v) for v in value))
+    if isinstance(value, np.ndarray):
+        return ("ndarray", value.dtype.str, value.shape, value.tobytes())
+    raise TypeError(f"cannot freeze {type(value).__name__}")
+
+
+def engine_key(scenario_name: str, kwargs: dict):
+    """The cache key of a configuration: the scenario's registry name, the
+    frozen keyword arguments (without ``SHIM_ONLY_KWARGS``), whether x64 is
+    on and the default backend; None when a value cannot be frozen (such a
+    configuration is not cached)."""
+    try:
+        frozen = _freeze({k: v for k, v in kwargs.items() if k not in SHIM_ONLY_KWARGS})
+    except TypeError:
+        return None
+    return (str(scenario_name).lower(), frozen, bool(jax.config.jax_enable_x64), jax.default_backend())
+
+
+class _Compiled:
+    """A function being compiled in the background; calling it waits for it."""
+
+    def __init__(self, future):
+        self._future = future
+        self._fn = None
+
+    def __call__(self, *args):
+        if self._fn is None:
+            self._fn = self._future.result()
+        return self._fn(*args)
+
+
+class Engine:
+    """The compiled reset/step/metrics of one static configuration.
+
+    Args:
+        core: the functional environment (``jaxecon.make``'s result) whose
+            functions are compiled. Environments that share the engine hold
+            their own core objects of the same configuration.
+
+    Attributes:
+        core: the core the functions were traced from.
+        state_packing, params_packing: how ``EnvState`` and ``EnvParams``
+            are packed (``TreePacking``).
+        key_shape: shape of the PRNG key data (uint32 [2] for threefry).
+    """
+
+    #: The functions ``__init__`` compiles.
+    COMPILED = ("step", "reset", "metrics", "init", "unpack")
+
+    def __init__(self, core):
+        self._setup(core)
+        f = jax.eval_shape(lambda: jnp.zeros((), float)).dtype
+        obs = jax.eval_shape(core.observe, self._state_shape, core.default_params)
+        kd_sds = self._sds["kd"]
+        self._reset_out_packing = TreePacking({"kd": kd_sds, "obs": obs})
+        self._out_packing = TreePacking({
+            "kd": kd_sds,
+            "obs": obs,
+            "rew_a": jax.ShapeDtypeStruct((core.n_agents,), f),
+            "rew_p": jax.ShapeDtypeStruct((), f),
+            "done": jax.ShapeDtypeStruct((), jnp.bool_),
+        })
+        metrics = jax.eval_shape(core.metrics, self._state_shape, core.default_params)
+        self._metrics_packing = WordPacking(metrics)
+        self._compile(self.COMPILED)
+
+    def _setup(self, core) -> None:
+        """The packings and argument shapes of ``core`` (nothing is compiled)."""
+        self.core = core
+        params = core.default_params
+        key = jax.random.key(0)
+        kd = jax.random.key_data(key)
+        self.key_shape = tuple(kd.shape)
+        self.params_packing = TreePacking(params)
+        self._state_shape = jax.eval_shape(core.init_state, key, params, 0)
+        self.state_packing = TreePacking(self._state_shape)
+        n = core.n_agents
+        self._a_shape = (n,) + core.agent_actions.action_shape
+        self._p_shape = core.planner_actions.action_shape
+        self._n_a = int(np.prod(self._a_shape))
+        self.n_actions = self._n_a + int(np.prod(self._p_shape))
+        self._slots = self._action_slots(core)
+        sds = jax.ShapeDtypeStruct
+        self._sds = {
+            "kd": sds(self.key_shape, kd.dtype),
+            "sbuf": tuple(sds((s,), d) for s, d in zip(self.state_packing.sizes, self.state_packing.dtypes)),
+            "pbuf": tuple(sds((s,), d) for s, d in zip(self.params_packing.sizes, self.params_packing.dtypes)),
+            "acts": sds((self.n_actions,), jnp.int32),
+            "count": sds((), jnp.int32),
+        }
+        self._pack = jax.jit(self.state_packing.pack)
+
+    def _compile(self, names) -> None:
+        """Lower the functions ``names`` (of ``COMPILED``) with the Threefry hash
+        unrolled, then compile them in parallel threads; each is set as
+        ``self._<name>`` and waits for its compile on first call."""
+        kd, sbuf, pbuf = self._sds["kd"], self._sds["sbuf"], self._sds["pbuf"]
+        acts, count = self._sds["acts"], self._sds["count"]
+        lowerers = {
+            "step": lambda: jax.jit(self._step_fn, donate_argnums=(1,)).lower(kd, sbuf, acts, pbuf),
+            "reset": lambda: jax.jit(self._reset_fn, donate_argnums=(3,)).lower(kd, pbuf, count, sbuf),
+            "metrics": lambda: jax.jit(self._metrics_fn).lower(sbuf, pbuf),
+            "init": lambda: jax.jit(self._init_fn).lower(pbuf),
+            "unpack": lambda: jax.jit(self.state_packing.unpack).lower(sbuf),
+        }
+        with unrolled_threefry_on_cpu():
+            lowered = {k: lowerers[k]() for k in names}
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=len(lowered))
+        for k, low in lowered.items():
+            setattr(self, f"_{k}", _Compiled(pool.submit(low.compile)))
+        pool.shutdown(wait=False)
+
+    #: Whether some hooks run on the host (``HostEngine``): then every agent's
+    #: action buffer holds its actions during the step, as in Foundation.
+    runs_on_host = False
+    #: ``("reset", key data, completions)`` / ``("step", key data, actions)``
+    #: while a ``HostEngine`` reset or step runs, else None.
+    context = None
+
+    # ------------------------------------------------------------ traced bodies
+    def _actions(self, acts):
+        return {"a": acts[: self._n_a].reshape(self._a_shape), "p": acts[self._n_a:].reshape(self._p_shape)}
+
+    def _step_fn(self, kd, sbuf, acts, pbuf):
+        nxt, use = jax.random.split(jax.random.wrap_key_data(kd))
+        state = self.state_packing.unpack(sbuf)
+        params = self.params_packing.unpack(pbuf)
+        obs, state, rew, done, _ = self.core.step(use, state, self._actions(acts), params)
+        out = {"kd": jax.random.key_data(nxt), "obs": obs, "rew_a": rew["a"], "rew_p": rew["p"], "done": done}
+        return self.state_packing.pack(state), self._out_packing.pack(out)
+
+    def _reset_fn(self, kd, pbuf, completions, prev_sbuf):
+        nxt, use = jax.random.split(jax.random.wrap_key_data(kd))
+        params = self.params_packing.unpack(pbuf)
+        prev = self.state_packing.unpack(prev_sbuf)
+        obs, state = self.core.reset(use, params, completions, prev)
+        return self.state_packing.pack(state), self._reset_out_packing.pack({"kd": jax.random.key_data(nxt), "obs": obs})
+
+    def _metrics_fn(self, sbuf, pbuf):
+        m = self.core.metrics(self.state_packing.unpack(sbuf), self.params_packing.unpack(pbuf))
+        return self._metrics_packing.pack(m)
+
+    def _init_fn(self, pbuf):
+        state = self.core.init_state(jax.random.key(0), self.params_packing.unpack(pbuf), 0)
+        return self.state_packing.pack(state)
+
+    # ------------------------------------------------------------------ calls
+    def pack_params(self, params) -> tuple:
+        """``EnvParams`` as device buffers for ``step``/``reset``/``metrics``."""
+        return tuple(jnp.asarray(b) for b in self.params_packing.pack_numpy(jax.device_get(params)))
+
+    def pack_actions(self, a, p) -> np.ndarray:
+        """The functional actions (``a`` int [n] or [n, k], ``p`` int [] or
+        [k_p]) as the one int32 array ``step`` takes."""
+        out = np.empty(self.n_actions, np.int32)
+        out[: self._n_a] = np.ravel(a)
+        out[self._n_a:] = np.ravel(p)
+        return out
+
+    def unpack_actions(self, acts: np.ndarray) -> dict:
+        """``pack_actions``'s inverse: ``{"a": int32 [n] or [n, k], "p": int32 [] or [k_p]}``."""
+        return {"a": acts[: self._n_a].reshape(self._a_shape), "p": acts[self._n_a:].reshape(self._p_shape)}
+
+    @staticmethod
+    def _action_slots(core) -> dict:
+        """``{agent key: (offset, None or per-subspace sizes + 1, n_actions)}`` in the packed actions."""
+        slots = {}
+        a_layout, p_layout = core.agent_actions, core.planner_actions
+        k_a = 1 if not a_layout.multi_action_mode else len(a_layout.sizes)
+        for i in range(core.n_agents):
+            slots[str(i)] = (i * k_a, a_layout)
+        slots["p"] = (core.n_agents * k_a, p_layout)
+        out = {}
+        for key, (off, layout) in slots.items():
+            if layout.multi_action_mode:
+                dims = None if layout.passive else tuple(int(k) + 1 for k in layout.sizes)
+                out[key] = (off, dims, None)
+            else:
+                out[key] = (off, None, int(layout.n_actions))
+        return out
+
+    def quick_actions(self, actions: dict):
+        """The packed actions for a plain Foundation action dict, or None.
+
+        Handles what Python loops over agents usually pass: ``{agent key:
+        int}`` for single-action agents and ``{agent key: list or tuple of
+        ints}`` (one per subspace) for multi-action agents, every index in
+        range (the caller checks that no action buffer is pending). Anything
+        else (dict actions, arrays, out-of-range values, unknown keys)
+        returns None and goes through the agents' full parsing, which also
+        raises the errors.
+        """
+        out = np.zeros(self.n_actions, np.int32)
+        slots = self._slots
+        for k, v in actions.items():
+            slot = slots.get(k if type(k) is str else str(k))
+            if slot is None:
+                return None
+            off, dims, n = slot
+            if dims is None:
+                if n is None or not isinstance(v, (int, np.integer)) or isinstance(v, (bool, np.bool_)):
+                    return None
+                if not 0 <= v < n:
+                    return None
+                out[off] = v
+            elif type(v) is list or type(v) is tuple:
+                if len(v) != len(dims):
+                    return None
+                for j, (x, d) in enumerate(zip(v, dims)):
+                    if not isinstance(x, (int, np.integer)) or isinstance(x, (bool, np.bool_)) or not 0 <= x < d:
+                        return None
+                    out[off + j] = x
+            else:
+                return None
+        return out
+
+    def init(self, pbuf) -> tuple:
+        """Device buffers of ``core.init_state(key(0), params, 0)``."""
+        return self._init(pbuf)
+
+    def reset(self, kd, pbuf, completions: int, prev_sbuf):
+        """``core.reset`` with the key data ``kd`` (uint32 ``key_shape``).
+
+        Returns:
+            ``(next_kd, sbuf, obs)``: the next key data (numpy), the new
+            state's device buffers and the observations (numpy views).
+        """
+        sbuf, obuf = self._reset(np.asarray(kd, np.uint32), pbuf, np.int32(completions), prev_sbuf)
+        out = self._reset_out_packing.unpack_numpy([np.array(b) for b in jax.device_get(obuf)])
+        return out["kd"], sbuf, out["obs"]
+
+    def step(self, kd, sbuf, acts: np.ndarray, pbuf):
+        """``core.step`` (``sbuf`` is donated: do not use it afterwards).
+
+        Returns:
+            ``(next_kd, sbuf, obs, rew_a, rew_p, done)``: numpy key data, the
+            new state's device buffers, the observations (numpy views of one
+            fresh host copy), float rewards [n] and [], and done (bool).
+        """
+        sbuf, obuf = self._step(kd, sbuf, acts, pbuf)
+        out = self._out_packing.unpack_numpy([np.asarray(b) for b in obuf])
+        return out["kd"], sbuf, out["obs"], out["rew_a"], out["rew_p"], bool(out["done"])
+
+    def metrics(self, sbuf, pbuf) -> dict:
+        """``core.metrics`` as ``{key: numpy scalar}``."""
+        return self._metrics_packing.unpack_numpy(np.array(self._metrics(sbuf, pbuf)))
+
+    def state(self, sbuf):
+        """The device ``EnvState`` held in ``sbuf`` (fresh arrays)."""
+        return self._unpack(sbuf)
+
+    def buffers(self, state) -> tuple:
+        """Device buffers of an ``EnvState`` (device or numpy leaves)."""
+        return self._pack(state)
+
+    def host_buffers(self, sbuf) -> tuple:
+        """Writable numpy copies of the device buffers ``sbuf``."""
+        return tuple(np.array(b) for b in jax.device_get(sbuf))
+
+    def host_state(self, host_bufs):
+        """The ``EnvState`` as numpy views into ``host_bufs`` (writes go into them)."""
+        return self.state_packing.unpack_numpy(host_bufs)
+
+
+_ENGINES: "collections.OrderedDict" = collections.OrderedDict()
+_LOCK = threading.Lock()
+
+
+def engine_for(scenario_name: str, kwargs: dict, core) -> Engine:
+    """The cached engine of this configuration, or a new one built from ``core``.
+
+    Args:
+        scenario_name: the scenario's registry name.
+        kwargs: the keyword arguments ``core`` was built with.
+        core: the functional environment just built from them (used only
+            when no engine is cached for the configuration).
+    """
+    key = engine_key(scenario_name, kwargs)
+    with _LOCK:
+        engine = _ENGINES.get(key) if key is not None else None
+        if engine is not None:
+            _ENGINES.move_to_end(key)
+            return engine
+    engine = Engine(core)
+    if key is not None:
+        with _LOCK:
+            _ENGINES[key] = engine
+            while len(_ENGINES) > ENGINE_CACHE_SIZE:
+                _ENGINES.popitem(last=False)
+    return engine
+
+
+def clear_engine_cache() -> None:
+    """Forget every cached engine (the next construction compiles again, or
+    loads from the persistent compilation cache)."""
+    with _LOCK:
+        _ENGINES.clear()

@@ -1,0 +1,405 @@
+"""The shim's engine for economies with hooks that run on the host.
+
+When an economy has Foundation-style numpy components
+(``jaxecon.foundation.host_components``) or a scenario whose Foundation hooks
+are written in numpy (``jaxecon.foundation.base.base_env``), ``HostEngine``
+runs Foundation's reset and step order with the user's hooks in their
+places, and the jaxecon parts jitted between them:
+
+- reset (``base_env.reset``): ``init_state``, ``reset_starting_layout``,
+  ``reset_agent_states``, every component's reset in list order (a jaxecon
+  component's ``reset`` and ``carry_over``; a Foundation-style component's
+  ``reset()``: its state fields, then ``additional_reset_steps()``), the
+  scenario's ``additional_reset_steps`` and ``carry_over``, observations;
+- step (``base_env.step``): timestep + 1, every component's step in list
+  order (``step`` or ``component_step()``), ``scenario_step``, observations
+  and masks, rewards, done.
+
+Consecutive jaxecon parts run as one jitted call on the packed state; before
+each host hook the state is fetched to the host, where the hook reads and
+writes it through the views (``World``, agents' ``state``,
+``jaxecon.foundation.live_state``), and the writes are sent back before the
+next jitted call. The keys are split exactly as ``BaseEnvironment.reset`` /
+``step`` split them, so the jaxecon parts draw the same random numbers as in
+an all-jaxecon economy. Host observations and masks (the scenario's
+``generate_observations``, the components' ``generate_observations`` and
+``generate_masks(completions)``) are batched on the host and handed to the
+core's ``assemble_observations``, so they are packed and flattened exactly
+like the jitted ones. Rewards from a host ``compute_reward`` replace the
+core's; metrics and dense logs combine both in Foundation's order.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxecon.foundation.engine import Engine, unrolled_threefry_on_cpu
+from jaxecon.foundation.host_components import batch_masks, batch_observations
+
+__all__ = ["CoreScenarioHooks", "HostEngine", "SCENARIO_HOOKS"]
+
+#: Foundation's scenario hooks, in the order they run.
+SCENARIO_HOOKS = (
+    "reset_starting_layout", "reset_agent_states", "additional_reset_steps",
+    "scenario_step", "generate_observations", "compute_reward", "scenario_metrics",
+)
+
+
+def _segments(ops: list) -> list:
+    """Group ``[(op, host: bool), ...]`` into ``[("jit", [ops]) | ("host", op)]``."""
+    out = []
+    for op, host in ops:
+        if host:
+            out.append(("host", op))
+        elif out and out[-1][0] == "jit":
+            out[-1][1].append(op)
+        else:
+            out.append(("jit", [op]))
+    return out
+
+
+class HostEngine(Engine):
+    """Reset, step and metrics of an economy with host hooks, for one environment.
+
+    Args:
+        core: the functional environment (Foundation-style components appear
+            in it as ``HostComponent`` stand-ins).
+        env: the ``FoundationEnv`` whose views the hooks use (its ``_host()``,
+            ``_set_buffers``, ``_device_buffers``).
+        hooks: ``{scenario hook name: callable}`` for the scenario hooks that
+            run on the host (names from ``SCENARIO_HOOKS``); the others are the
+            core's.
+
+    Same interface as ``Engine``; nothing is shared between environments
+    (the hooks are bound to this one's objects). The jitted parts compile on
+    first use.
+    """
+
+    runs_on_host = True
+
+    def __init__(self, core, env, hooks: dict):
+        self._setup(core)
+        self._compile(("init", "unpack"))
+        self.env = env
+        self.hooks = dict(hooks)
+        unknown = set(self.hooks) - set(SCENARIO_HOOKS)
+        if unknown:
+            raise ValueError(f"unknown scenario hooks {sorted(unknown)}")
+        self.host_components = {i: c for i, c in enumerate(core.components) if c.runs_on_host}
+        comps = [(("comp", i), i in self.host_components) for i in range(len(core.components))]
+        self._reset_plan = _segments(
+            [(("init",), False), (("layout",), "reset_starting_layout" in self.hooks),
+             (("agents",), "reset_agent_states" in self.hooks)] + comps
+            + [(("extra",), "additional_reset_steps" in self.hooks), (("carry",), False)]
+        )
+        self._step_plan = _segments(
+            [(("pre",), False)] + comps + [(("scen",), "scenario_step" in self.hooks)]
+        )
+        self._jitted = {}
+        self.context = None  # ("reset", kd, count) or ("step", kd, acts) while one runs
+
+    # ------------------------------------------------------------ jitted parts
+    def _jit(self, name, make, donate=()):
+        fn = self._jitted.get(name)
+        if fn is None:
+            fn = self._jitted[name] = jax.jit(make(), donate_argnums=donate)
+        return fn
+
+    def _call(self, fn, *args):
+        with unrolled_threefry_on_cpu():
+            return fn(*args)
+
+    def _reset_keys(self, kd):
+        _, use = jax.random.split(jax.random.wrap_key_data(kd))
+        k_init, k_layout, k_agents, k_comp, k_extra = jax.random.split(use, 5)
+        ckeys = jax.random.split(k_comp, max(1, len(self.core.components)))
+        return {"init": k_init, "layout": k_layout, "agents": k_agents, "comps": ckeys, "extra": k_extra}
+
+    def _step_keys(self, kd):
+        _, use = jax.random.split(jax.random.wrap_key_data(kd))
+        return jax.random.split(use, len(self.core.components) + 1)
+
+    def _local_actions(self, acts) -> list:
+        core = self.core
+        local_a = core.agent_actions.decode(acts[: self._n_a].reshape(self._a_shape))
+        local_p = core.planner_actions.decode(acts[self._n_a:].reshape(self._p_shape))
+        return [
+            {"a": {n: v for n, v in local_a.items() if n.split(".")[0] == c.name},
+             "p": {n: v for n, v in local_p.items() if n.split(".")[0] == c.name}}
+            for c in core.components
+        ]
+
+    def _reset_segment(self, ops):
+        core, sp, pp = self.core, self.state_packing, self.params_packing
+
+        def seg(kd, pbuf, count, prev_sbuf, sbuf):
+            keys = self._reset_keys(kd)
+            params, prev = pp.unpack(pbuf), sp.unpack(prev_sbuf)
+            state = sp.unpack(sbuf)
+            for op in ops:
+                if op[0] == "init":
+                    state = core.init_state(keys["init"], params, count)
+                elif op[0] == "layout":
+                    state = core.reset_starting_layout(keys["layout"], state, params)
+                elif op[0] == "agents":
+                    state = core.reset_agent_states(keys["agents"], state, params)
+                elif op[0] == "comp":
+                    c = core.components[op[1]]
+                    p = params.components[c.name]
+                    state = c.carry_over(prev, c.reset(keys["comps"][op[1]], state, p), p)
+                elif op[0] == "extra":
+                    state = core.additional_reset_steps(keys["extra"], state, params)
+                elif op[0] == "carry":
+                    state = core.carry_over(prev, state, params)
+            return sp.pack(state)
+
+        return seg
+
+    def _step_segment(self, ops):
+        core, sp, pp = self.core, self.state_packing, self.params_packing
+
+        def seg(kd, sbuf, acts, pbuf):
+            keys = self._step_keys(kd)
+            params, state = pp.unpack(pbuf), sp.unpack(sbuf)
+            local = self._local_actions(acts)
+            for op in ops:
+                if op[0] == "pre":
+                    state = state.replace(timestep=state.timestep + 1)
+                elif op[0] == "comp":
+                    c = core.components[op[1]]
+                    state = c.step(keys[op[1] + 1], state, local[op[1]], params.components[c.name])
+                elif op[0] == "scen":
+                    state = core.scenario_step(keys[0], state, params)
+            return sp.pack(state)
+
+        return seg
+
+    def _observe_segment(self, with_reward: bool):
+        core, sp, pp = self.core, self.state_packing, self.params_packing
+
+        def seg(kd, sbuf, pbuf, injected):
+            nxt, _ = jax.random.split(jax.random.wrap_key_data(kd))
+            params, state = pp.unpack(pbuf), sp.unpack(sbuf)
+            sources = core.observation_sources(state, params)
+            for j, groups in injected["obs"].items():
+                sources[int(j)] = (sources[int(j)][0], groups)
+            mask_sources = core.mask_sources(state, params)
+            for i, groups in injected["masks"].items():
+                mask_sources[int(i)] = groups
+            obs = core.assemble_observations(sources, mask_sources, state)
+            if not with_reward:
+                return jax.random.key_data(nxt), sp.pack(state), obs
+            done = state.timestep >= core.episode_length
+            if "compute_reward" in self.hooks:  # the host's rewards, then the count (step)
+                f = jax.eval_shape(lambda: jnp.zeros((), float)).dtype
+                return (jax.random.key_data(nxt), sp.pack(state), obs,
+                        jnp.zeros(core.n_agents, f), jnp.zeros((), f), done)
+            rew_a, rew_p, state = core.compute_reward(state, params)
+            state = state.replace(completions=state.completions + done.astype(jnp.int32))
+            return jax.random.key_data(nxt), sp.pack(state), obs, rew_a, rew_p, done
+
+        return seg
+
+    # ------------------------------------------------------------ host parts
+    def _host_observations(self, count: int) -> dict:
+        """The host hooks' observations and masks, batched (``injected``)."""
+        n = self.core.n_agents
+        out = {"obs": {}, "masks": {}}
+        gen = self.hooks.get("generate_observations")
+        if gen is not None:
+            out["obs"]["0"] = batch_observations(gen(), n, f"scenario {self.core.name!r}")
+        for i, c in self.host_components.items():
+            out["obs"][str(i + 1)] = batch_observations(c.host.obs(), n, f"component {c.name!r}")
+            out["masks"][str(i)] = batch_masks(
+                c.host.generate_masks(completions=count), c, self.core.agent_actions,
+                self.core.planner_actions,
+            )
+        return out
+
+    def _run_host_reset_op(self, op) -> None:
+        if op[0] == "layout":
+            self.hooks["reset_starting_layout"]()
+        elif op[0] == "agents":
+            self.hooks["reset_agent_states"]()
+        elif op[0] == "comp":
+            c = self.core.components[op[1]]
+            c.reset_host_values()
+            c.host.reset()
+        elif op[0] == "extra":
+            self.hooks["additional_reset_steps"]()
+
+    def _run_host_step_op(self, op) -> None:
+        if op[0] == "comp":
+            self.core.components[op[1]].host.component_step()
+        elif op[0] == "scen":
+            self.hooks["scenario_step"]()
+
+    # ------------------------------------------------------------------ calls
+    def reset(self, kd, pbuf, completions: int, prev_sbuf):
+        env = self.env
+        kd = np.asarray(kd, np.uint32)
+        count = np.int32(completions)
+        self.context = ("reset", kd, int(completions))
+        try:
+            sbuf = prev_sbuf
+            for j, (kind, part) in enumerate(self._reset_plan):
+                if kind == "jit":
+                    fn = self._jit(("reset", j), lambda part=part: self._reset_segment(part))
+                    sbuf = self._call(fn, kd, pbuf, count, prev_sbuf, sbuf)
+                    env._set_buffers(sbuf)
+                else:
+                    self._run_host_reset_op(part)
+                    sbuf = env._device_buffers()
+            injected = self._host_observations(int(completions))
+            fn = self._jit("reset_obs", lambda: self._observe_segment(False))
+            kd_next, sbuf, obs = self._call(fn, kd, env._device_buffers(), pbuf, injected)
+        finally:
+            self.context = None
+        kd_next, obs = jax.device_get((kd_next, obs))
+        return np.asarray(kd_next), sbuf, obs
+
+    def step(self, kd, sbuf, acts, pbuf):
+        env = self.env
+        kd = np.asarray(kd, np.uint32)
+        self.context = ("step", kd, acts)
+        try:
+            for j, (kind, part) in enumerate(self._step_plan):
+                if kind == "jit":
+                    fn = self._jit(("step", j), lambda part=part: self._step_segment(part), donate=(1,))
+                    sbuf = self._call(fn, kd, env._device_buffers(), acts, pbuf)
+                    env._set_buffers(sbuf)
+                else:
+                    self._run_host_step_op(part)
+            injected = self._host_observations(env._count)
+            fn = self._jit("step_obs", lambda: self._observe_segment(True))
+            kd_next, sbuf, obs, rew_a, rew_p, done = self._call(
+                fn, kd, env._device_buffers(), pbuf, injected)
+            env._set_buffers(sbuf)
+            if "compute_reward" in self.hooks:
+                rew = {str(k): v for k, v in self.hooks["compute_reward"]().items()}
+                rew_a = np.asarray([rew[str(i)] for i in range(self.core.n_agents)], np.float64)
+                rew_p = np.float64(rew["p"])
+                if bool(done):  # as BaseEnvironment.step: completions count after the rewards
+                    env._host().completions[()] += 1
+                    env._host_written()
+                sbuf = env._device_buffers()
+        finally:
+            self.context = None
+        kd_next, obs, rew_a, rew_p, done = jax.device_get((kd_next, obs, rew_a, rew_p, done))
+        return np.asarray(kd_next), sbuf, obs, rew_a, rew_p, bool(done)
+
+    def metrics(self, sbuf, pbuf) -> dict:
+        fn = self._jit("metrics", lambda: lambda sb, pb: self.core.metric_sources(
+            self.state_packing.unpack(sb), self.params_packing.unpack(pb)))
+        scenario, per_component = jax.device_get(self._call(fn, sbuf, pbuf))
+        per_component = list(per_component)
+        if "scenario_metrics" in self.hooks:
+            scenario = self.hooks["scenario_metrics"]() or {}
+        for i, c in self.host_components.items():
+            per_component[i] = c.host.get_metrics() or {}
+        return self.core.assemble_metrics((scenario, per_component))
+
+def _foundation_obs(groups: dict, n: int) -> dict:
+    """Core groups (``{"a": {k: [n, ...]}, "p": ..., "pa": ...}``) as Foundation's
+    ``{agent idx: {key: value}}``."""
+    out = {}
+    for k, v in groups.get("a", {}).items():
+        for i in range(n):
+            out.setdefault(i, {})[k] = np.asarray(v)[i]
+    if groups.get("p"):
+        out["p"] = {k: np.asarray(v) for k, v in groups["p"].items()}
+    for k, v in groups.get("pa", {}).items():
+        for i in range(n):
+            out.setdefault(f"p{i}", {})[k] = np.asarray(v)[i]
+    return out
+
+
+class CoreScenarioHooks:
+    """The core scenario's Foundation hooks, run on demand on an environment's state.
+
+    A Foundation scenario class that overrides a hook of a jaxecon scenario
+    (``jaxecon.foundation.base.base_env``) may call the original with
+    ``super().<hook>()``; that call runs the core's hook, jitted, on the
+    current state (host writes are sent first): state-changing hooks
+    (``reset_starting_layout``, ``reset_agent_states``,
+    ``additional_reset_steps``, ``scenario_step``) write the state; the others
+    return Foundation's values: ``compute_reward`` ``{idx: float}`` (and
+    applies its state update), ``generate_observations`` ``{idx: {key:
+    value}}``, ``scenario_metrics`` ``{key: scalar}``. Keys are those of the
+    reset or step in progress (the engine's ``context``); outside one, the
+    environment's next key (not consumed).
+
+    Args:
+        env: the ``FoundationEnv``.
+    """
+
+    def __init__(self, env):
+        self.env = env
+        self._fns = {}
+
+    def _jitted(self, name, make):
+        fn = self._fns.get(name)
+        if fn is None:
+            fn = self._fns[name] = jax.jit(make())
+        return fn
+
+    def __call__(self, name: str):
+        """Run hook ``name`` (one of ``SCENARIO_HOOKS``); see the class docstring.
+
+        Raises:
+            ValueError: an unknown hook name.
+        """
+        env = self.env
+        engine, core = env._engine, env._core
+        sp, pp = engine.state_packing, engine.params_packing
+        ctx = engine.context
+        kd = np.asarray(ctx[1] if ctx is not None else env._kd, np.uint32)
+        sbuf, pbuf = env._device_buffers(), env._params_buffers()
+        slots = {"reset_starting_layout": 1, "reset_agent_states": 2, "additional_reset_steps": 4}
+        with unrolled_threefry_on_cpu():
+            if name in slots:
+                hook, slot = getattr(core, name), slots[name]
+
+                def make():
+                    def f(kd, sb, pb):
+                        _, use = jax.random.split(jax.random.wrap_key_data(kd))
+                        key = jax.random.split(use, 5)[slot]
+                        return sp.pack(hook(key, sp.unpack(sb), pp.unpack(pb)))
+                    return f
+
+                env._set_buffers(self._jitted(name, make)(kd, sbuf, pbuf))
+                return None
+            if name == "scenario_step":
+                def make():
+                    def f(kd, sb, pb):
+                        _, use = jax.random.split(jax.random.wrap_key_data(kd))
+                        key = jax.random.split(use, len(core.components) + 1)[0]
+                        return sp.pack(core.scenario_step(key, sp.unpack(sb), pp.unpack(pb)))
+                    return f
+
+                env._set_buffers(self._jitted(name, make)(kd, sbuf, pbuf))
+                return None
+            if name == "compute_reward":
+                def make():
+                    def f(sb, pb):
+                        ra, rp, state = core.compute_reward(sp.unpack(sb), pp.unpack(pb))
+                        return sp.pack(state), ra, rp
+                    return f
+
+                sbuf, ra, rp = self._jitted(name, make)(sbuf, pbuf)
+                env._set_buffers(sbuf)
+                ra, rp = jax.device_get((ra, rp))
+                out = {i: float(r) for i, r in enumerate(np.asarray(ra))}  # keyed by agent.idx
+                out["p"] = float(rp)
+                return out
+            if name == "generate_observations":
+                fn = self._jitted(name, lambda: lambda sb, pb: core.generate_observations(
+                    sp.unpack(sb), pp.unpack(pb)))
+                return _foundation_obs(jax.device_get(fn(sbuf, pbuf)), core.n_agents)
+            if name == "scenario_metrics":
+                fn = self._jitted(name, lambda: lambda sb, pb: core.scenario_metrics(
+                    sp.unpack(sb), pp.unpack(pb)))
+                return {k: np.asarray(v)[()] for k, v in jax.device_get(fn(sbuf, pbuf)).items()}
+        raise ValueError(f"unknown scenario hook {name!r}; hooks: {list(SCENARIO_HOOKS)}")

@@ -1,0 +1,140 @@
+"""The shim's engine: packing, the cached compiled steps, the host-hook engine, the cache setting.
+
+- ``TreePacking`` / ``WordPacking`` round trips keep values, dtypes and weak types.
+- Environments of the same configuration share one compiled engine; a second
+  construction in a process is fast.
+- ``HostEngine`` (jitted segments between host hooks) with no host hooks gives
+  bit-for-bit the all-jitted engine's observations, rewards and states on the
+  canonical economy, across two episodes (so its reset and step follow
+  ``BaseEnvironment.reset`` / ``step``, carry-over included).
+- Plain action dicts are packed by ``Engine.quick_actions`` exactly as the
+  agents' parsers would pack them; anything else falls back to the parsers.
+- ``enable_persistent_cache`` honours the opt-out and a user's own cache dir.
+"""
+
+from __future__ import annotations
+
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxecon import foundation
+from jaxecon.configs import default_config
+from jaxecon.foundation import compilation_cache
+from jaxecon.foundation.engine import engine_key
+from jaxecon.foundation.host_engine import HostEngine
+from jaxecon.foundation.packing import TreePacking, WordPacking
+from jaxecon.interop.reference import random_valid_actions
+
+T = 15
+
+
+def _canonical(**overrides) -> dict:
+    cfg = default_config()
+    cfg.update(episode_length=T, dense_log_frequency=None)
+    cfg.update(overrides)
+    return cfg
+
+
+def test_packing_round_trips():
+    tree = {"f": jnp.arange(6.0).reshape(2, 3), "i16": jnp.array([-3, 7], jnp.int16),
+            "b": jnp.array([True, False]), "w": 2.5, "u": jnp.array([1, 2], jnp.uint32)}
+    tp = TreePacking(tree)
+    assert set(tp.dtypes) == {np.dtype(np.float32), np.dtype(np.int16), np.dtype(bool), np.dtype(np.uint32)}
+    out = jax.jit(lambda t: tp.unpack(tp.pack(t)))(tree)
+    for k in tree:
+        np.testing.assert_array_equal(np.asarray(out[k]), np.asarray(tree[k]))
+        assert out[k].dtype == jnp.asarray(tree[k]).dtype
+    assert out["w"].weak_type  # a Python float stays weakly typed
+    host = tp.unpack_numpy(tp.pack_numpy(jax.device_get(tree)))
+    np.testing.assert_array_equal(host["i16"], [-3, 7])
+    wp = WordPacking(tree)
+    back = wp.unpack_numpy(np.asarray(jax.jit(wp.pack)(tree)))
+    for k in tree:
+        np.testing.assert_array_equal(back[k], np.asarray(tree[k]))
+        assert back[k].dtype == jnp.asarray(tree[k]).dtype
+    with jax.enable_x64(True):
+        t64 = {"d": jnp.array([1.0 / 3.0], jnp.float64), "l": jnp.array([2**40], jnp.int64)}
+        wp = WordPacking(t64)
+        back = wp.unpack_numpy(np.asarray(jax.jit(wp.pack)(t64)))
+        assert back["d"][0] == 1.0 / 3.0 and back["l"][0] == 2**40
+
+
+def test_same_configuration_shares_one_compiled_engine():
+    cfg = _canonical()
+    first = foundation.make_env_instance(**cfg, seed=2)
+    first.reset()
+    first.step()  # (waits for the compiles)
+    t0 = time.perf_counter()
+    second = foundation.make_env_instance(**cfg, seed=2)
+    second.reset()
+    second.step()
+    elapsed = time.perf_counter() - t0
+    assert second._engine is first._engine
+    assert elapsed < 1.0, f"second construction + reset + step took {elapsed:.2f} s"
+    # shim-only kwargs share the engine; anything else is a new configuration
+    third = foundation.make_env_instance(**_canonical(dense_log_frequency=2), seed=2)
+    assert third._engine is first._engine
+    assert engine_key(first._core.name, _canonical(episode_length=T + 1)) != engine_key(first._core.name, cfg)
+
+
+def test_host_engine_matches_the_jitted_engine_bit_for_bit():
+    cfg = _canonical()
+    fast = foundation.make_env_instance(**cfg, seed=5)
+    slow = foundation.make_env_instance(**cfg, seed=5)
+    slow._engine = HostEngine(slow._core, slow, {})
+    assert fast._engine.runs_on_host is False and slow._engine.runs_on_host is True
+    rng = np.random.default_rng(0)
+    for episode in range(2):  # the second reset carries the first episode's state over
+        obs_f, obs_s = fast.reset(), slow.reset()
+        for t in range(T):
+            jax.tree.map(np.testing.assert_array_equal, obs_s, obs_f)
+            actions = random_valid_actions(obs_f, fast, rng)
+            obs_f, rew_f, done_f, _ = fast.step(dict(actions))
+            obs_s, rew_s, done_s, _ = slow.step(dict(actions))
+            assert rew_s == rew_f and done_s == done_f
+        jax.tree.map(np.testing.assert_array_equal, jax.device_get(slow.state), jax.device_get(fast.state))
+        assert slow.previous_episode_metrics == pytest.approx(fast.previous_episode_metrics, nan_ok=True)
+
+
+def test_quick_actions_pack_as_the_parsers_do():
+    env = foundation.make_env_instance(**_canonical(), seed=1)
+    obs = env.reset()
+    engine = env._engine
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        actions = random_valid_actions(obs, env, rng)
+        quick = engine.quick_actions(actions)
+        buffers = env._parsed_buffers(actions)
+        buffers = {k: buffers.get(k, dict(a.action)) for k, a in env._agent_lookup.items()}
+        fa = env._functional_actions(buffers)
+        np.testing.assert_array_equal(quick, engine.pack_actions(fa["a"], fa["p"]))
+        obs, *_ = env.step(actions)
+    assert engine.quick_actions({"0": env.get_agent(0).action_spaces}) is None  # out of range
+    assert engine.quick_actions({"0": np.array([1])}) is None  # not a plain int
+    assert engine.quick_actions({"9": 1}) is None  # no such agent
+    with pytest.raises(ValueError, match="out of range"):
+        env.step({"0": env.get_agent(0).action_spaces})
+
+
+def test_persistent_cache_setting(monkeypatch, tmp_path):
+    monkeypatch.setattr(compilation_cache, "_checked", False)
+    monkeypatch.setenv(compilation_cache.ENV_VAR, "0")
+    before = jax.config.jax_compilation_cache_dir
+    if before:
+        assert compilation_cache.enable_persistent_cache() == before  # the user's dir stays
+        return
+    assert compilation_cache.enable_persistent_cache() is None
+    assert jax.config.jax_compilation_cache_dir is None
+    monkeypatch.setattr(compilation_cache, "_checked", False)
+    monkeypatch.setenv(compilation_cache.ENV_VAR, str(tmp_path / "cache"))
+    saved = jax.config.jax_persistent_cache_min_compile_time_secs
+    try:
+        assert compilation_cache.enable_persistent_cache() == str(tmp_path / "cache")
+        assert (tmp_path / "cache").is_dir()
+    finally:
+        jax.config.update("jax_compilation_cache_dir", before)
+        jax.config.update("jax_persistent_cache_min_compile_time_secs", saved)
