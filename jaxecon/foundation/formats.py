@@ -136,7 +136,14 @@ def _masks(v, order, agent=None, collate=False):
 
 
 def _ordered(values: dict, order: list, flat_last: bool) -> dict:
-    """``values`` in ``order`` (keys not in ``order``, e.g. ``flat``, after them)."""
+    """``values`` in ``order``, ``flat`` last. Where ``values`` holds keys the
+    core's layout does not know (fields of components or scenarios written in
+    numpy, which come already in Foundation's order), their own order is kept."""
+    if any(k not in order and k != _FLAT for k in values):
+        out = {k: v for k, v in values.items() if k != _FLAT}
+        if _FLAT in values:
+            out[_FLAT] = values[_FLAT]
+        return out
     out = {k: values[k] for k in order if k in values}
     if flat_last and _FLAT in values:
         out[_FLAT] = values[_FLAT]
@@ -189,7 +196,7 @@ def _collated_agents(oa: dict, layout: ObservationLayout, n: int, flatten: bool)
         if k not in (_FLAT, _MASK):
             fields[k] = np.asarray(v)
     collated = {}
-    for k in layout.order["a"]:
+    for k in layout.order["a"] + [k for k in fields if k not in layout.order["a"]]:
         if k == _TIME:
             collated[k] = np.asarray(fields[k], np.float64).reshape(n)
         else:
