@@ -125,7 +125,7 @@ class FoundationEnvWrapper:
             if env_registrar is not None:
                 self.env = env_registrar.get(env_name, use_cuda)(**env_config)
             else:
-                from jaxecon.foundation.env import make_env_instance
+                from jaxecon.foundation.base.base_env import make_env_instance
 
                 self.env = make_env_instance(env_name, **env_config)
         else:

@@ -10,7 +10,7 @@ itself is the scenario registry, as in Foundation (``foundation/__init__.py``
 rebinds the name).
 """
 
-from jaxecon.core.registry import scenario_registry
+from jaxecon.foundation.base.base_env import scenario_registry
 from jaxecon.foundation.scenarios import utils
 from jaxecon.foundation.scenarios.covid19 import covid19_env
 from jaxecon.foundation.scenarios.one_step_economy import one_step_economy
