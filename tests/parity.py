@@ -88,3 +88,17 @@ def to_jax_actions(actions: dict, env) -> dict:
     a = np.array([actions[str(i)] for i in range(env.n_agents)], dtype=np.int32)
     p = np.asarray(actions["p"], dtype=np.int32).reshape(env.planner_actions.action_shape)
     return {"a": a, "p": p}
+
+
+def builtin_names(registry, core_registry=None, package="jaxecon.") -> set:
+    """Names in ``registry`` whose class ships with ``package`` (``"jaxecon."``,
+    or ``"ai_economist."`` for the reference's registries): other tests
+    register test-only classes in both. For the shim's scenario registry,
+    whose classes are all made in ``jaxecon.foundation``, pass
+    ``jaxecon.scenario_registry`` as ``core_registry``: a name counts when its
+    functional class ships with jaxecon."""
+    def shipped(name):
+        if core_registry is not None:
+            return core_registry.has(name) and core_registry.get(name).__module__.startswith(package)
+        return registry.get(name).__module__.startswith(package)
+    return {n for n in registry.entries if shipped(n)}

@@ -19,9 +19,11 @@ import random
 import numpy as np
 import pytest
 
+import jaxecon
 from jaxecon import foundation
 from jaxecon.core import registry
 
+from parity import builtin_names
 from reference import GATHER_BUILD_CONFIG, load_foundation, make_reference_env, random_valid_actions
 
 T = 20
@@ -120,13 +122,11 @@ def test_registry_names_match_reference():
         (foundation.landmarks, ref.landmarks), (foundation.endogenous, ref.endogenous),
     ]:
         assert ours.entries == theirs.entries
-    # jaxecon's own classes only: other tests register test-only components
-    def builtin(registry):
-        return {n for n in registry.entries if registry.get(n).__module__.startswith("jaxecon.")}
-
-    assert builtin(foundation.components) <= set(ref.components.entries)
-    assert builtin(foundation.scenarios) <= set(ref.scenarios.entries)
-    assert {"Build", "Gather", "ContinuousDoubleAuction"} <= builtin(foundation.components)
+    # jaxecon's own classes only: other tests register test-only ones
+    assert builtin_names(foundation.components) <= set(ref.components.entries)
+    assert (builtin_names(foundation.scenarios, jaxecon.scenario_registry)
+            <= builtin_names(ref.scenarios, package="ai_economist."))
+    assert {"Build", "Gather", "ContinuousDoubleAuction"} <= builtin_names(foundation.components)
 
 
 # -------------------------------------------------------------- the tutorial
