@@ -102,3 +102,17 @@ def builtin_names(registry, core_registry=None, package="jaxecon.") -> set:
             return core_registry.has(name) and core_registry.get(name).__module__.startswith(package)
         return registry.get(name).__module__.startswith(package)
     return {n for n in registry.entries if shipped(n)}
+
+
+def kind(v):
+    """The structure Foundation's users see: dict order and nesting, list lengths,
+    array shapes; Python and numpy numbers count alike."""
+    if isinstance(v, dict):
+        return {k: kind(x) for k, x in v.items()}, list(v)
+    if isinstance(v, list):
+        return "list", len(v)
+    if isinstance(v, np.ndarray):
+        return "array", v.shape
+    if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool):
+        return "number"
+    return type(v).__name__

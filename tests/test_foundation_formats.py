@@ -20,25 +20,12 @@ import pytest
 from jaxecon import foundation
 from jaxecon.scenarios.covid19.config import default_covid_config
 
+from parity import kind
 from reference import CANONICAL_CONFIG, make_reference_env, random_valid_actions, require_foundation
 
 pytestmark = pytest.mark.reference
 
 T = 3
-
-
-def kind(v):
-    """The structure Foundation's users see: dict order and nesting, list lengths,
-    array shapes; Python and numpy numbers count alike."""
-    if isinstance(v, dict):
-        return {k: kind(x) for k, x in v.items()}, list(v)
-    if isinstance(v, list):
-        return "list", len(v)
-    if isinstance(v, np.ndarray):
-        return "array", v.shape
-    if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool):
-        return "number"
-    return type(v).__name__
 
 
 def _pair(cfg):

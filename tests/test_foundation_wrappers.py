@@ -28,6 +28,7 @@ import numpy as np
 import pytest
 
 import gym_stand_in
+from parity import kind
 from reference import CANONICAL_CONFIG, make_reference_env, require_foundation
 
 pytestmark = pytest.mark.reference
@@ -58,19 +59,6 @@ def _covid_config():
     cfg = default_covid_config()
     cfg["episode_length"] = T
     return cfg
-
-
-def kind(v):
-    """Dict order/nesting, list lengths, array shapes; numbers alike."""
-    if isinstance(v, dict):
-        return {k: kind(x) for k, x in v.items()}, list(v)
-    if isinstance(v, list):
-        return "list", len(v)
-    if isinstance(v, np.ndarray):
-        return "array", v.shape
-    if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool):
-        return "number"
-    return type(v).__name__
 
 
 def _random_actions(wrapper, rng):
