@@ -19,7 +19,10 @@ from gymnasium.spaces import Discrete, MultiDiscrete  # noqa: E402
 from gymnasium.utils.env_checker import data_equivalence  # noqa: E402
 from pettingzoo.test import parallel_api_test, parallel_seed_test  # noqa: E402
 
+from jaxecon import spaces as jaxecon_spaces  # noqa: E402
 from jaxecon.configs import default_config  # noqa: E402
+from jaxecon.foundation import make_env_instance  # noqa: E402
+from jaxecon.interfaces.gym_spaces import AgentSpaces, to_gymnasium  # noqa: E402
 from jaxecon.interfaces.pettingzoo import FoundationParallelEnv, parallel_env  # noqa: E402
 from jaxecon.render import agent_colors  # noqa: E402
 
@@ -40,6 +43,8 @@ def random_episode(env, seed: int) -> list:
         env.action_space(agent).seed(100 + i)
     out = [obs]
     while env.agents:
+        for a in env.agents:
+            assert env.observation_space(a).contains(obs[a]), a
         actions = {a: env.action_space(a).sample(mask=obs[a]["action_mask"]) for a in env.agents}
         obs, rew, _, _, _ = env.step(actions)
         out.append((obs, rew))
@@ -62,7 +67,12 @@ def test_spaces_are_foundations():
     assert env.action_space("0") == Discrete(50)  # NO-OP + Build 1 + 4 x 11 trade + 4 moves
     assert env.action_space("p") == MultiDiscrete([22] * 7)  # 7 tax brackets, NO-OP + 21 rates
     assert env.observation_space("0") is env.observation_space("0")
-    assert list(env.observation_space("0").spaces) == ["world-map", "world-idx_map", "time", "flat", "action_mask"]
+    space = env.observation_space("0")
+    assert set(space.spaces) == {"world-map", "world-idx_map", "time", "flat", "action_mask"}
+    # jaxecon's declared bounds: finite where bounded, infinite where not (inventories in "flat")
+    assert np.all(space["world-map"].low == 0) and np.all(space["world-map"].high == 1)
+    assert np.all(space["time"].high == 1) and np.isinf(space["flat"].high).any()
+    assert env.observation_space("1") is not space and env.observation_space("1") == space
     obs, infos = env.reset(seed=0)
     assert infos == {a: {} for a in AGENTS}
     for a in AGENTS:
@@ -133,6 +143,36 @@ def test_bad_input_is_a_clear_error():
         parallel_env(**small_config(), collate_agent_step_and_reset_data=True)
     with pytest.raises(TypeError, match="foundation_config"):
         FoundationParallelEnv("layout_from_file/simple_wood_and_stone")
+
+
+def test_undeclared_observations_are_read_from_a_reset(monkeypatch):
+    """Economies with numpy observation code declare no space: one reset gives the layout, bounds +-inf."""
+    env = make_env_instance(**small_config())
+
+    def undeclared(agent):
+        raise NotImplementedError("observations made by host code")
+
+    monkeypatch.setattr(env, "observation_space", undeclared)
+    inferred = AgentSpaces(env)
+    obs = env.reset()
+    for a in AGENTS:
+        space = inferred.observation_space(a)
+        assert set(space.spaces) == set(obs[a])
+        assert space.contains(inferred.observation(a, obs[a]))
+    assert np.isinf(inferred.observation_space("0")["world-map"].high).all()
+    assert inferred.observation_space("0")["world-idx_map"].high.max() == np.iinfo(np.int16).max
+
+
+def test_to_gymnasium_keeps_bounds_and_key_order():
+    space = jaxecon_spaces.Dict({"z": jaxecon_spaces.Box(0, np.array([1.0, np.inf]), (2,)),
+                                 "a": jaxecon_spaces.MultiDiscrete([3, 4]),
+                                 "m": jaxecon_spaces.Discrete(5)})
+    gym_space = to_gymnasium(space)
+    assert list(gym_space.spaces) == ["z", "a", "m"]
+    assert np.array_equal(gym_space["z"].high, [1.0, np.inf]) and gym_space["z"].dtype == np.float32
+    assert gym_space["a"] == MultiDiscrete([3, 4]) and gym_space["m"] == Discrete(5)
+    with pytest.raises(TypeError, match="jaxecon.spaces"):
+        to_gymnasium(Discrete(3))
 
 
 def test_missing_pettingzoo_names_the_extra(monkeypatch):

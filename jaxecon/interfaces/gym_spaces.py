@@ -4,25 +4,34 @@
 wrap a Foundation shim environment (``jaxecon.foundation.FoundationEnv``) and
 share what this module builds from it:
 
+- ``to_gymnasium(space)``: a ``jaxecon.spaces`` space as the gymnasium space
+  of the same name (``Box`` with its bounds, ``Discrete``, ``MultiDiscrete``,
+  ``Dict`` in the same key order);
 - ``AgentSpaces``: each agent's gymnasium observation space (a ``Dict``) and
   action space (``Discrete`` in single-action mode, ``MultiDiscrete`` in
-  multi-action mode, as Foundation's ``agent.action_spaces``), built once;
+  multi-action mode), built once from the env's ``observation_space`` and
+  ``action_space`` (``"a"`` for every mobile agent, ``"p"`` for the planner);
 - ``AgentSpaces.observation(agent_id, obs)``: one agent's shim observation
-  converted into its space (numpy arrays of the space's dtypes; Foundation's
-  one-element ``time`` list becomes an array);
+  converted into its space (numpy arrays of the space's dtypes and shapes:
+  Foundation's one-element ``time`` list and its Python-float scalars become
+  arrays; keys in the space's order);
 - ``check_config``, ``check_render_mode``: the arguments both interfaces check;
 - ``world_frame(env)``: the world as an RGB image (``jaxecon.render``).
 
-Observation fields keep Foundation's names and order (``world-map``,
-``world-idx_map``, ``time``, ``flat``, ``p0``..., ``action_mask``). The one
-field whose format changes is ``action_mask``: Foundation's float32 mask
-becomes PettingZoo's and gymnasium's form, the ``mask`` argument of the
-agent's ``action_space.sample``: int8 ``[n]`` for a ``Discrete(n)`` agent, a
-tuple of int8 ``[nvec[i]]`` arrays (one per action head, NO-OP first) for a
+Observation fields keep Foundation's names (``world-map``, ``world-idx_map``,
+``time``, ``flat``, ``p0``..., ``action_mask``), with the bounds jaxecon
+declares for them (``jaxecon.core.env.BaseEnvironment.observation_space``):
+finite where the quantity is bounded, +-inf where it is not. The one field
+whose format changes is ``action_mask``: Foundation's float32 mask becomes
+PettingZoo's and gymnasium's form, the ``mask`` argument of the agent's
+``action_space.sample``: int8 ``[n]`` for a ``Discrete(n)`` agent, a tuple
+of int8 ``[nvec[i]]`` arrays (one per action head, NO-OP first) for a
 ``MultiDiscrete(nvec)`` agent.
 
-Bounds: the observation fields other than ``action_mask`` are given bounds of
-+-inf (floats) or the dtype's range (integers); ``action_mask`` is in [0, 1].
+An economy whose observations come from Foundation-style numpy code
+(``jaxecon.foundation.base``) has no declared observation space; its spaces
+are read from one ``env.reset()`` observation instead, with bounds +-inf
+(integers: the dtype's range).
 
 Needs gymnasium (the ``gymnasium`` extra; PettingZoo depends on it).
 """
@@ -30,7 +39,7 @@ Needs gymnasium (the ``gymnasium`` extra; PettingZoo depends on it).
 from __future__ import annotations
 
 try:
-    import gymnasium
+    from gymnasium import spaces
 except ImportError as exc:  # pragma: no cover - exercised only without gymnasium
     raise ImportError(
         "jaxecon's PettingZoo and Gymnasium interfaces need gymnasium: "
@@ -38,13 +47,39 @@ except ImportError as exc:  # pragma: no cover - exercised only without gymnasiu
     ) from exc
 
 import numpy as np
-from gymnasium import spaces
 
+from jaxecon import spaces as jaxecon_spaces
 from jaxecon.render import MAP_NAMES, render_world
 
-__all__ = ["RENDER_MODES", "AgentSpaces", "check_config", "check_render_mode", "world_frame"]
+__all__ = ["RENDER_MODES", "AgentSpaces", "check_config", "check_render_mode", "to_gymnasium", "world_frame"]
 
 MASK_KEY = "action_mask"
+
+#: The render modes of both interfaces.
+RENDER_MODES = ("rgb_array",)
+
+
+def to_gymnasium(space) -> spaces.Space:
+    """A ``jaxecon.spaces`` space as the gymnasium space of the same name.
+
+    ``Box`` keeps ``low``, ``high``, ``shape`` and ``dtype``; ``Discrete(n)``
+    and ``MultiDiscrete(nvec)`` keep ``n`` / ``nvec``; ``Dict`` keeps its key
+    order (gymnasium would sort a plain dict's keys).
+
+    Raises:
+        TypeError: not a ``jaxecon.spaces`` space.
+    """
+    if isinstance(space, jaxecon_spaces.Box):
+        return spaces.Box(low=space.low, high=space.high, shape=space.shape, dtype=space.dtype)
+    if isinstance(space, jaxecon_spaces.Discrete):
+        return spaces.Discrete(int(space.n))
+    if isinstance(space, jaxecon_spaces.MultiDiscrete):
+        return spaces.MultiDiscrete(np.asarray(space.nvec, dtype=np.int64))
+    if isinstance(space, jaxecon_spaces.Dict):
+        return spaces.Dict([(k, to_gymnasium(s)) for k, s in space.spaces.items()])
+    raise TypeError(
+        f"space must be a jaxecon.spaces Box, Discrete, MultiDiscrete or Dict, got {type(space).__name__}"
+    )
 
 
 def _box_like(value) -> spaces.Box:
@@ -64,12 +99,9 @@ def _mask_space(action_space) -> spaces.Space:
     return spaces.Tuple([spaces.Box(low=0, high=1, shape=(int(n),), dtype=np.int8) for n in action_space.nvec])
 
 
-def _action_space(agent) -> spaces.Space:
-    """Foundation's ``agent.action_spaces`` (int or per-subspace sizes) as a gymnasium space."""
-    dims = agent.action_spaces
-    if np.ndim(dims) == 0:
-        return spaces.Discrete(int(dims))
-    return spaces.MultiDiscrete(np.asarray(dims, dtype=np.int64))
+def _kind(agent_id: str) -> str:
+    """The functional env's agent kind of a Foundation agent id: ``"p"`` or ``"a"``."""
+    return "p" if agent_id == "p" else "a"
 
 
 def _convert(value, space):
@@ -108,36 +140,60 @@ def check_config(foundation_config) -> dict:
     return foundation_config
 
 
+def check_render_mode(render_mode):
+    """``render_mode`` if it is None or one of ``RENDER_MODES``.
+
+    Raises:
+        ValueError: any other value (names the allowed ones).
+    """
+    if render_mode is not None and render_mode not in RENDER_MODES:
+        raise ValueError(f"render_mode must be None or one of {list(RENDER_MODES)}, got {render_mode!r}")
+    return render_mode
+
+
 class AgentSpaces:
     """The gymnasium spaces of a shim environment's agents, and its observations in them.
 
-    Built once from the environment's configuration (``possible_agents`` are
-    ``"0".."n-1"`` and ``"p"``, Foundation's agent ids). The same space
-    objects are returned on every call (PettingZoo's API test checks this;
-    seeding a space then holds).
+    ``possible_agents`` are ``"0".."n-1"`` and ``"p"``, Foundation's agent
+    ids. Each agent has its own space objects (so that seeding one agent's
+    space leaves the others' alone), the same objects on every call
+    (PettingZoo's API test checks this).
 
     Args:
         env: a ``jaxecon.foundation.FoundationEnv`` (the shim) built from a
-            config that passes ``check_config``. Its observation layout is
-            read from one ``env.reset()``, which this constructor calls.
+            config that passes ``check_config``. Its declared spaces are used;
+            an economy with numpy observation code is reset once to read its
+            observation layout (see the module docstring).
     """
 
     def __init__(self, env):
         self.possible_agents = [str(a.idx) for a in env.all_agents]
-        self._action = {str(a.idx): _action_space(a) for a in env.all_agents}
-        first = env.reset()
-        self._observation = {k: self._observation_space(first[k], self._action[k]) for k in self.possible_agents}
+        self._action = {k: to_gymnasium(env.action_space(_kind(k))) for k in self.possible_agents}
+        try:
+            declared = {kind: env.observation_space(kind) for kind in ("a", "p")}
+        except NotImplementedError:  # observations made by numpy code: read them from one reset
+            first = env.reset()
+            self._observation = {k: self._inferred_space(first[k], self._action[k]) for k in self.possible_agents}
+        else:
+            self._observation = {
+                k: self._declared_space(declared[_kind(k)], self._action[k]) for k in self.possible_agents
+            }
 
     @staticmethod
-    def _observation_space(obs: dict, action_space) -> spaces.Dict:
-        """One agent's observation space from one of its observations (see the module docstring)."""
-        fields = []
-        for key, value in obs.items():
-            if key == MASK_KEY:
-                fields.append((key, _mask_space(action_space)))
-            else:
-                fields.append((key, _box_like(value)))
-        return spaces.Dict(fields)  # a sequence of pairs keeps Foundation's key order
+    def _declared_space(space, action_space) -> spaces.Dict:
+        """One agent's observation space from the env's ``jaxecon.spaces.Dict``."""
+        return spaces.Dict([
+            (key, _mask_space(action_space) if key == MASK_KEY else to_gymnasium(sub))
+            for key, sub in space.spaces.items()
+        ])
+
+    @staticmethod
+    def _inferred_space(obs: dict, action_space) -> spaces.Dict:
+        """One agent's observation space from one of its observations (bounds +-inf)."""
+        return spaces.Dict([
+            (key, _mask_space(action_space) if key == MASK_KEY else _box_like(value))
+            for key, value in obs.items()
+        ])
 
     def check_agent(self, agent_id) -> str:
         """``agent_id`` as a possible agent's id.
@@ -176,21 +232,6 @@ class AgentSpaces:
     def observations(self, obs: dict) -> dict:
         """``{agent_id: observation}`` for every agent of a shim observation dict."""
         return {k: self.observation(k, obs[k]) for k in self.possible_agents}
-
-
-#: The render modes of both interfaces.
-RENDER_MODES = ("rgb_array",)
-
-
-def check_render_mode(render_mode):
-    """``render_mode`` if it is None or one of ``RENDER_MODES``.
-
-    Raises:
-        ValueError: any other value (names the allowed ones).
-    """
-    if render_mode is not None and render_mode not in RENDER_MODES:
-        raise ValueError(f"render_mode must be None or one of {list(RENDER_MODES)}, got {render_mode!r}")
-    return render_mode
 
 
 def world_frame(env) -> np.ndarray:
