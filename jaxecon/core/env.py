@@ -21,7 +21,7 @@ Foundation's objects keep across episodes. Step order (``base_env.step``):
 timestep += 1, each component's ``step`` in list order, ``scenario_step``,
 observations and masks, rewards, ``done = timestep >= episode_length``.
 There is no auto-reset (Foundation has none; stepping past the end goes on,
-quirk Q12); see ``jaxecon.wrappers`` for one.
+quirk Q12); see ``jaxecon.wrappers.AutoResetWrapper`` for one.
 """
 
 from __future__ import annotations
