@@ -21,7 +21,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-__all__ = ["Box", "Dict", "Discrete", "MultiDiscrete", "Space", "concatenate"]
+__all__ = ["ROUNDING_SLACK", "Box", "Dict", "Discrete", "MultiDiscrete", "Space", "concatenate"]
+
+#: Relative widening (``Box.widen``) of the bounds of a quantity computed in
+#: floating point, such as a ratio or a mean: XLA may round its last bit away
+#: from the exact value (e.g. 14 / 15 observed one float32 ulp above
+#: ``float32(14 / 15)``), so an attained exact bound needs a margin.
+ROUNDING_SLACK = 1e-6
 
 
 class Space:
@@ -116,6 +122,25 @@ class Box(Space):
     def bounded(self) -> np.ndarray:
         """bool [*shape]: elements with finite ``low`` and ``high``."""
         return np.isfinite(self.low) & np.isfinite(self.high)
+
+    def widen(self, rel: float = ROUNDING_SLACK, abs: float = 0.0) -> "Box":
+        """A float ``Box`` with every finite bound moved outwards by ``rel`` x
+        |bound| + ``abs`` (a zero bound stays exact unless ``abs`` > 0): the
+        space of a quantity whose exact bounds floating-point rounding may
+        overstep (``ROUNDING_SLACK``).
+
+        Raises:
+            ValueError: an integer or bool Box, or negative ``rel``/``abs``.
+        """
+        if not np.issubdtype(self.dtype, np.floating):
+            raise ValueError(f"Box.widen: only float Boxes have rounding, this one is {self.dtype}")
+        if rel < 0 or abs < 0:
+            raise ValueError(f"Box.widen: rel and abs must be >= 0, got {rel}, {abs}")
+        low, high = self.low.astype(np.float64), self.high.astype(np.float64)
+        with np.errstate(invalid="ignore"):
+            low = np.where(np.isfinite(low), low - rel * np.abs(low) - abs, low)
+            high = np.where(np.isfinite(high), high + rel * np.abs(high) + abs, high)
+        return Box(low, high, self.shape, self.dtype)
 
     def contains(self, x) -> jax.Array:
         """bool []: ``x`` has ``shape``, every element lies in [low, high] (NaN
