@@ -156,16 +156,21 @@ class Box(Space):
 
     def sample(self, key: jax.Array) -> jax.Array:
         """An array of ``shape`` and ``dtype``: uniform where both bounds are
-        finite (integers: uniform over low..high inclusive), ``low`` +
+        finite (integers: uniform over low..high inclusive, within the range
+        of JAX's default int: without x64 values above the int32 maximum, and
+        that maximum itself, are never drawn), ``low`` +
         Exponential(1) where only ``low`` is, ``high`` - Exponential(1) where
         only ``high`` is, Normal(0, 1) where neither (as gymnasium's Box)."""
         if not np.issubdtype(self.dtype, np.floating):
             if self.dtype == np.bool_:
                 return jax.random.bernoulli(key, 0.5, self.shape) & jnp.asarray(self.high) | jnp.asarray(self.low)
-            span = self.high.astype(np.int64) - self.low.astype(np.int64) + 1
-            u = jax.random.uniform(key, self.shape)
-            off = jnp.minimum(jnp.floor(u * span), span - 1)
-            return (jnp.asarray(self.low.astype(np.float64)) + off).astype(self.dtype)
+            # randint's exclusive maxval = high + 1 (it takes a wider dtype for
+            # high = the dtype's maximum; without x64 int32 is the widest).
+            wide = jnp.result_type(int)  # int64 under x64, else int32
+            info = np.iinfo(wide)
+            minval = np.clip(self.low.astype(np.float64), info.min, info.max).astype(wide)
+            maxval = np.clip(self.high.astype(np.float64) + 1, info.min, info.max).astype(wide)
+            return jax.random.randint(key, self.shape, minval, maxval, dtype=self.dtype)
         k_u, k_e, k_n = jax.random.split(key, 3)
         lo_f, hi_f = np.isfinite(self.low), np.isfinite(self.high)
         lo = np.where(lo_f, self.low, 0.0)

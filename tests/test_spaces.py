@@ -156,6 +156,34 @@ def test_integer_box_samples_cover_the_range():
     assert set(np.unique(np.asarray(x)).tolist()) == {-1, 0, 1, 2}
 
 
+def test_integer_and_bool_boxes_sample_their_whole_range():
+    full = spaces.Box(np.iinfo(np.int32).min, np.iinfo(np.int32).max, (400,), np.int32)
+    x = np.asarray(jax.jit(full.sample)(jax.random.key(2)))
+    assert x.min() < -2**30 and x.max() > 2**30
+    byte = spaces.Box(0, 255, (2000,), np.uint8)
+    assert np.asarray(byte.sample(jax.random.key(0))).max() == 255
+    flags = spaces.Box(np.array([0, 1, 0]), np.array([0, 1, 1]), (3,), bool)
+    draws = np.asarray(jax.vmap(flags.sample)(jax.random.split(jax.random.key(0), 50)))
+    assert draws.dtype == bool and not draws[:, 0].any() and draws[:, 1].all() and 0 < draws[:, 2].sum() < 50
+
+
+def test_widen_moves_finite_nonzero_bounds_outwards():
+    box = spaces.Box(np.array([0.0, -2.0, -np.inf]), np.array([1.0, 4.0, np.inf]), (3,))
+    wide = box.widen()
+    assert wide.low[0] == 0 and wide.low[1] < -2 and np.isneginf(wide.low[2])
+    assert wide.high[0] > 1 and wide.high[1] > 4 and np.isposinf(wide.high[2])
+    assert float(wide.high[0]) == pytest.approx(1 + spaces.ROUNDING_SLACK, rel=1e-7)
+    assert wide.widen(rel=0.0, abs=0.5).low[0] == -0.5
+    # The case that made it necessary: 14 / 15 rounded one ulp above float32(14 / 15).
+    ratio = jnp.nextafter(jnp.float32(14 / 15), jnp.float32(1))
+    assert not bool(spaces.Box(0.0, 14 / 15, ()).contains(ratio))
+    assert bool(spaces.Box(0.0, 14 / 15, ()).widen().contains(ratio))
+    with pytest.raises(ValueError, match="only float"):
+        spaces.Box(0, 1, (), np.int32).widen()
+    with pytest.raises(ValueError, match=">= 0"):
+        box.widen(rel=-1.0)
+
+
 @pytest.mark.parametrize("args, match", [
     ((1.0, 0.0, ()), "low must be <= high"),
     ((np.zeros(3), 1.0, (2,)), "broadcast"),
