@@ -21,7 +21,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-__all__ = ["Box", "Dict", "Discrete", "MultiDiscrete", "Space", "concatenate"]
+__all__ = ["ROUNDING_SLACK", "Box", "Dict", "Discrete", "MultiDiscrete", "Space", "concatenate"]
+
+#: Relative widening (``Box.widen``) of the bounds of a quantity computed in
+#: floating point, such as a ratio or a mean: XLA may round its last bit away
+#: from the exact value (e.g. 14 / 15 observed one float32 ulp above
+#: ``float32(14 / 15)``), so an attained exact bound needs a margin.
+ROUNDING_SLACK = 1e-6
 
 
 class Space:
@@ -117,6 +123,25 @@ class Box(Space):
         """bool [*shape]: elements with finite ``low`` and ``high``."""
         return np.isfinite(self.low) & np.isfinite(self.high)
 
+    def widen(self, rel: float = ROUNDING_SLACK, abs: float = 0.0) -> "Box":
+        """A float ``Box`` with every finite bound moved outwards by ``rel`` x
+        |bound| + ``abs`` (a zero bound stays exact unless ``abs`` > 0): the
+        space of a quantity whose exact bounds floating-point rounding may
+        overstep (``ROUNDING_SLACK``).
+
+        Raises:
+            ValueError: an integer or bool Box, or negative ``rel``/``abs``.
+        """
+        if not np.issubdtype(self.dtype, np.floating):
+            raise ValueError(f"Box.widen: only float Boxes have rounding, this one is {self.dtype}")
+        if rel < 0 or abs < 0:
+            raise ValueError(f"Box.widen: rel and abs must be >= 0, got {rel}, {abs}")
+        low, high = self.low.astype(np.float64), self.high.astype(np.float64)
+        with np.errstate(invalid="ignore"):
+            low = np.where(np.isfinite(low), low - rel * np.abs(low) - abs, low)
+            high = np.where(np.isfinite(high), high + rel * np.abs(high) + abs, high)
+        return Box(low, high, self.shape, self.dtype)
+
     def contains(self, x) -> jax.Array:
         """bool []: ``x`` has ``shape``, every element lies in [low, high] (NaN
         never does) and, for an integer or bool Box, is a whole number.
@@ -131,16 +156,21 @@ class Box(Space):
 
     def sample(self, key: jax.Array) -> jax.Array:
         """An array of ``shape`` and ``dtype``: uniform where both bounds are
-        finite (integers: uniform over low..high inclusive), ``low`` +
+        finite (integers: uniform over low..high inclusive, within the range
+        of JAX's default int: without x64 values above the int32 maximum, and
+        that maximum itself, are never drawn), ``low`` +
         Exponential(1) where only ``low`` is, ``high`` - Exponential(1) where
         only ``high`` is, Normal(0, 1) where neither (as gymnasium's Box)."""
         if not np.issubdtype(self.dtype, np.floating):
             if self.dtype == np.bool_:
                 return jax.random.bernoulli(key, 0.5, self.shape) & jnp.asarray(self.high) | jnp.asarray(self.low)
-            span = self.high.astype(np.int64) - self.low.astype(np.int64) + 1
-            u = jax.random.uniform(key, self.shape)
-            off = jnp.minimum(jnp.floor(u * span), span - 1)
-            return (jnp.asarray(self.low.astype(np.float64)) + off).astype(self.dtype)
+            # randint's exclusive maxval = high + 1 (it takes a wider dtype for
+            # high = the dtype's maximum; without x64 int32 is the widest).
+            wide = jnp.result_type(int)  # int64 under x64, else int32
+            info = np.iinfo(wide)
+            minval = np.clip(self.low.astype(np.float64), info.min, info.max).astype(wide)
+            maxval = np.clip(self.high.astype(np.float64) + 1, info.min, info.max).astype(wide)
+            return jax.random.randint(key, self.shape, minval, maxval, dtype=self.dtype)
         k_u, k_e, k_n = jax.random.split(key, 3)
         lo_f, hi_f = np.isfinite(self.low), np.isfinite(self.high)
         lo = np.where(lo_f, self.low, 0.0)

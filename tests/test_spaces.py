@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 import jaxecon
+import jaxecon.foundation
 from jaxecon import configs, spaces
 from jaxecon.scenarios.covid19 import default_covid_config
 
@@ -33,7 +34,7 @@ from jaxecon.scenarios.covid19 import default_covid_config
 
 def _gtb(**kw):
     cfg = configs.default_config()
-    cfg.update(episode_length=30, **kw)
+    cfg.update({"episode_length": 30, **kw})
     return cfg
 
 
@@ -67,7 +68,7 @@ def _one_step(**kw):
 
 def _covid(**kw):
     cfg = default_covid_config()
-    cfg.update(episode_length=20, **kw)
+    cfg.update({"episode_length": 20, **kw})
     return cfg
 
 
@@ -153,6 +154,34 @@ def test_integer_box_samples_cover_the_range():
     x = box.sample(jax.random.key(1))
     assert x.dtype == jnp.int32 and bool(box.contains(x))
     assert set(np.unique(np.asarray(x)).tolist()) == {-1, 0, 1, 2}
+
+
+def test_integer_and_bool_boxes_sample_their_whole_range():
+    full = spaces.Box(np.iinfo(np.int32).min, np.iinfo(np.int32).max, (400,), np.int32)
+    x = np.asarray(jax.jit(full.sample)(jax.random.key(2)))
+    assert x.min() < -2**30 and x.max() > 2**30
+    byte = spaces.Box(0, 255, (2000,), np.uint8)
+    assert np.asarray(byte.sample(jax.random.key(0))).max() == 255
+    flags = spaces.Box(np.array([0, 1, 0]), np.array([0, 1, 1]), (3,), bool)
+    draws = np.asarray(jax.vmap(flags.sample)(jax.random.split(jax.random.key(0), 50)))
+    assert draws.dtype == bool and not draws[:, 0].any() and draws[:, 1].all() and 0 < draws[:, 2].sum() < 50
+
+
+def test_widen_moves_finite_nonzero_bounds_outwards():
+    box = spaces.Box(np.array([0.0, -2.0, -np.inf]), np.array([1.0, 4.0, np.inf]), (3,))
+    wide = box.widen()
+    assert wide.low[0] == 0 and wide.low[1] < -2 and np.isneginf(wide.low[2])
+    assert wide.high[0] > 1 and wide.high[1] > 4 and np.isposinf(wide.high[2])
+    assert float(wide.high[0]) == pytest.approx(1 + spaces.ROUNDING_SLACK, rel=1e-7)
+    assert wide.widen(rel=0.0, abs=0.5).low[0] == -0.5
+    # The case that made it necessary: 14 / 15 rounded one ulp above float32(14 / 15).
+    ratio = jnp.nextafter(jnp.float32(14 / 15), jnp.float32(1))
+    assert not bool(spaces.Box(0.0, 14 / 15, ()).contains(ratio))
+    assert bool(spaces.Box(0.0, 14 / 15, ()).widen().contains(ratio))
+    with pytest.raises(ValueError, match="only float"):
+        spaces.Box(0, 1, (), np.int32).widen()
+    with pytest.raises(ValueError, match=">= 0"):
+        box.widen(rel=-1.0)
 
 
 @pytest.mark.parametrize("args, match", [
@@ -272,9 +301,9 @@ def test_flat_bounds_concatenate_the_fields_in_sorted_order(envs):
     assert env.observation_space("a")["flat"] == want
     # a few known bounds: time, the tax phase, the location, the market.
     sa = flat_un
-    assert sa["time"] == spaces.Box(0.0, 1.0, (1,))
+    assert sa["time"] == spaces.Box(0.0, 1.0, (1,)).widen()
     assert sa["PeriodicBracketTax-curr_rates"].high.tolist() == [1.0] * 7
-    assert float(sa["world-loc-row"].high) == pytest.approx(24 / 25)
+    assert float(sa["world-loc-row"].high) == pytest.approx(24 / 25, rel=1e-5)
     assert float(sa["ContinuousDoubleAuction-my_asks-Wood"].high.max()) == 5
     assert np.isinf(sa["world-inventory-Coin"].high) and float(sa["world-inventory-Coin"].low) == 0
 
@@ -290,14 +319,82 @@ def test_shim_delegates_to_the_functional_env():
         shim.observation_space("planner")
 
 
+def test_undeclared_component_spaces_are_inferred_unbounded():
+    """A user component without ``observation_spaces`` gets observe's shapes and
+    dtypes with infinite bounds (integers: the dtype's range)."""
+    from jaxecon.core.component import Component
+
+    @jaxecon.component_registry.add
+    class Counter(Component):
+        name = "SpacesUndeclaredTest"
+        agent_subclasses = ("BasicMobileAgent",)
+
+        def observe(self, state, params):
+            return {"a": {"steps": jnp.broadcast_to(state.timestep, (self.n_agents, 2))},
+                    "p": {"coin": jnp.sum(state.inventory["Coin"])}}
+
+    env = jaxecon.make_from_config(_one_step(
+        flatten_observations=False, components=[{"SimpleLabor": {}}, {"SpacesUndeclaredTest": {}}]))
+    steps = env.observation_space("a")["SpacesUndeclaredTest-steps"]
+    assert steps.shape == (2,) and steps.dtype == np.int32 and int(steps.high[0]) == np.iinfo(np.int32).max
+    coin = env.observation_space("p")["SpacesUndeclaredTest-coin"]
+    assert coin.shape == () and np.isinf(coin.low) and np.isinf(coin.high)
+    assert env.observation_space("a")["SimpleLabor-skill"].high == pytest.approx(1.0)
+
+
+def test_foundation_style_component_has_no_observation_space():
+    from jaxecon.foundation.base.base_component import BaseComponent
+    from jaxecon.make import build_scenario
+    from jaxecon.core.registry import scenario_registry
+
+    @jaxecon.foundation.components.add
+    class Tally(BaseComponent):
+        name = "SpacesHostTest"
+        required_entities = ["Coin"]
+        agent_subclasses = ["BasicMobileAgent"]
+
+        def get_n_actions(self, agent_cls_name):
+            return None
+
+        def get_additional_state_fields(self, agent_cls_name):
+            return {}
+
+        def component_step(self):
+            pass
+
+        def generate_observations(self):
+            return {a.idx: {"n": 0} for a in self.world.agents}
+
+        def generate_masks(self, completions=0):
+            return {}
+
+    cfg = _one_step(components=[{"SimpleLabor": {}}, {"SpacesHostTest": {}}])
+    core = build_scenario(scenario_registry.get(cfg.pop("scenario_name")), cfg, host_components=True)
+    with pytest.raises(NotImplementedError, match="SpacesHostTest"):
+        core.observation_space("a")
+    assert core.action_space("a") == spaces.Discrete(101)
+
+
 # --------------------------------------------------------------------------
 # Env spaces: every observation of random episodes lies inside
 # --------------------------------------------------------------------------
 
-#: The rollout configurations: every shipped scenario, with the components' variants spread over them.
-ROLLOUT_CONFIGS = ["gtb", "gtb_saez_lognormal", "uniform", "quadrant", "multi_zone", "split_layout",
-                   "one_step_economy", "covid19"]
-N_ENVS = 4
+#: The rollout configurations (each costs one compilation of a vmapped scan):
+#: the canonical economy with short tax periods and unflattened observations
+#: (every field checked on its own), the one-step economy and COVID-19.
+ROLLOUT_CONFIGS = {
+    "gtb": _gtb(flatten_observations=False, episode_length=40, components=_gtb_components(tax={"period": 5})),
+    "one_step_economy": _one_step(flatten_observations=False),
+    "covid19": _covid(),
+}
+#: Scenarios whose layouts and placements differ: their reset observations
+#: (many keys) are checked in one compilation; their steps run the components above.
+RESET_CONFIGS = {
+    name: dict(STRUCTURE_CONFIGS[name], components=copy.deepcopy(configs.gather_build_config()["components"]),
+               flatten_observations=False, planner_gets_spatial_info=True)
+    for name in ("uniform", "quadrant", "multi_zone", "split_layout")
+}
+N_EPISODES = 3
 
 
 def _flags(space, obs, lead):
@@ -315,40 +412,82 @@ def _flags(space, obs, lead):
     return out
 
 
-def _rollout_flags(env, n_steps):
-    """Jitted: reset N_ENVS envs, step them ``n_steps`` times with random valid
-    actions; per field, whether every observation was inside its space."""
+def _check(env, obs):
+    """{"a:<field>" / "p:<field>": bool []}: every agent's entry is inside its space."""
+    fa = _flags(env.observation_space("a"), obs["a"], 1)  # [agent]
+    fp = _flags(env.observation_space("p"), obs["p"], 0)
+    return {**{"a:" + k: jnp.all(v) for k, v in fa.items()}, **{"p:" + k: v for k, v in fp.items()}}
+
+
+def _all(flags_a, flags_b):
+    return jax.tree.map(jnp.logical_and, flags_a, flags_b)
+
+
+#: XLA options that halve the compilation of these one-off programs (they run
+#: a few hundred steps, so the slower code costs nothing).
+FAST_COMPILE = {"xla_backend_optimization_level": 0, "xla_llvm_disable_expensive_passes": True}
+
+
+def _run_fast(fn, *args):
+    return jax.jit(fn).lower(*args).compile(compiler_options=FAST_COMPILE)(*args)
+
+
+def _all_true(env, reset):
+    """The flags of ``_check`` all True (the scans' initial carry)."""
+    shapes = jax.eval_shape(lambda k: _check(env, reset(k)[0]), jax.random.key(0))
+    return jax.tree.map(lambda _: jnp.ones((), bool), shapes)
+
+
+def _rollout_flags(env, n_episodes: int):
+    """``n_episodes`` episodes with random valid actions, jitted; per field,
+    whether every observation was inside its space. Unbatched: a vmapped step
+    costs more compilation than the few extra steps cost to run."""
     params = env.default_params
-    sa, sp = env.observation_space("a"), env.observation_space("p")
 
-    def check(obs):
-        fa = _flags(sa, obs["a"], 2)  # [env, agent]
-        fp = _flags(sp, obs["p"], 1)  # [env]
-        return {**{"a:" + k: jnp.all(v) for k, v in fa.items()}, **{"p:" + k: jnp.all(v) for k, v in fp.items()}}
+    def step(carry, key):
+        obs, state, ok = carry
+        ka, ks = jax.random.split(key)
+        obs, state, _, _, _ = env.step(ks, state, env.sample_actions(ka, obs), params)
+        return (obs, state, _all(ok, _check(env, obs))), None
 
-    @jax.jit
-    def run(key):
-        k_reset, k_run = jax.random.split(key)
-        obs, state = jax.vmap(env.reset, in_axes=(0, None))(jax.random.split(k_reset, N_ENVS), params)
+    def episode(ok, key):
+        k_reset, k_steps = jax.random.split(key)
+        obs, state = env.reset(k_reset, params)
+        (_, _, ok), _ = jax.lax.scan(
+            step, (obs, state, _all(ok, _check(env, obs))), jax.random.split(k_steps, env.episode_length))
+        return ok, None
 
-        def body(carry, key):
-            obs, state, ok = carry
-            ka, ks = jax.random.split(key)
-            actions = jax.vmap(env.sample_actions)(jax.random.split(ka, N_ENVS), obs)
-            obs, state, _, _, _ = jax.vmap(env.step, in_axes=(0, 0, 0, None))(
-                jax.random.split(ks, N_ENVS), state, actions, params)
-            ok = jax.tree.map(jnp.logical_and, ok, check(obs))
-            return (obs, state, ok), None
+    def run(keys):
+        return jax.lax.scan(episode, _all_true(env, lambda k: env.reset(k, params)), keys)[0]
 
-        (_, _, ok), _ = jax.lax.scan(body, (obs, state, check(obs)), jax.random.split(k_run, n_steps))
-        return ok
-
-    return run(jax.random.key(7))
+    return _run_fast(run, jax.random.split(jax.random.key(7), n_episodes))
 
 
-@pytest.mark.parametrize("name", ROLLOUT_CONFIGS)
-def test_random_episodes_stay_inside_the_spaces(envs, name):
-    env = envs(name)
-    ok = jax.device_get(_rollout_flags(env, env.episode_length))
-    outside = sorted(k for k, v in ok.items() if not bool(v))
-    assert not outside, f"{name}: observations outside their space: {outside}"
+def _outside(flags: dict) -> list:
+    return sorted(k for k, v in jax.device_get(flags).items() if not bool(v))
+
+
+@pytest.mark.parametrize("name", sorted(ROLLOUT_CONFIGS))
+def test_random_episodes_stay_inside_the_spaces(name):
+    env = jaxecon.make_from_config(copy.deepcopy(ROLLOUT_CONFIGS[name]))
+    flags = _rollout_flags(env, N_EPISODES)
+    assert len(flags) > 4
+    assert not _outside(flags), f"{name}: observations outside their space: {_outside(flags)}"
+
+
+def test_reset_observations_of_every_layout_stay_inside_the_spaces():
+    built = {name: jaxecon.make_from_config(copy.deepcopy(cfg)) for name, cfg in RESET_CONFIGS.items()}
+
+    def run(keys):
+        out = {}
+        for name, env in built.items():
+            def one(ok, key, env=env):
+                return _all(ok, _check(env, env.reset(key, env.default_params)[0])), None
+
+            ok, _ = jax.lax.scan(one, _all_true(env, lambda k, env=env: env.reset(k, env.default_params)), keys)
+            out.update({f"{name}/{k}": v for k, v in ok.items()})
+        return out
+
+    flags = _run_fast(run, jax.random.split(jax.random.key(3), 8))
+    assert len(flags) > 4 * len(built)
+    assert not _outside(flags), f"reset observations outside their space: {_outside(flags)}"

@@ -199,11 +199,12 @@ class Build(Component):
     def observation_spaces(self):
         """``build_payment`` float [] in [0, payment_max_skill_multiplier]
         (the pay rate, clipped to PMSM at reset; 0 when payment is 0; PMSM as
-        given at construction); ``build_skill`` float [] in [0, inf) with
+        given at construction; widened by ``ROUNDING_SLACK`` for the
+        division); ``build_skill`` float [] in [0, inf) with
         "pareto" (Lomax) or "lognormal" skills, exactly 1 with "none"."""
         f = float_dtype()
         skill = Box(1.0, 1.0, (), f) if self.skill_dist == "none" else Box(0.0, np.inf, (), f)
-        pay = Box(0.0, float(self.payment_max_skill_multiplier), (), f)
+        pay = Box(0.0, float(self.payment_max_skill_multiplier), (), f).widen()
         return {"a": {"build_payment": pay, "build_skill": skill}}
 
     def masks(self, state: EnvState, params):

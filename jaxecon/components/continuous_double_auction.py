@@ -537,7 +537,8 @@ class ContinuousDoubleAuction(Component):
         """Bounds, with P = max_bid_ask + 1 prices and M = max_num_orders:
 
         - ``market_rate-c`` float [] in [0, max_bid_ask] (a mean of prices, or
-          less while the history sums to under 0.001).
+          less while the history sums to under 0.001; widened by
+          ``ROUNDING_SLACK``: a float mean may round above its largest term).
         - ``price_history-c`` float [P] in [0, n x M x (1 - 0.995^T) / 0.005 x
           inv_scale]: each seller's history decays by 0.995 a step and gains at
           most M a step (one per open ask), T = episode_length.
@@ -550,8 +551,8 @@ class ContinuousDoubleAuction(Component):
         n, m, p = self.n_agents, self.max_num_orders, self.n_prices
         d = PRICE_HISTORY_DECAY
         hist_hi = n * m * (1 - d ** self.episode_length) / (1 - d) * self.inv_scale
-        rate = Box(0.0, float(self.max_bid_ask), (), f)
-        hist = Box(0.0, hist_hi, (p,), f)
+        rate = Box(0.0, float(self.max_bid_ask), (), f).widen()
+        hist = Box(0.0, hist_hi, (p,), f).widen()
         obs_a, obs_p = {}, {}
         for c in self.commodities:
             obs_p.update({

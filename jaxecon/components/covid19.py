@@ -210,10 +210,11 @@ class ControlUSStateOpenCloseStatus(Component):
 
     def observation_spaces(self):
         """``agent_policy_indicators`` float in [0, 1] (level / n_stringency_levels,
-        levels 1..n_stringency_levels): [] per mobile agent, [n] for the planner."""
+        levels 1..n_stringency_levels; widened by ``ROUNDING_SLACK`` for the
+        division): [] per mobile agent, [n] for the planner."""
         f = float_dtype()
-        return {"a": {"agent_policy_indicators": Box(0.0, 1.0, (), f)},
-                "p": {"agent_policy_indicators": Box(0.0, 1.0, (self.n_agents,), f)}}
+        return {"a": {"agent_policy_indicators": Box(0.0, 1.0, (), f).widen()},
+                "p": {"agent_policy_indicators": Box(0.0, 1.0, (self.n_agents,), f).widen()}}
 
     def masks(self, state: EnvState, params):
         shape = (self.n_agents, self.n_stringency_levels)
@@ -418,10 +419,11 @@ class FederalGovernmentSubsidy(Component):
         ``use_real_world_policies`` (recorded amounts summed over the
         interval, and multiplied by the episode count under
         ``reference_subsidy_accumulation_bug``). The same for mobile agents and
-        the planner."""
+        the planner. Both widened by ``ROUNDING_SLACK`` (divisions)."""
         f = float_dtype()
         level_hi = np.inf if self.use_real_world_policies else 1.0
-        obs = {"t_until_next_subsidy": Box(0.0, 1.0, (), f), "current_subsidy_level": Box(0.0, level_hi, (), f)}
+        obs = {"t_until_next_subsidy": Box(0.0, 1.0, (), f).widen(),
+               "current_subsidy_level": Box(0.0, level_hi, (), f).widen()}
         return {"a": dict(obs), "p": dict(obs)}
 
     def masks(self, state: EnvState, params):
@@ -603,11 +605,12 @@ class VaccinationCampaign(Component):
         """``t_until_next_vaccines`` float [] in [0, 1] (a fraction of
         delivery_interval); with ``observe_rate``, ``next_vaccination_rate``
         float [] in [0, 1] (vaccines per person per day; the constructor allows
-        at most 1e6 per million). The same for mobile agents and the planner."""
+        at most 1e6 per million). The same for mobile agents and the planner;
+        widened by ``ROUNDING_SLACK`` (divisions)."""
         f = float_dtype()
-        obs = {"t_until_next_vaccines": Box(0.0, 1.0, (), f)}
+        obs = {"t_until_next_vaccines": Box(0.0, 1.0, (), f).widen()}
         if self.observe_rate:
-            obs["next_vaccination_rate"] = Box(0.0, 1.0, (), f)
+            obs["next_vaccination_rate"] = Box(0.0, 1.0, (), f).widen()
         return {"a": dict(obs), "p": dict(obs)}
 
     def agent_state_fields(self, state):

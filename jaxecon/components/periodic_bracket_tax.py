@@ -650,7 +650,8 @@ class PeriodicBracketTax(Component):
 
     def observation_spaces(self):
         """``is_tax_day``, ``is_first_day`` float [] in [0, 1]; ``tax_phase``
-        float [] in [0, 1] (tax_cycle_pos in 1..period, over period);
+        float32 [] in [0, 1] (tax_cycle_pos in 1..period, over period; widened by
+        ``ROUNDING_SLACK`` for the division);
         ``curr_rates`` float [B], ``marginal_rate``, ``last_marginal_rate``,
         ``curr_marginal_rate`` float [] in [0, 1] (rates are disc_rates,
         fixed_rates or saez rates, all in [0, 1] at construction; params with
@@ -662,7 +663,7 @@ class PeriodicBracketTax(Component):
         common = {
             "is_tax_day": unit,
             "is_first_day": unit,
-            "tax_phase": unit,
+            "tax_phase": Box(0.0, 1.0, (), np.float32).widen(),  # int32 / int: float32 also under x64
             "last_incomes": Box(-np.inf, np.inf, (self.n_agents,), f),
             "curr_rates": Box(0.0, 1.0, (self.n_brackets,), f),
         }

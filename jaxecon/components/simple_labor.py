@@ -210,11 +210,12 @@ class SimpleLabor(Component):
     def observation_spaces(self):
         """``skill`` float []: skill / payment_max_skill_multiplier in [0, 1]
         when PMSM >= 1 (the construction-time skills are averages of values
-        clipped to PMSM; 0 before the first reset), else unbounded. Skills
+        clipped to PMSM; 0 before the first reset; widened by ``ROUNDING_SLACK``
+        for the division), else unbounded. Skills
         replaced through ``Params.skills`` above PMSM leave the space."""
         f = float_dtype()
         if self.payment_max_skill_multiplier >= 1:
-            return {"a": {"skill": Box(0.0, 1.0, (), f)}}
+            return {"a": {"skill": Box(0.0, 1.0, (), f).widen()}}
         return {"a": {"skill": Box(-np.inf, np.inf, (), f)}}
 
     def masks(self, state: EnvState, params):

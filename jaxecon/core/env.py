@@ -119,6 +119,11 @@ class BaseEnvironment(metaclass=_BuildComponentsAfterInit):
         seed: None or int >= 0: default seed of the shim and CLI. (Foundation
             rejects 0, quirk Q11; jaxecon accepts it.)
 
+    Spaces: ``observation_space(agent)`` and ``action_space(agent)`` for
+    ``agent`` in ``AGENT_IDS`` (``jaxecon.spaces``; built at construction from
+    the components' ``observation_spaces`` and the scenario's
+    ``generate_observation_spaces``; docs/spaces.md).
+
     Raises:
         ValueError / TypeError: for bad values or unknown keyword arguments,
             naming the argument and the allowed values.
@@ -755,7 +760,7 @@ class BaseEnvironment(metaclass=_BuildComponentsAfterInit):
         params = self.default_params
 
         def sources(key):
-            return self.observation_sources(self.init_state(key, params), params)
+            return [groups for _, groups in self.observation_sources(self.init_state(key, params), params)]
 
         shapes = jax.eval_shape(sources, jax.random.key(0))
 
@@ -771,7 +776,7 @@ class BaseEnvironment(metaclass=_BuildComponentsAfterInit):
 
         return [
             {g: {k: box(v, g != "p") for k, v in entries.items()} for g, entries in groups.items()}
-            for _, groups in shapes
+            for groups in shapes
         ]
 
     def _build_observation_spaces(self):
@@ -786,11 +791,15 @@ class BaseEnvironment(metaclass=_BuildComponentsAfterInit):
             for g, entries in source.items():
                 for k, box in entries.items():
                     groups[g][f"{prefix}-{k}"] = box
-        # time: t / episode_length in [0, 1] when scaled, else t in [0, episode_length]
-        # (stepping past the end, quirk Q12, leaves the space).
-        t_max = 1.0 if self.allow_observation_scaling else float(self.episode_length)
-        groups["a"]["time"] = spaces.Box(0.0, t_max, (1,), np.float32)
-        groups["p"]["time"] = spaces.Box(0.0, t_max, (1,), np.float32)
+        # time: t / episode_length in [0, 1] when scaled (widened: the division may
+        # round up by an ulp), else t in [0, episode_length]; stepping past the
+        # end (quirk Q12) leaves the space.
+        if self.allow_observation_scaling:
+            time = spaces.Box(0.0, 1.0, (1,), np.float32).widen()
+        else:
+            time = spaces.Box(0.0, float(self.episode_length), (1,), np.float32)
+        groups["a"]["time"] = time
+        groups["p"]["time"] = time
         obs_a = self._pack_spaces(groups["a"])
         obs_p = self._pack_spaces(groups["p"])
         if groups["pa"]:

@@ -653,7 +653,8 @@ class CovidAndEconomySimulation(BaseEnvironment):
           fitted filter) are left unbounded.
         - ``agent_postsubsidy_productivity`` float [] ([n] for the planner):
           (productivity + subsidy) / max productivity in [0, inf).
-        - ``lagged_stringency_level`` float [] ([n]): level / levels in [0, 1].
+        - ``lagged_stringency_level`` float [] ([n]): level / levels in [0, 1]
+          (widened by ``ROUNDING_SLACK`` for the division).
         """
         n = self.n_agents
         f = float_dtype()
@@ -663,12 +664,12 @@ class CovidAndEconomySimulation(BaseEnvironment):
                 "agent_index": Box(0, 1, (n,), np.int32),
                 "agent_state": Box(low, np.inf, (6,), f),
                 "agent_postsubsidy_productivity": Box(0.0, np.inf, (), f),
-                "lagged_stringency_level": Box(0.0, 1.0, (), f),
+                "lagged_stringency_level": Box(0.0, 1.0, (), f).widen(),
             },
             "p": {
                 "agent_state": Box(low[:, None], np.inf, (6, n), f),
                 "agent_postsubsidy_productivity": Box(0.0, np.inf, (n,), f),
-                "lagged_stringency_level": Box(0.0, 1.0, (n,), f),
+                "lagged_stringency_level": Box(0.0, 1.0, (n,), f).widen(),
             },
         }
 

@@ -446,8 +446,9 @@ class WoodAndStoneScenario(BaseEnvironment):
           window [C + 1, 2r + 1, 2r + 1], the extra "inside the world" channel in [0, 1].
         - ``idx_map`` int16, same spatial shape, [L + 1, ...]: 0 (nobody), 1 (the
           observer), 2 + i (agent i): in [0, n + 1].
-        - ``loc-row``, ``loc-col`` float []: row / H in [-1/H, (H - 1)/H] (-1 for an
-          agent left unplaced, which ``fixed_four_skill_and_loc`` allows), col / W alike.
+        - ``loc-row``, ``loc-col`` float32 []: row / H in [-1/H, (H - 1)/H] (-1 for an
+          agent left unplaced, which ``fixed_four_skill_and_loc`` allows), col / W alike;
+          widened by ``ROUNDING_SLACK`` (the division may round up by one ulp).
         - ``inventory-<r>`` float []: inventory x inv_scale in [0, inf) (never negative).
         """
         h, w = self.world_size
@@ -468,8 +469,9 @@ class WoodAndStoneScenario(BaseEnvironment):
         win_map = Box(0.0, np.append(highs, 1.0)[:, None, None], (c + 1, size, size), np.float32)
         win_idx = Box(0, idx_hi, (len(self.private_landmarks) + 1, size, size), np.int16)
         locs = {
-            "loc-row": Box(-1.0 / h, (h - 1) / h, (), f),
-            "loc-col": Box(-1.0 / w, (w - 1) / w, (), f),
+            # int32 / int is float32 in JAX, also under x64.
+            "loc-row": Box(-1.0 / h, (h - 1) / h, (), np.float32).widen(),
+            "loc-col": Box(-1.0 / w, (w - 1) / w, (), np.float32).widen(),
         }
         per_agent = dict(inv)
         if self.planner_gets_spatial_info:
