@@ -458,11 +458,11 @@ class FoundationEnv(EnvAttributes):
         else:
             self._dense_log_this_episode = self._count % self._create_dense_log_every == 0
         self._logs.start_episode(kd, count)
-        self._kd, sbuf, obs = self._engine.reset(
+        self._kd, sbuf, obs, info = self._engine.reset(
             kd, self._params_buffers(), count, self._device_buffers()
         )
         self._set_buffers(sbuf)
-        self._record_global_state(first=True)
+        self._record_global_state(info, first=True)
         for agent in self.all_agents:
             agent.reset_actions()
         return self._format_obs(obs)
@@ -525,14 +525,14 @@ class FoundationEnv(EnvAttributes):
                 self._core, prev, self._engine.unpack_actions(acts), self._world_dense_log_frequency
             )
 
-        self._kd, sbuf, obs, rew_a, rew_p, done = self._engine.step(
+        self._kd, sbuf, obs, rew_a, rew_p, done, step_info = self._engine.step(
             kd, self._device_buffers(), acts, self._params_buffers()
         )
         self._set_buffers(sbuf)
         rew_d = dict(zip(self._mobile_keys, np.asarray(rew_a, np.float64).tolist()))  # Python floats
         rew_d["p"] = float(rew_p)
         done_d = {"__all__": done}
-        self._record_global_state()
+        self._record_global_state(step_info)
         info = {k: {} for k in self._agent_lookup}
         if self.collate_agent_step_and_reset_data:
             rew_d = formats.collated_rewards(np.asarray(rew_a), rew_p)
