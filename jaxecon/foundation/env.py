@@ -560,7 +560,22 @@ class FoundationEnv(EnvAttributes):
         )
 
     def _finalize_logs(self):
-        """Stash the replay log and metrics; finish the dense log (if logging)."""
-        self._logs.finish_episode(self.metrics)
+        """Stash the replay log and metrics; finish the dense log (if logging).
+
+        The metrics are those of the final state with the episode not yet
+        counted, as Foundation's ``_finalize_logs`` runs before
+        ``_completions += 1`` (``base_env.step``); the jitted step has counted
+        it in ``state.completions`` already, so that count is set back for
+        the metrics and restored after (e.g. the ``"decay"`` energy warm-up's
+        ``labor/weighted_cost`` depends on it).
+        """
+        host = self._host()
+        counted = int(host.completions)
+        host.completions[()] = self._count
+        self._host_written()
+        metrics = self.metrics
+        self._host().completions[()] = counted
+        self._host_written()
+        self._logs.finish_episode(metrics)
         if self._dense_log_this_episode:
             self._logs.finish_dense_log(self._core, self._host())
