@@ -522,7 +522,8 @@ class FoundationEnv(EnvAttributes):
         if dense:
             prev = self._host()
             self._logs.record_timestep(
-                self._core, prev, self._engine.unpack_actions(acts), self._world_dense_log_frequency
+                self._core, prev, self._engine.unpack_actions(acts), self._world_dense_log_frequency,
+                self._written_state_entries(),
             )
 
         self._kd, sbuf, obs, rew_a, rew_p, done, step_info = self._engine.step(
@@ -578,4 +579,9 @@ class FoundationEnv(EnvAttributes):
         self._host_written()
         self._logs.finish_episode(metrics)
         if self._dense_log_this_episode:
-            self._logs.finish_dense_log(self._core, self._host())
+            self._logs.finish_dense_log(self._core, self._host(), self._written_state_entries())
+
+    def _written_state_entries(self) -> dict:
+        """``{agent key: {key: value}}``: the keys user code added to an
+        ``agent.state`` by writing them (kept on the host, see ``live_state``)."""
+        return {k: v for k, v in self._extra_state_fields.items() if v}
