@@ -42,7 +42,8 @@ Matching is sequential (each trade changes the next round), so it runs as one
 commodity: a failed round ends the commodity unless the buyer failed only
 because the best ask is its own), each round a few masked reductions over
 the fixed-size book; coin and goods change in the reference's order, so float64 results are
-bit-for-bit Foundation's. Matching decisions never depend on coin or
+bit-for-bit Foundation's. When no bid reaches another agent's ask in any
+book, no round can trade and the loop is skipped (a ``lax.cond``). Matching decisions never depend on coin or
 inventories, so the loop runs on ``stop_gradient``-ed values and the
 derivative (1: trades add integer amounts) is re-attached: ``jax.grad`` flows
 through the market although a while_loop is not reverse-differentiable.
@@ -500,7 +501,17 @@ class ContinuousDoubleAuction(Component):
             "sell_count": zc, "sell_value": zc, "buy_count": zc, "buy_value": zc,
             "rec": {k: jnp.zeros((C, T), jnp.int32) for k in TRADE_FIELDS},
         }
-        out = jax.lax.while_loop(lambda c: c["ci"] < C, body, carry)
+        # Without a bid at or above another agent's ask in some book no round can
+        # trade: the loop would only walk the books. Skip it then (same outputs).
+        cross = (flat["bid_active"][:, :, None] & flat["ask_active"][:, None, :]
+                 & (owner[:, None] != owner[None, :])
+                 & (flat["ask_price"][:, None, :] <= flat["bid_price"][:, :, None]))
+        out = jax.lax.cond(
+            jnp.any(cross),
+            lambda c: jax.lax.while_loop(lambda c: c["ci"] < C, body, c),
+            lambda c: {**c, "ci": jnp.asarray(C, jnp.int32)},
+            carry,
+        )
         out["bid_active"] = out["bid_active"].reshape(C, n, M)
         out["ask_active"] = out["ask_active"].reshape(C, n, M)
         return out
