@@ -138,6 +138,7 @@ from jaxecon.core.env import MOBILE, PLANNER
 from jaxecon.core.numerics import numpy_order_sum
 from jaxecon.core.registry import component_registry
 from jaxecon.core.state import EnvState, float_dtype
+from jaxecon.spaces import Box
 
 TAX_MODELS = (
     "model_wrapper",
@@ -646,6 +647,31 @@ class PeriodicBracketTax(Component):
             "curr_marginal_rate": curr_mr,
         }
         return {"a": agent, "p": common, "pa": pa}
+
+    def observation_spaces(self):
+        """``is_tax_day``, ``is_first_day`` float [] in [0, 1]; ``tax_phase``
+        float [] in [0, 1] (tax_cycle_pos in 1..period, over period);
+        ``curr_rates`` float [B], ``marginal_rate``, ``last_marginal_rate``,
+        ``curr_marginal_rate`` float [] in [0, 1] (rates are disc_rates,
+        fixed_rates or saez rates, all in [0, 1] at construction; params with
+        rates outside [0, 1] leave the space); ``last_incomes`` float [n] and
+        ``last_income`` float [] unbounded (an income is a change of coin
+        endowment, negative after a loss)."""
+        f = float_dtype()
+        unit = Box(0.0, 1.0, (), f)
+        common = {
+            "is_tax_day": unit,
+            "is_first_day": unit,
+            "tax_phase": unit,
+            "last_incomes": Box(-np.inf, np.inf, (self.n_agents,), f),
+            "curr_rates": Box(0.0, 1.0, (self.n_brackets,), f),
+        }
+        pa = {
+            "last_income": Box(-np.inf, np.inf, (), f),
+            "last_marginal_rate": unit,
+            "curr_marginal_rate": unit,
+        }
+        return {"a": {**common, "marginal_rate": unit}, "p": common, "pa": pa}
 
     def masks(self, state: EnvState, params):
         if not self.has_planner_actions:

@@ -159,6 +159,26 @@ class FoundationEnv(EnvAttributes):
         """The functional environment (``jaxecon.core.env.BaseEnvironment``)."""
         return self._core
 
+    def observation_space(self, agent: str):
+        """The functional env's ``observation_space(agent)`` (``agent`` "a" or "p"):
+        one agent's observation as the core returns it (``obs[str(i)]`` here
+        has its keys; Foundation's formatting turns scalars into floats and
+        unflattened masks into lists).
+
+        Raises:
+            ValueError: an unknown agent id. NotImplementedError: observations
+                made by Foundation-style (host) code.
+        """
+        if isinstance(self._engine, HostEngine) and "generate_observations" in self._engine.hooks:
+            raise NotImplementedError(
+                "observation_space is not available: this scenario's generate_observations runs on the host"
+            )
+        return self._core.observation_space(agent)
+
+    def action_space(self, agent: str):
+        """The functional env's ``action_space(agent)``: ``Discrete`` or ``MultiDiscrete``."""
+        return self._core.action_space(agent)
+
     @property
     def params(self):
         """``EnvParams`` used by ``reset``/``step`` (replace to change numeric knobs)."""
