@@ -61,52 +61,7 @@ def spaces_of(env: BaseEnvironment) -> dict:
     """``{"a": (observation space, action space), "p": (...)}`` of ONE mobile
     agent and of the planner, from ``env.observation_space(agent)`` and
     ``env.action_space(agent)`` (``jaxecon.spaces`` objects)."""
-    if not hasattr(env, "observation_space"):
-        return _interim_spaces(env)
     return {agent: (env.observation_space(agent), env.action_space(agent)) for agent in ("a", "p")}
-
-
-# Interim stand-ins until jaxecon.spaces lands: unbounded boxes from eval_shape,
-# action spaces from the action layouts. (Removed once env.observation_space exists.)
-class _Box(NamedTuple):
-    low: Any
-    high: Any
-    shape: tuple
-    dtype: Any
-
-
-class _Dict(NamedTuple):
-    spaces: dict
-
-
-class _Discrete(NamedTuple):
-    n: int
-    shape: tuple = ()
-    dtype: Any = np.dtype(np.int32)
-
-
-class _MultiDiscrete(NamedTuple):
-    nvec: Any
-    shape: tuple
-    dtype: Any = np.dtype(np.int32)
-
-
-def _interim_spaces(env):
-    obs = jax.eval_shape(env.reset, jax.random.key(0), env.default_params)[0]
-
-    def box(x, lead):
-        return _Box(-np.inf, np.inf, tuple(x.shape[lead:]), np.dtype(x.dtype))
-
-    def tree(d, lead):
-        return _Dict({k: tree(v, lead) if isinstance(v, dict) else box(v, lead) for k, v in d.items()})
-
-    def act(layout):
-        if layout.multi_action_mode:
-            return _MultiDiscrete(np.asarray(layout.dims), (len(layout.dims),))
-        return _Discrete(layout.n_actions)
-
-    return {"a": (tree(obs["a"], 1), act(env.agent_actions)),
-            "p": (tree(obs["p"], 0), act(env.planner_actions))}
 
 
 def check_action(value, shape: tuple, low, high, name: str) -> np.ndarray:

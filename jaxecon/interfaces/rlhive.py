@@ -48,7 +48,7 @@ from typing import Sequence
 
 import numpy as np
 
-from jaxecon import checkpoint
+from jaxecon import checkpoint, spaces
 from jaxecon.interfaces.host import Economy, Outputs, as_env, check_action, spaces_of
 
 try:
@@ -204,7 +204,7 @@ else:
 
 def _action_bounds(space) -> tuple:
     """``(shape, low, high)`` of a Discrete or MultiDiscrete action space."""
-    if hasattr(space, "nvec"):
+    if isinstance(space, spaces.MultiDiscrete):
         nvec = np.asarray(space.nvec)
         return nvec.shape, 0, nvec - 1
     return (), 0, int(space.n) - 1
@@ -233,12 +233,12 @@ class BaseEnv(_Base):
                 f"got {num_players!r}"
             )
         self._economy = Economy(env)
-        spaces = spaces_of(env)
+        of = spaces_of(env)
         players = [str(i) for i in range(n)] + ["p"]
         env_spec = EnvSpec(
             env.name,
-            [spaces["a"][0]] * n + [spaces["p"][0]],
-            [spaces["a"][1]] * n + [spaces["p"][1]],
+            [of["a"][0]] * n + [of["p"][0]],
+            [of["a"][1]] * n + [of["p"][1]],
             env_info={"n_agents": n, "num_players": n + 1, "players": players,
                       "episode_length": env.episode_length},
         )

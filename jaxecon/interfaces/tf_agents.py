@@ -56,7 +56,7 @@ from typing import Mapping
 
 import numpy as np
 
-from jaxecon import checkpoint
+from jaxecon import checkpoint, spaces
 from jaxecon.core import validators
 from jaxecon.interfaces import specs as _native
 from jaxecon.interfaces.host import Economy, as_env, check_action, spaces_of
@@ -218,13 +218,13 @@ else:
 
 def _spec_of(space, lead: tuple, name: str):
     """The (Bounded)ArraySpec nest of a ``jaxecon.spaces`` space, ``lead`` prepended."""
-    if hasattr(space, "spaces"):
+    if isinstance(space, spaces.Dict):
         return {k: _spec_of(v, lead, f"{name}/{k}") for k, v in space.spaces.items()}
     shape = lead + tuple(space.shape)
     dtype = np.dtype(space.dtype)
-    if hasattr(space, "nvec"):
+    if isinstance(space, spaces.MultiDiscrete):
         return BoundedArraySpec(shape, dtype, 0, np.broadcast_to(np.asarray(space.nvec) - 1, shape), name)
-    if hasattr(space, "n"):
+    if isinstance(space, spaces.Discrete):
         return BoundedArraySpec(shape, dtype, 0, int(space.n) - 1, name)
     low = np.broadcast_to(np.asarray(space.low, np.float64), shape)
     high = np.broadcast_to(np.asarray(space.high, np.float64), shape)
@@ -266,12 +266,12 @@ class PyEnvironment(_Base):
         env = as_env(env_or_config)
         handle_auto_reset = validators.check_bool("handle_auto_reset", handle_auto_reset)
         self._economy = Economy(env, params=params, batch_size=batch_size, seed=seed)
-        spaces = spaces_of(env)
+        of = spaces_of(env)
         n = env.n_agents
-        self._observation_spec = {"a": _spec_of(spaces["a"][0], (n,), "observation/a"),
-                                  "p": _spec_of(spaces["p"][0], (), "observation/p")}
-        self._action_spec = {"a": _spec_of(spaces["a"][1], (n,), "action/a"),
-                             "p": _spec_of(spaces["p"][1], (), "action/p")}
+        self._observation_spec = {"a": _spec_of(of["a"][0], (n,), "observation/a"),
+                                  "p": _spec_of(of["p"][0], (), "observation/p")}
+        self._action_spec = {"a": _spec_of(of["a"][1], (n,), "action/a"),
+                             "p": _spec_of(of["p"][1], (), "action/p")}
         self._reward_spec = {"a": ArraySpec((n,), np.float32, "reward/a"),
                              "p": ArraySpec((), np.float32, "reward/p")}
         self._discount_spec = {"a": BoundedArraySpec((n,), np.float32, 0.0, 1.0, "discount/a"),
