@@ -10,7 +10,8 @@ Numpy in, numpy out; each steps the jitted functional env underneath.
   environment API (the planner is one more player); the real ``hive``
   base classes when RLHive is installed.
 - ``jaxecon.interfaces.pettingzoo``, ``jaxecon.interfaces.gymnasium``:
-  PettingZoo and Gymnasium fronts (extras ``pettingzoo``, ``gymnasium``).
+  PettingZoo and Gymnasium fronts over the Foundation shim (extras
+  ``pettingzoo``, ``gymnasium``; ``gym_spaces`` converts the spaces).
 - ``specs``: TF-Agents' spec and time-step types in numpy only;
   ``host``: the host-side driver the interfaces share.
 
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 import importlib
 
-_SUBMODULES = ("gymnasium", "host", "pettingzoo", "rlhive", "specs", "tf_agents")
+_SUBMODULES = ("gym_spaces", "gymnasium", "host", "pettingzoo", "rlhive", "specs", "tf_agents")
 
 __all__ = list(_SUBMODULES)
 
