@@ -87,7 +87,7 @@ def test_specs_are_keyed_by_agent_with_a_leading_agent_axis(env):
     disc = pyenv.discount_spec()
     assert disc["a"].shape == (n,) and float(disc["p"].minimum) == 0.0 and float(disc["p"].maximum) == 1.0
     ts_spec = pyenv.time_step_spec()
-    assert ts_spec.step_type == specs.ArraySpec((), np.int32)
+    assert ts_spec.step_type == tfa.ArraySpec((), np.int32)
     assert ts_spec.observation is obs and ts_spec.reward is pyenv.reward_spec()
     assert ts_spec.discount is pyenv.discount_spec()
 
@@ -113,7 +113,7 @@ def validate_py_environment(pyenv, episodes: int, rng) -> list:
     while count < episodes:
         if not specs.check_arrays_nest(time_step, spec):
             bad = [jax.tree_util.keystr(p) for (p, s), x in zip(
-                jax.tree_util.tree_flatten_with_path(spec, is_leaf=lambda s: isinstance(s, specs.ArraySpec))[0],
+                jax.tree_util.tree_flatten_with_path(spec, is_leaf=lambda s: isinstance(s, tfa.ArraySpec))[0],
                 jax.tree.leaves(time_step)) if not s.check_array(x)]
             raise AssertionError(f"time step does not match time_step_spec() at {bad}")
         seen.append(np.asarray(time_step.step_type).copy())
@@ -140,6 +140,12 @@ def test_validate_py_environment(env, batch_size):
     for leaf in jax.tree.leaves(first.discount):
         assert np.all(leaf == 1.0)
     assert first.observation["a"]["flat"].shape == lead(pyenv) + (env.n_agents,) + env.observation_space("a")["flat"].shape
+    # The real check too, where TF-Agents is installed; unbatched only: its random
+    # policy cannot sample per-element bounds (the agents' action heads) under a batch axis.
+    if tfa.BACKEND == "tf_agents" and batch_size is None:
+        from tf_agents.environments import utils
+
+        utils.validate_py_environment(pyenv, episodes=2)
 
 
 def test_handle_auto_reset_and_should_reset(env):

@@ -78,8 +78,7 @@ def check_action(value, shape: tuple, low, high, name: str) -> np.ndarray:
     """
     arr = np.asarray(value)
     if arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):
-        if not (np.issubdtype(arr.dtype, np.floating) and np.all(arr == np.round(arr))):
-            raise ValueError(f"{name} must hold integers, got dtype {arr.dtype}: {value!r}")
+        raise ValueError(f"{name} must hold integers, got dtype {arr.dtype}: {value!r}")
     if arr.shape != tuple(shape):
         raise ValueError(f"{name} must have shape {tuple(shape)}, got {arr.shape}")
     low = np.broadcast_to(low, shape)
@@ -134,9 +133,12 @@ def _compiled(env: BaseEnvironment, batch_size: int | None) -> _Compiled:
     def lift(fn, in_axes):
         return fn if batch_size is None else jax.vmap(fn, in_axes=in_axes)
 
-    reset_one = lift(lambda k, p: env.reset(k, p), (0, None))
-    reset_prev = lift(lambda k, p, s: env.reset(k, p, prev_state=s), (0, None, 0))
-    step_one = lift(env.step, (0, 0, 0, None))
+    # The traced functions reach the env through a weak reference, so that the
+    # cache entry (the value) does not keep its own key alive.
+    env_ref = weakref.ref(env)
+    reset_one = lift(lambda k, p: env_ref().reset(k, p), (0, None))
+    reset_prev = lift(lambda k, p, s: env_ref().reset(k, p, prev_state=s), (0, None, 0))
+    step_one = lift(lambda k, s, a, p: env_ref().step(k, s, a, p), (0, 0, 0, None))
 
     def reset(key, params):
         key, sub = keys(key)
@@ -187,7 +189,9 @@ class Economy:
         self.state = None
         self.outputs: Outputs | None = None
         self._figure = None
-        self.seed(env.seed if seed is None and env.seed is not None else (0 if seed is None else seed))
+        if seed is None:
+            seed = 0 if env.seed is None else env.seed
+        self.seed(seed)
 
     def seed(self, seed) -> None:
         """Re-key with ``seed`` (int >= 0); the next reset or step draws from it.
@@ -230,22 +234,10 @@ class Economy:
         self.outputs = Outputs(obs, reward, np.asarray(done), dict(info))
         return self.outputs
 
-    def frame(self, index: int = 0) -> np.ndarray:
-        """uint8 [H, W, 3]: economy ``index``'s world (``jaxecon.render.render_world``).
-
-        Raises:
-            RuntimeError: before the first ``reset``.
-        """
-        if self.state is None:
-            raise RuntimeError("render() before reset(): reset the environment first")
-        maps, owner, loc = jax.device_get((self.state.maps, self.state.owner, self.state.loc))
-        if self.batch_size is not None:
-            maps, owner, loc = jax.tree.map(lambda x: x[index], (maps, owner, loc))
-        return render_world(maps, owner=owner.get("House"), loc=loc)
-
     def render(self, mode: str = "rgb_array"):
-        """``"rgb_array"``: uint8 ``[H, W, 3]`` (``[B, H, W, 3]`` when batched).
-        ``"human"``: shows the world(s) in a matplotlib figure (a window, a
+        """``"rgb_array"``: the world as uint8 ``[H, W, 3]`` (``[B, H, W, 3]``
+        when batched; ``jaxecon.render.render_world``). ``"human"``: shows
+        it (the batch side by side) in a matplotlib figure (a window, a
         notebook output, or nothing when headless) and returns None.
 
         Raises:
@@ -254,10 +246,18 @@ class Economy:
         """
         if mode not in RENDER_MODES:
             raise ValueError(f"mode must be one of {list(RENDER_MODES)}, got {mode!r}")
+        if self.state is None:
+            raise RuntimeError("render() before reset(): reset the environment first")
+        world = jax.device_get((self.state.maps, self.state.owner, self.state.loc))
+
+        def frame(maps, owner, loc):
+            return render_world(maps, owner=owner.get("House"), loc=loc)
+
         if self.batch_size is None:
-            frames = self.frame()
+            frames = frame(*world)
         else:
-            frames = np.stack([self.frame(i) for i in range(self.batch_size)])
+            frames = np.stack([frame(*jax.tree.map(lambda x: x[i], world))
+                               for i in range(self.batch_size)])
         if mode == "rgb_array":
             return frames
         self._show(frames if frames.ndim == 3 else np.concatenate(list(frames), axis=1))

@@ -223,7 +223,9 @@ def _spec_of(space, lead: tuple, name: str):
     shape = lead + tuple(space.shape)
     dtype = np.dtype(space.dtype)
     if isinstance(space, spaces.MultiDiscrete):
-        return BoundedArraySpec(shape, dtype, 0, np.broadcast_to(np.asarray(space.nvec) - 1, shape), name)
+        # both bounds at full shape: TF-Agents' sampler pairs their elements one to one
+        high = np.broadcast_to(np.asarray(space.nvec) - 1, shape)
+        return BoundedArraySpec(shape, dtype, np.zeros(shape, dtype), high, name)
     if isinstance(space, spaces.Discrete):
         return BoundedArraySpec(shape, dtype, 0, int(space.n) - 1, name)
     low = np.broadcast_to(np.asarray(space.low, np.float64), shape)
@@ -329,8 +331,7 @@ class PyEnvironment(_Base):
         lead = () if self.batch_size is None else (self.batch_size,)
         reward = _map(lambda r, s: np.asarray(r, np.float32).reshape(lead + s.shape),
                       outputs.reward, self._reward_spec)
-        discount = _map(lambda _, s: np.ones(lead + s.shape, np.float32),
-                        self._discount_spec, self._discount_spec)
+        discount = {k: np.ones(lead + s.shape, np.float32) for k, s in self._discount_spec.items()}
         obs = _map(lambda x, s: np.asarray(x, s.dtype), outputs.obs, self._observation_spec)
         return TimeStep(step_type=step_type, reward=reward, discount=discount, observation=obs)
 
