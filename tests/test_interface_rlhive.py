@@ -48,11 +48,15 @@ def test_env_spec_players_and_type_name(env):
     assert spec.observation_space == [env.observation_space("a")] * n + [env.observation_space("p")]
     assert spec.action_space == [env.action_space("a")] * n + [env.action_space("p")]
     assert rlhive.BaseEnv.type_name() == rlhive.ParallelEnv.type_name() == "env"
+    assert spec.obs_dim is spec.observation_space and spec.act_dim is spec.action_space
     try:
-        import hive  # noqa: F401
+        from hive.envs.base import BaseEnv as HiveBaseEnv
+        from hive.envs.env_spec import EnvSpec as HiveEnvSpec
     except ImportError:
         assert rlhive.BACKEND == "jaxecon"
-        assert spec.obs_dim is spec.observation_space and spec.act_dim is spec.action_space
+    else:
+        assert rlhive.BACKEND == "rlhive" and isinstance(hive_env, HiveBaseEnv)
+        assert isinstance(spec, HiveEnvSpec)
     # RLHive's class order: the parallel base first, then the all-players env
     mro = rlhive.ParallelEnv.__mro__
     assert mro.index(rlhive._Parallel) < mro.index(rlhive.BaseEnv)

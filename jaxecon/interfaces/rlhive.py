@@ -16,8 +16,8 @@ planner: players ``0 .. n-1`` are the agents, player ``n`` the planner, and
   parallel base first.
 
 When ``hive`` is importable (``BACKEND == "rlhive"``) the classes subclass
-RLHive's own ``BaseEnv`` and ``ParallelEnv`` and ``env_spec`` is RLHive's
-``EnvSpec``; otherwise (``BACKEND == "jaxecon"``) numpy-only stand-ins with
+RLHive's own ``BaseEnv`` and ``ParallelEnv`` and ``env_spec`` is an instance
+of (a subclass of) RLHive's ``EnvSpec``; otherwise (``BACKEND == "jaxecon"``) numpy-only stand-ins with
 the same behaviour. Chosen once, at import time.
 
 Per player (``jaxecon.spaces`` objects in ``env_spec.observation_space`` /
@@ -61,9 +61,15 @@ except ImportError:
 __all__ = ["BACKEND", "BaseEnv", "EnvSpec", "ParallelEnv"]
 
 
-class _NativeEnvSpec:
-    """RLHive's ``EnvSpec`` without RLHive: the environment's name, the per-player
-    observation and action spaces and other information.
+_EnvSpecBase = object if _HiveBaseEnv is None else _HiveEnvSpec
+
+
+class EnvSpec(_EnvSpecBase):
+    """RLHive's ``EnvSpec`` (a subclass of it when RLHive is importable): the
+    environment's name, the per-player observation and action spaces and
+    other information. RLHive 1.0 calls the spaces ``obs_dim`` and
+    ``act_dim``, its later versions ``observation_space`` and
+    ``action_space``; both names are here.
 
     Args:
         env_name: the environment's name (here the scenario's).
@@ -73,40 +79,41 @@ class _NativeEnvSpec:
     """
 
     def __init__(self, env_name, observation_space, action_space, env_info=None):
-        self._env_name = env_name
-        self._observation_space = observation_space
-        self._action_space = action_space
-        self._env_info = {} if env_info is None else env_info
+        if _EnvSpecBase is not object:
+            super().__init__(env_name, observation_space, action_space, env_info)
+        self._name = env_name
+        self._spaces = (observation_space, action_space)
+        self._info = {} if env_info is None else env_info
 
     @property
     def env_name(self):
         """The environment's name."""
-        return self._env_name
+        return self._name
 
     @property
     def observation_space(self):
         """Per-player observation spaces (a list)."""
-        return self._observation_space
+        return self._spaces[0]
 
     @property
     def action_space(self):
         """Per-player action spaces (a list)."""
-        return self._action_space
+        return self._spaces[1]
 
     @property
     def obs_dim(self):
         """RLHive 1.0's name for ``observation_space``."""
-        return self._observation_space
+        return self._spaces[0]
 
     @property
     def act_dim(self):
         """RLHive 1.0's name for ``action_space``."""
-        return self._action_space
+        return self._spaces[1]
 
     @property
     def env_info(self) -> dict:
         """Other information about the environment."""
-        return self._env_info
+        return self._info
 
 
 class _NativeBaseEnv(abc.ABC):
@@ -194,11 +201,9 @@ class _NativeParallelEnv(_NativeBaseEnv):
 
 if _HiveBaseEnv is None:
     BACKEND = "jaxecon"
-    EnvSpec = _NativeEnvSpec
     _Base, _Parallel = _NativeBaseEnv, _NativeParallelEnv
 else:
     BACKEND = "rlhive"
-    EnvSpec = _HiveEnvSpec
     _Base, _Parallel = _HiveBaseEnv, _HiveParallelEnv
 
 
