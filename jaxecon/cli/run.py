@@ -303,7 +303,7 @@ def cmd_run(args, parser) -> int:
     except OSError as exc:  # a file in the way, no permission, ...
         parser.error(f"--out {str(out)!r}: cannot create the output directory ({exc.strerror or exc})")
 
-    recorder = recorder_for(env)
+    recorder = recorder_for(env, video=not args.no_video)
     dev = device if device is not None else jax.devices()[0]
     comps = ", ".join(c.name for c in env.components)
     print(
@@ -385,3 +385,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--chunk", type=positive_int, default=100, metavar="K",
                         help="steps per jitted scan call, i.e. per progress update (default 100)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--no-video", action="store_true",
+                        help="do not write episode.mp4, the video of env 0's last episode "
+                             "(gridworld scenarios)")
