@@ -45,6 +45,7 @@ __all__ = [
     "COLORS",
     "LEGEND_LABELS",
     "MAP_NAMES",
+    "AgentLabel",
     "add_world_legend",
     "agent_colors",
     "draw_world",
@@ -88,6 +89,12 @@ def agent_colors(n: int) -> np.ndarray:
     cmap = matplotlib.colormaps["jet"].resampled(n)
     rgb = np.array([cmap(i)[:3] for i in range(n)], dtype=np.float64)
     return np.round(rgb * 255).astype(np.uint8)
+
+
+def _check_scale(scale) -> int:
+    if isinstance(scale, bool) or not isinstance(scale, (int, np.integer)) or scale < 1:
+        raise ValueError(f"scale must be an int >= 1, got {scale!r}")
+    return int(scale)
 
 
 def _as_2d(name: str, arr, shape=None) -> np.ndarray:
@@ -143,9 +150,7 @@ def render_world(
     """
     if not isinstance(maps, dict):
         raise ValueError(f"maps must be a dict of (H, W) arrays, got {type(maps).__name__}")
-    if isinstance(scale, bool) or not isinstance(scale, (int, np.integer)) or scale < 1:
-        raise ValueError(f"scale must be an int >= 1, got {scale!r}")
-    scale = int(scale)
+    scale = _check_scale(scale)
 
     # --- collect and validate inputs -------------------------------------
     layers: dict[str, np.ndarray] = {}
@@ -361,12 +366,12 @@ def legend_entries(n_agents: int, map_names=MAP_NAMES, unowned_house: bool = Fal
 
     One entry per map layer in ``map_names`` (resources, source blocks,
     water; a "House without owner" entry when ``unowned_house``), then one
-    per agent: the agent's marker (a square in its colour with a white
-    border, as ``render_world`` draws it) beside its houses (a full cell in
-    the same colour with a dark outline) when ``"House"`` is in
-    ``map_names``. Draw them with :func:`add_world_legend` (it sets the
-    tuple handler and the map's background behind the entries, so that the
-    agents' white borders show).
+    per agent: its index as :func:`draw_world` writes it on the map (an
+    :class:`AgentLabel` handle: the digit in the agent's colour, outlined)
+    beside its houses (a full cell in the same colour with a dark outline)
+    when ``"House"`` is in ``map_names``. Draw them with
+    :func:`add_world_legend` (it sets the handlers, and the map's background
+    behind the entries).
 
     Args:
         n_agents: int >= 0, the number of agents (palette :func:`agent_colors`).
@@ -380,7 +385,6 @@ def legend_entries(n_agents: int, map_names=MAP_NAMES, unowned_house: bool = Fal
     Raises:
         ValueError: ``n_agents`` is not an int >= 0.
     """
-    from matplotlib.lines import Line2D
     from matplotlib.patches import Rectangle
 
     if isinstance(n_agents, bool) or not isinstance(n_agents, (int, np.integer)) or n_agents < 0:
@@ -406,9 +410,7 @@ def legend_entries(n_agents: int, map_names=MAP_NAMES, unowned_house: bool = Fal
         handles.append(cell(COLORS["House"], COLORS["HouseOutline"]))
         labels.append(LEGEND_LABELS["House"])
     for i, color in enumerate(agent_colors(n_agents)[:n_agents]):
-        agent = Line2D([], [], marker="s", linestyle="none", markersize=9,
-                       markerfacecolor=color / 255.0, markeredgecolor=COLORS["AgentBorder"] / 255.0,
-                       markeredgewidth=1.5)
+        agent = AgentLabel(i, color / 255.0)
         if houses:
             handles.append((agent, cell(color, COLORS["HouseOutline"])))
             labels.append(f"agent {i} and its houses")
@@ -416,6 +418,44 @@ def legend_entries(n_agents: int, map_names=MAP_NAMES, unowned_house: bool = Fal
             handles.append(agent)
             labels.append(f"agent {i}")
     return handles, labels
+
+
+def _agent_label_style(color, size: float) -> dict:
+    """Text properties of an agent's index: bold, in ``color``, outlined in black and white."""
+    import matplotlib.patheffects as pe
+
+    effects = [pe.withStroke(linewidth=max(size / 4.5, 2.5), foreground="black"),
+               pe.withStroke(linewidth=max(size / 9.0, 1.3), foreground="white")]
+    return {"fontsize": size, "color": color, "fontweight": "bold", "path_effects": effects}
+
+
+class AgentLabel:
+    """Legend handle of an agent: its index as :func:`draw_world` writes it on the map.
+
+    Args:
+        index: the agent's index; color: its RGB colour (floats 0..1).
+    """
+
+    def __init__(self, index: int, color):
+        self.index = int(index)
+        self.color = tuple(float(x) for x in color)
+
+    def get_label(self):  # what matplotlib's legend asks of a handle
+        return f"agent {self.index}"
+
+
+def _agent_label_handler():
+    """A matplotlib legend handler drawing :class:`AgentLabel` handles as their outlined digit."""
+    from matplotlib.legend_handler import HandlerBase
+    from matplotlib.text import Text
+
+    class AgentLabelHandler(HandlerBase):
+        def create_artists(self, legend, orig_handle, xdescent, ydescent, width, height, fontsize, trans):
+            text = Text(width / 2 - xdescent, height / 2 - ydescent, str(orig_handle.index), ha="center",
+                        va="center", transform=trans, **_agent_label_style(orig_handle.color, 1.35 * fontsize))
+            return [text]
+
+    return AgentLabelHandler()
 
 
 def add_world_legend(parent, n_agents: int, map_names=MAP_NAMES, unowned_house: bool = False,
@@ -435,7 +475,8 @@ def add_world_legend(parent, n_agents: int, map_names=MAP_NAMES, unowned_house: 
     kwargs = {"fontsize": _LEGEND_SIZE, "framealpha": 1.0, "handlelength": 2.6,
               "facecolor": tuple(COLORS["background"] / 255.0), "edgecolor": "0.3"}
     kwargs.update(legend_kwargs)
-    return parent.legend(handles, labels, handler_map={tuple: HandlerTuple(ndivide=None, pad=0.4)},
+    handler_map = {tuple: HandlerTuple(ndivide=None, pad=0.4), AgentLabel: _agent_label_handler()}
+    return parent.legend(handles, labels, handler_map=handler_map,
                          **kwargs)
 
 
@@ -458,9 +499,9 @@ def draw_world(ax, maps: dict, owner=None, loc=None, *, scale: int = 8, label_ag
 
     Data coordinates are cells: x = column, y = row (row 0 at the top). Ticks
     are removed. With ``label_agents``, each placed agent's index is written
-    on it: in white inside the agent's square when a cell is at least 10
-    points tall on the figure, else in the agent's colour, outlined, larger
-    than the cell (so that agents stay visible in small panels).
+    over it in the agent's colour, bold, outlined in black and white, 1.5
+    cells tall (7 to 20 points), so that agents stand out from their houses
+    in any panel size; :func:`legend_entries` shows the same digits.
 
     Args:
         ax: a matplotlib Axes.
@@ -475,8 +516,6 @@ def draw_world(ax, maps: dict, owner=None, loc=None, *, scale: int = 8, label_ag
     Raises:
         ValueError: as :func:`render_world`.
     """
-    import matplotlib.patheffects as pe
-
     rgb = render_world(maps, owner, loc, scale=scale)
     height, width = rgb.shape[0] // scale, rgb.shape[1] // scale
     image = ax.imshow(rgb, interpolation="nearest", aspect="auto",
@@ -488,16 +527,10 @@ def draw_world(ax, maps: dict, owner=None, loc=None, *, scale: int = 8, label_ag
         fig = ax.get_figure()
         cell_pt = ax.get_position().height * fig.get_figheight() * 72.0 / height
         palette = agent_colors(len(loc))
+        size = float(np.clip(1.5 * cell_pt, 7.0, 20.0))
         for i, (r, c) in enumerate(np.asarray(loc)):
-            if cell_pt >= 10:  # white digit inside the agent's square
-                size, color = min(0.7 * cell_pt, 12.0), "white"
-                effects = [pe.withStroke(linewidth=max(size / 5, 1.0), foreground="black")]
-            else:  # small cells: a digit in the agent's colour, larger than the cell
-                size, color = max(1.6 * cell_pt, 7.0), palette[i] / 255.0
-                effects = [pe.withStroke(linewidth=3.0, foreground="black"),
-                           pe.withStroke(linewidth=1.6, foreground="white")]
-            text = ax.text(c, r, str(i), ha="center", va="center_baseline", fontsize=size,
-                           color=color, fontweight="bold", path_effects=effects)
+            text = ax.text(c, r, str(i), ha="center", va="center_baseline",
+                           **_agent_label_style(palette[i] / 255.0, size))
             text.set_visible(bool(r >= 0 and c >= 0))
             labels.append(text)
     return image, labels
@@ -546,6 +579,7 @@ def world_figure(
 
     if isinstance(dpi, bool) or not isinstance(dpi, (int, np.integer)) or dpi < 1:
         raise ValueError(f"dpi must be an int >= 1, got {dpi!r}")
+    scale = _check_scale(scale)
     rgb_shape = render_world(maps, owner, None, scale=1).shape  # validates, gives (H, W)
     height, width = rgb_shape[0], rgb_shape[1]
     map_w, map_h = width * scale, height * scale
