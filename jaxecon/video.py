@@ -189,7 +189,7 @@ def write_video(frames, path, *, fps: float = 20) -> str:
     plugin resizes them. Without ``imageio-ffmpeg`` installed the frames go
     into a GIF of the same name (``.gif``) instead, with a ``UserWarning``.
     ``.gif``: Pillow, looping, ``1000 / fps`` ms per frame (GIF keeps
-    hundredths of a second).
+    hundredths of a second); the frames are held in memory until written.
 
     Args:
         frames: iterable of uint8 ``[height, width, 3]`` arrays, one shape.
@@ -221,14 +221,27 @@ def write_video(frames, path, *, fps: float = 20) -> str:
                       "(pip install imageio-ffmpeg for MP4)", UserWarning, stacklevel=2)
         fmt = "gif"
 
-    shape = None
+    with warnings.catch_warnings():
+        # imageio-ffmpeg starts the ffmpeg binary (at the first frame) with
+        # subprocess, fork and exec at once, which JAX's fork warning does not concern
+        warnings.filterwarnings("ignore", message=r"os\.fork\(\) was called", category=RuntimeWarning)
+        count = _encode(imageio, frames, path, fmt, float(fps))
+    if count == 0:
+        if os.path.exists(path):
+            os.remove(path)
+        raise ValueError("frames is empty: a video needs at least one frame")
+    return path
+
+
+def _encode(imageio, frames, path, fmt, fps) -> int:
+    """Append ``frames`` to a new ``fmt`` file at ``path``; returns the frame count."""
     if fmt == "mp4":
-        writer = imageio.get_writer(path, format="FFMPEG", mode="I", fps=float(fps), codec="libx264",
+        writer = imageio.get_writer(path, format="FFMPEG", mode="I", fps=fps, codec="libx264",
                                     pixelformat="yuv420p", quality=7, macro_block_size=16,
                                     ffmpeg_log_level="error")
     else:
-        writer = imageio.get_writer(path, format="GIF-PIL", mode="I", duration=1.0 / float(fps), loop=0)
-    count = 0
+        writer = _GifWriter(path, fps)
+    shape, count = None, 0
     try:
         for frame in frames:
             frame = np.asarray(frame)
@@ -242,10 +255,24 @@ def write_video(frames, path, *, fps: float = 20) -> str:
             count += 1
     finally:
         writer.close()
-    if count == 0:
-        os.remove(path)
-        raise ValueError("frames is empty: a video needs at least one frame")
-    return path
+    return count
+
+
+class _GifWriter:
+    """A looping GIF through Pillow: frames kept (as Pillow images) until ``close``."""
+
+    def __init__(self, path, fps):
+        self.path, self.duration_ms, self.frames = path, 1000.0 / fps, []
+
+    def append_data(self, frame):
+        from PIL import Image
+
+        self.frames.append(Image.fromarray(frame))
+
+    def close(self):
+        if self.frames:
+            self.frames[0].save(self.path, format="GIF", save_all=True, append_images=self.frames[1:],
+                                duration=self.duration_ms, loop=0)
 
 
 def write_world_video(path, maps: dict, owner=None, loc=None, *, timesteps=None, env_index=None,
