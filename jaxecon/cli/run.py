@@ -13,7 +13,9 @@ metrics averaged over the batch (the recorder's columns) and the throughput
 ``--out`` ``metrics.json`` (the config, the run settings, compile time,
 throughput and, per episode, every ``env.metrics`` key averaged over the
 batch, plus its standard deviation over the batch, and the mean episode
-return) and what the recorder writes of env 0's last episode.
+return) and what the recorder writes of env 0's last episode (for the
+gridworld scenarios the dense log, its plots and, unless ``--no-video``, the
+episode's video).
 """
 
 from __future__ import annotations
