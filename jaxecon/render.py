@@ -51,6 +51,7 @@ __all__ = [
     "draw_world",
     "figure_to_rgb",
     "legend_entries",
+    "legend_layers",
     "render_world",
     "render_world_annotated",
     "save_png",
@@ -480,8 +481,15 @@ def add_world_legend(parent, n_agents: int, map_names=MAP_NAMES, unowned_house: 
                          **kwargs)
 
 
-def _present_layers(maps: dict, owner) -> tuple:
-    """(map names drawn, whether an unowned house is present) of ``render_world``'s inputs."""
+def legend_layers(maps: dict, owner=None) -> tuple:
+    """What the legend of a world lists: ``(map names present, whether a house has no owner)``.
+
+    Args:
+        maps, owner: as :func:`render_world`.
+    Returns:
+        ``(tuple of MAP_NAMES in maps, bool)``: the arguments ``map_names``
+        and ``unowned_house`` of :func:`legend_entries`.
+    """
     names = tuple(k for k in MAP_NAMES if maps.get(k) is not None)
     unowned = False
     if "House" in names:
@@ -587,7 +595,7 @@ def world_figure(
 
     fig = Figure(dpi=dpi)
     canvas = FigureCanvasAgg(fig)
-    names, unowned = _present_layers(maps, owner)
+    names, unowned = legend_layers(maps, owner)
     if owner is None and isinstance(maps.get("House"), dict):
         owner = maps["House"].get("owner")
     n_agents = 0 if loc is None else int(np.asarray(loc).shape[0])

@@ -45,6 +45,8 @@ def plot_trades(dense_log, n_bins: int = 40):
         ValueError: not a dense log, no ``"Trade"`` list (the economy has no
             ``ContinuousDoubleAuction``), or a bad ``n_bins``.
     """
+    from matplotlib.ticker import MaxNLocator
+
     check_dense_log(dense_log)
     if isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)) or n_bins < 1:
         raise ValueError(f"n_bins must be an int >= 1, got {n_bins!r}")
@@ -79,6 +81,7 @@ def plot_trades(dense_log, n_bins: int = 40):
             top.set_ylabel("price (coin)")
             bottom.set_title(f"{name}: trades per {int(np.diff(edges)[0])} timesteps")
             bottom.set_ylabel("trades")
+            bottom.yaxis.set_major_locator(MaxNLocator(integer=True))
             bottom.set_xlabel("timestep")
             bottom.set_xlim(0, T)
         fig.suptitle(f"the market: {sum(len(v['t']) for v in trades.values())} trades in {T} steps")

@@ -12,7 +12,7 @@ import numpy as np
 
 from jaxecon.plotting.logs import check_dense_log, n_agents, snapshot_timesteps
 from jaxecon.plotting.style import new_figure, style
-from jaxecon.render import _present_layers, add_world_legend, draw_world, world_title
+from jaxecon.render import legend_layers, add_world_legend, draw_world, world_title
 
 __all__ = ["log_world_at", "plot_log_state", "plot_world_over_time"]
 
@@ -85,7 +85,7 @@ def plot_world_over_time(dense_log, n_snapshots: int = 6, ncols: int = 3):
         for ax, t in zip(axes.flat, ts):
             plot_log_state(dense_log, t, ax)
             ax.set_title(f"timestep {t}")
-            layer_names, layer_unowned = _present_layers(dense_log["world"][t], None)
+            layer_names, layer_unowned = legend_layers(dense_log["world"][t], None)
             names.update(layer_names)
             unowned = unowned or layer_unowned
         for ax in list(axes.flat)[len(ts):]:
