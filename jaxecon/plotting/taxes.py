@@ -74,6 +74,8 @@ def plot_taxes(dense_log):
         ValueError: not a dense log, or no ``"PeriodicTax"`` list (the economy
             has no ``PeriodicBracketTax``, or it has ``disable_taxes``).
     """
+    from matplotlib.ticker import MaxNLocator
+
     check_dense_log(dense_log)
     days = tax_days(dense_log)
     n = n_agents(dense_log)
@@ -124,6 +126,8 @@ def plot_taxes(dense_log):
         fig.legend(handles, names, loc="outside right center")
         for ax in (ax_rate, ax_inc, ax_paid):
             ax.set_xlabel("timestep (tax day)")
+        for ax in (ax_inc, ax_paid):
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         per_bracket = collected_per_bracket(days)
         bars = ax_bracket.bar(np.arange(B), per_bracket, color="tab:blue", edgecolor="black",
                               linewidth=0.5, label="tax collected")
@@ -131,7 +135,7 @@ def plot_taxes(dense_log):
         ax_bracket.set_xticks(np.arange(B), labels, rotation=30, ha="right")
         ax_bracket.set_xlabel("bracket (coin)")
         ax_bracket.set_ylabel("coin")
-        ax_bracket.set_ylim(0, max(1e-9, per_bracket.max()) * 1.2)
+        ax_bracket.set_ylim(0, max(1.0, 1.2 * per_bracket.max()))
         ax_bracket.legend(loc="upper right")
         fig.suptitle(f"taxes: {t.size} tax days, {days['tax_paid'].sum():.4g} coin collected")
     return fig
