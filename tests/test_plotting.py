@@ -7,7 +7,6 @@ runs ``jaxecon run`` once (compiled once) to check its files and
 """
 
 import json
-import warnings
 
 import imageio
 import numpy as np
