@@ -22,6 +22,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxecon.core.env import fusible_concatenate
+
 try:  # keeps a leaf weakly typed (Python scalars passed to jit are weak)
     from jax._src.lax.lax import _convert_element_type as _convert_weak
 except ImportError:  # pragma: no cover - a future jax without it
@@ -102,9 +104,7 @@ class TreePacking:
             if leaf.key_impl is not None:
                 x = jax.random.key_data(x)
             parts[b].append(jnp.ravel(jnp.asarray(x)).astype(leaf.dtype))
-        return tuple(
-            jnp.concatenate(p) if p else jnp.zeros((0,), d) for p, d in zip(parts, self.dtypes)
-        )
+        return tuple(fusible_concatenate(p) if p else jnp.zeros((0,), d) for p, d in zip(parts, self.dtypes))
 
     def unpack(self, buffers) -> object:
         """The tree from ``pack``'s buffers (weak types and PRNG keys restored). Traceable."""
