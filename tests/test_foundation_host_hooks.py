@@ -191,6 +191,34 @@ def user_classes(BaseComponent, BaseEnvironment, scenarios) -> dict:
         def get_dense_log(self):
             return self.sales
 
+    class Diary(BaseComponent):
+        """No actions; keeps a non-numeric state field and writes a key it never declared."""
+
+        name = "Diary"
+        required_entities = ["Coin"]
+        agent_subclasses = ["BasicMobileAgent"]
+
+        def get_n_actions(self, agent_cls_name):
+            return None
+
+        def get_additional_state_fields(self, agent_cls_name):
+            return {"coin_diary": []} if agent_cls_name == "BasicMobileAgent" else {}
+
+        def additional_reset_steps(self):
+            pass
+
+        def component_step(self):
+            for agent in self.world.agents:
+                agent.state["coin_diary"].append(float(agent.inventory["Coin"]))
+                agent.state["last_entry_day"] = int(self.world.timestep)  # a new key
+            self.world.planner.state["diary_days"] = int(self.world.timestep)
+
+        def generate_observations(self):
+            return {}
+
+        def generate_masks(self, completions=0):
+            return {}
+
     class CoinIslands(BaseEnvironment):
         """A scenario from scratch: coin endowments, a coin drip, coin-change rewards."""
 
@@ -255,7 +283,7 @@ def user_classes(BaseComponent, BaseEnvironment, scenarios) -> dict:
             m["bonus/total_coin"] = float(sum(a.inventory["Coin"] for a in self.world.agents))
             return m
 
-    return {c.__name__: c for c in (BuyWidgetFromVirtualStore, Lottery, Allowance, CoinIslands,
+    return {c.__name__: c for c in (BuyWidgetFromVirtualStore, Lottery, Allowance, Diary, CoinIslands,
                                     CoinBonusLayout)}
 
 
@@ -289,7 +317,7 @@ def both(ref):
         "jax": (JaxBaseComponent, JaxBaseEnvironment, foundation.scenarios, foundation.components),
     }.items():
         classes = user_classes(bc, be, scen)
-        for name in ("BuyWidgetFromVirtualStore", "Lottery", "Allowance"):
+        for name in ("BuyWidgetFromVirtualStore", "Lottery", "Allowance", "Diary"):
             comps.add(classes[name])
         for name in ("CoinIslands", "CoinBonusLayout"):
             scen.add(classes[name])
@@ -397,6 +425,26 @@ def test_user_component_dense_log_matches_reference(ref, both):
         assert list(log) == list(ref_log)
         assert log["Allow"] == ref_log["Allow"]
         _assert_close(log["states"], ref_log["states"], "dense log states")
+
+
+@pytest.mark.reference
+def test_dense_log_states_hold_every_agent_state_key(ref, both):
+    """Foundation's dense log deep-copies all of agent.state: also a numpy
+    component's non-numeric field and keys user code added by writing them."""
+    cfg = _config([{"Diary": {}}, BUILD, GATHER], dense_log_frequency=1, episode_length=6)
+    with jax.enable_x64(True):
+        ref_env = make_reference_env(cfg, seed=7)
+        env = foundation.make_env_instance(**copy.deepcopy(cfg))
+        _run_both(ref_env, env, 6, seed=3)
+        ref_states, states = ref_env.previous_episode_dense_log["states"], env.previous_episode_dense_log["states"]
+        assert len(states) == len(ref_states) == 7
+        for t, (got, want) in enumerate(zip(states, ref_states)):
+            for key in want:
+                assert list(got[key]) == list(want[key]), f"t={t} agent {key}: key order {list(got[key])} vs {list(want[key])}"
+        _assert_close(states, ref_states, "dense log states")
+        # the logged objects are snapshots: the diary at t=2 holds 2 entries, the last one all 6
+        assert len(states[2]["0"]["coin_diary"]) == 2 and len(states[-1]["0"]["coin_diary"]) == 6
+        assert states[-1]["0"]["last_entry_day"] == 6 and states[-1]["p"]["diary_days"] == 6
 
 
 @pytest.mark.reference

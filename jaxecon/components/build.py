@@ -36,6 +36,7 @@ from jaxecon.core.component import Component
 from jaxecon.core.env import MOBILE
 from jaxecon.core.registry import component_registry
 from jaxecon.core.state import EnvState, float_dtype
+from jaxecon.spaces import Box
 
 SKILL_DISTS = ("none", "pareto", "lognormal")
 
@@ -194,6 +195,17 @@ class Build(Component):
         sub: BuildState = state.components[self.name]
         pay = jnp.where(params.payment > 0, sub.build_payment / jnp.where(params.payment > 0, params.payment, 1.0), 0.0)
         return {"a": {"build_payment": pay, "build_skill": sub.build_skill}}
+
+    def observation_spaces(self):
+        """``build_payment`` float [] in [0, payment_max_skill_multiplier]
+        (the pay rate, clipped to PMSM at reset; 0 when payment is 0; PMSM as
+        given at construction; widened by ``ROUNDING_SLACK`` for the
+        division); ``build_skill`` float [] in [0, inf) with
+        "pareto" (Lomax) or "lognormal" skills, exactly 1 with "none"."""
+        f = float_dtype()
+        skill = Box(1.0, 1.0, (), f) if self.skill_dist == "none" else Box(0.0, np.inf, (), f)
+        pay = Box(0.0, float(self.payment_max_skill_multiplier), (), f).widen()
+        return {"a": {"build_payment": pay, "build_skill": skill}}
 
     def masks(self, state: EnvState, params):
         return {"a": {"Build": self.can_build(state)[:, None]}}

@@ -42,7 +42,8 @@ Matching is sequential (each trade changes the next round), so it runs as one
 commodity: a failed round ends the commodity unless the buyer failed only
 because the best ask is its own), each round a few masked reductions over
 the fixed-size book; coin and goods change in the reference's order, so float64 results are
-bit-for-bit Foundation's. Matching decisions never depend on coin or
+bit-for-bit Foundation's. When no bid reaches another agent's ask in any
+book, no round can trade and the loop is skipped (a ``lax.cond``). Matching decisions never depend on coin or
 inventories, so the loop runs on ``stop_gradient``-ed values and the
 derivative (1: trades add integer amounts) is re-attached: ``jax.grad`` flows
 through the market although a while_loop is not reverse-differentiable.
@@ -109,6 +110,7 @@ from jaxecon.core.component import Component
 from jaxecon.core.env import MOBILE
 from jaxecon.core.registry import component_registry
 from jaxecon.core.state import EnvState, float_dtype
+from jaxecon.spaces import Box
 
 #: per-step decay of every agent's price history (Foundation's constant).
 PRICE_HISTORY_DECAY = 0.995
@@ -499,7 +501,17 @@ class ContinuousDoubleAuction(Component):
             "sell_count": zc, "sell_value": zc, "buy_count": zc, "buy_value": zc,
             "rec": {k: jnp.zeros((C, T), jnp.int32) for k in TRADE_FIELDS},
         }
-        out = jax.lax.while_loop(lambda c: c["ci"] < C, body, carry)
+        # Without a bid at or above another agent's ask in some book no round can
+        # trade: the loop would only walk the books. Skip it then (same outputs).
+        cross = (flat["bid_active"][:, :, None] & flat["ask_active"][:, None, :]
+                 & (owner[:, None] != owner[None, :])
+                 & (flat["ask_price"][:, None, :] <= flat["bid_price"][:, :, None]))
+        out = jax.lax.cond(
+            jnp.any(cross),
+            lambda c: jax.lax.while_loop(lambda c: c["ci"] < C, body, c),
+            lambda c: {**c, "ci": jnp.asarray(C, jnp.int32)},
+            carry,
+        )
         out["bid_active"] = out["bid_active"].reshape(C, n, M)
         out["ask_active"] = out["ask_active"].reshape(C, n, M)
         return out
@@ -529,6 +541,44 @@ class ContinuousDoubleAuction(Component):
                 f"available_bids-{c}": full_bids[None] - bid_hist[ci],
                 f"my_asks-{c}": ask_hist[ci],
                 f"my_bids-{c}": bid_hist[ci],
+            })
+        return {"a": obs_a, "p": obs_p}
+
+    def observation_spaces(self):
+        """Bounds, with P = max_bid_ask + 1 prices and M = max_num_orders:
+
+        - ``market_rate-c`` float [] in [0, max_bid_ask] (a mean of prices, or
+          less while the history sums to under 0.001; widened by
+          ``ROUNDING_SLACK``: a float mean may round above its largest term).
+        - ``price_history-c`` float [P] in [0, n x M x (1 - 0.995^T) / 0.005 x
+          inv_scale]: each seller's history decays by 0.995 a step and gains at
+          most M a step (one per open ask), T = episode_length.
+        - ``my_asks-c``, ``my_bids-c`` float [P] in [0, M] (an agent keeps at
+          most M orders per commodity); ``available_asks-c``,
+          ``available_bids-c`` in [0, (n - 1) x M]; the planner's
+          ``full_asks-c``, ``full_bids-c`` in [0, n x M].
+        """
+        f = float_dtype()
+        n, m, p = self.n_agents, self.max_num_orders, self.n_prices
+        d = PRICE_HISTORY_DECAY
+        hist_hi = n * m * (1 - d ** self.episode_length) / (1 - d) * self.inv_scale
+        rate = Box(0.0, float(self.max_bid_ask), (), f).widen()
+        hist = Box(0.0, hist_hi, (p,), f).widen()
+        obs_a, obs_p = {}, {}
+        for c in self.commodities:
+            obs_p.update({
+                f"market_rate-{c}": rate,
+                f"price_history-{c}": hist,
+                f"full_asks-{c}": Box(0.0, float(n * m), (p,), f),
+                f"full_bids-{c}": Box(0.0, float(n * m), (p,), f),
+            })
+            obs_a.update({
+                f"market_rate-{c}": rate,
+                f"price_history-{c}": hist,
+                f"available_asks-{c}": Box(0.0, float((n - 1) * m), (p,), f),
+                f"available_bids-{c}": Box(0.0, float((n - 1) * m), (p,), f),
+                f"my_asks-{c}": Box(0.0, float(m), (p,), f),
+                f"my_bids-{c}": Box(0.0, float(m), (p,), f),
             })
         return {"a": obs_a, "p": obs_p}
 

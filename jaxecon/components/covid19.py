@@ -50,6 +50,7 @@ from jaxecon.core.env import MOBILE, PLANNER
 from jaxecon.core.numerics import as_float32, straight_through_trunc
 from jaxecon.core.registry import component_registry
 from jaxecon.core.state import EnvState, float_dtype
+from jaxecon.spaces import Box
 
 __all__ = [
     "ControlUSStateOpenCloseStatus",
@@ -206,6 +207,14 @@ class ControlUSStateOpenCloseStatus(Component):
     def observe(self, state: EnvState, params):
         ind = as_float32(self.stringency_level(state) / self.n_stringency_levels, self.float32_rounding)
         return {"a": {"agent_policy_indicators": ind}, "p": {"agent_policy_indicators": ind}}
+
+    def observation_spaces(self):
+        """``agent_policy_indicators`` float in [0, 1] (level / n_stringency_levels,
+        levels 1..n_stringency_levels; widened by ``ROUNDING_SLACK`` for the
+        division): [] per mobile agent, [n] for the planner."""
+        f = float_dtype()
+        return {"a": {"agent_policy_indicators": Box(0.0, 1.0, (), f).widen()},
+                "p": {"agent_policy_indicators": Box(0.0, 1.0, (self.n_agents,), f).widen()}}
 
     def masks(self, state: EnvState, params):
         shape = (self.n_agents, self.n_stringency_levels)
@@ -403,6 +412,20 @@ class FederalGovernmentSubsidy(Component):
             "p": {"t_until_next_subsidy": until, "current_subsidy_level": lvl},
         }
 
+    def observation_spaces(self):
+        """``t_until_next_subsidy`` float [] in [0, 1] ((interval - t mod interval) /
+        interval); ``current_subsidy_level`` float [] in [0, 1] (the planner's
+        level / num_subsidy_levels), unbounded above with
+        ``use_real_world_policies`` (recorded amounts summed over the
+        interval, and multiplied by the episode count under
+        ``reference_subsidy_accumulation_bug``). The same for mobile agents and
+        the planner. Both widened by ``ROUNDING_SLACK`` (divisions)."""
+        f = float_dtype()
+        level_hi = np.inf if self.use_real_world_policies else 1.0
+        obs = {"t_until_next_subsidy": Box(0.0, 1.0, (), f).widen(),
+               "current_subsidy_level": Box(0.0, level_hi, (), f).widen()}
+        return {"a": dict(obs), "p": dict(obs)}
+
     def masks(self, state: EnvState, params):
         if self.use_real_world_policies:
             on = jnp.ones((), bool)
@@ -577,6 +600,18 @@ class VaccinationCampaign(Component):
             out["a"]["next_vaccination_rate"] = rate * ones
             out["p"]["next_vaccination_rate"] = rate
         return out
+
+    def observation_spaces(self):
+        """``t_until_next_vaccines`` float [] in [0, 1] (a fraction of
+        delivery_interval); with ``observe_rate``, ``next_vaccination_rate``
+        float [] in [0, 1] (vaccines per person per day; the constructor allows
+        at most 1e6 per million). The same for mobile agents and the planner;
+        widened by ``ROUNDING_SLACK`` (divisions)."""
+        f = float_dtype()
+        obs = {"t_until_next_vaccines": Box(0.0, 1.0, (), f).widen()}
+        if self.observe_rate:
+            obs["next_vaccination_rate"] = Box(0.0, 1.0, (), f).widen()
+        return {"a": dict(obs), "p": dict(obs)}
 
     def agent_state_fields(self, state):
         return {"Vaccines Available": np.asarray(self.vaccines_available(state))}

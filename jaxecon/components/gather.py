@@ -38,6 +38,7 @@ from jaxecon.core.component import Component
 from jaxecon.core.env import MOBILE
 from jaxecon.core.registry import component_registry
 from jaxecon.core.state import EnvState, float_dtype
+from jaxecon.spaces import Box
 
 SKILL_DISTS = ("none", "pareto", "lognormal")
 
@@ -226,6 +227,11 @@ class Gather(Component):
 
     def observe(self, state: EnvState, params):
         return {"a": {"bonus_gather_prob": state.components[self.name].bonus_gather_prob}}
+
+    def observation_spaces(self):
+        """``bonus_gather_prob`` float [] in [0, 1] (min(2, skill) / 2; 0 with "none")."""
+        high = 0.0 if self.skill_dist == "none" else 1.0
+        return {"a": {"bonus_gather_prob": Box(0.0, high, (), float_dtype())}}
 
     def masks(self, state: EnvState, params):
         h, w = self.world_size

@@ -61,6 +61,7 @@ from jaxecon.core.component import Component
 from jaxecon.core.env import MOBILE
 from jaxecon.core.registry import component_registry
 from jaxecon.core.state import EnvState, float_dtype
+from jaxecon.spaces import Box
 
 NUM_LABOR_HOURS = 100
 N_SKILL_SAMPLES = 1000
@@ -205,6 +206,17 @@ class SimpleLabor(Component):
     def observe(self, state: EnvState, params):
         sub = state.components[self.name]
         return {"a": {"skill": sub.skill / params.payment_max_skill_multiplier}}
+
+    def observation_spaces(self):
+        """``skill`` float []: skill / payment_max_skill_multiplier in [0, 1]
+        when PMSM >= 1 (the construction-time skills are averages of values
+        clipped to PMSM; 0 before the first reset; widened by ``ROUNDING_SLACK``
+        for the division), else unbounded. Skills
+        replaced through ``Params.skills`` above PMSM leave the space."""
+        f = float_dtype()
+        if self.payment_max_skill_multiplier >= 1:
+            return {"a": {"skill": Box(0.0, 1.0, (), f).widen()}}
+        return {"a": {"skill": Box(-np.inf, np.inf, (), f)}}
 
     def masks(self, state: EnvState, params):
         off = self.mask_first_step & state.components[self.name].is_first_step

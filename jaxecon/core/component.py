@@ -25,6 +25,7 @@ jaxecon ``Component``      Foundation ``BaseComponent``
 ``carry_over``             (implicit: attributes that outlive ``reset``)
 ``step``                   ``component_step``
 ``observe``                ``generate_observations``
+``observation_spaces``     (no equivalent: the spaces of ``observe``)
 ``masks``                  ``generate_masks``
 ``metrics``                ``get_metrics``
 ``dense_log_entry``        ``get_dense_log`` (one step's entry)
@@ -63,6 +64,7 @@ FOUNDATION_HOOKS: dict = {
     "carry_over": None,
     "step": "component_step",
     "observe": "generate_observations",
+    "observation_spaces": None,
     "masks": "generate_masks",
     "metrics": "get_metrics",
     "dense_log_entry": "get_dense_log",
@@ -203,6 +205,25 @@ class Component:
         The environment prefixes every key with ``"<ComponentName>-"``.
         """
         return {}
+
+    def observation_spaces(self) -> dict | None:
+        """The spaces of ``observe``'s fields, from static configuration.
+
+        Returns ``{"a": {k: Box}, "p": {k: Box}, "pa": {k: Box}}``: the same
+        groups and unprefixed keys as ``observe``, each ``Box``
+        (``jaxecon.spaces``) describing ONE agent's entry (no leading
+        n_agents axis for ``"a"`` and ``"pa"``) with ``observe``'s exact
+        dtype and bounds that hold for every reachable state (``-inf``/``inf``
+        where none does). Bounds that depend on a ``Params`` field are taken
+        from ``default_params()`` (the values given at construction); the
+        docstring of each component says which.
+
+        Default ``None`` (undeclared): the environment infers shapes and
+        dtypes with ``jax.eval_shape`` of ``observe`` and leaves the bounds
+        infinite. A stand-in for a Foundation-style component
+        (``runs_on_host``) has no spaces.
+        """
+        return None
 
     def masks(self, state: EnvState, params) -> dict:
         """Action masks: ``{"a": {subspace name: bool [n, size]}, "p": {name: bool [size]}}``."""

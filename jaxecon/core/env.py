@@ -21,7 +21,7 @@ Foundation's objects keep across episodes. Step order (``base_env.step``):
 timestep += 1, each component's ``step`` in list order, ``scenario_step``,
 observations and masks, rewards, ``done = timestep >= episode_length``.
 There is no auto-reset (Foundation has none; stepping past the end goes on,
-quirk Q12); see ``jaxecon.wrappers`` for one.
+quirk Q12); see ``jaxecon.wrappers.AutoResetWrapper`` for one.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.experimental import checkify
 
+from jaxecon import spaces
 from jaxecon.core import validators as cfg
 from jaxecon.core.component import Component, NoParams
 from jaxecon.core.param_checks import validate_params
@@ -50,6 +51,9 @@ from jaxecon.core.state import EnvParams, EnvState, NoState, SubState, float_dty
 
 MOBILE = "BasicMobileAgent"
 PLANNER = "BasicPlanner"
+
+#: The agent ids of ``observation_space`` and ``action_space``: the mobile agents (shared), the planner.
+AGENT_IDS = ("a", "p")
 
 
 def parse_components(components) -> list[tuple[str, dict]]:
@@ -114,6 +118,11 @@ class BaseEnvironment(metaclass=_BuildComponentsAfterInit):
             functional API always returns ``{"a": ..., "p": ...}``).
         seed: None or int >= 0: default seed of the shim and CLI. (Foundation
             rejects 0, quirk Q11; jaxecon accepts it.)
+
+    Spaces: ``observation_space(agent)`` and ``action_space(agent)`` for
+    ``agent`` in ``AGENT_IDS`` (``jaxecon.spaces``; built at construction from
+    the components' ``observation_spaces`` and the scenario's
+    ``generate_observation_spaces``; docs/spaces.md).
 
     Raises:
         ValueError / TypeError: for bad values or unknown keyword arguments,
@@ -246,6 +255,9 @@ class BaseEnvironment(metaclass=_BuildComponentsAfterInit):
         self.agent_actions = self._action_layout(MOBILE, self.multi_action_mode_agents)
         self.planner_actions = self._action_layout(PLANNER, self.multi_action_mode_planner)
         self.components_built()
+        self._action_spaces = {"a": self._action_space_of(self.agent_actions),
+                               "p": self._action_space_of(self.planner_actions)}
+        self._observation_spaces = self._build_observation_spaces()
 
 
     # ------------------------------------------------------------------ structure
@@ -373,6 +385,14 @@ class BaseEnvironment(metaclass=_BuildComponentsAfterInit):
     def generate_observations(self, state: EnvState, params) -> dict:
         """Scenario observations, unprefixed: ``{"a": ..., "p": ..., "pa": ...}``."""
         return {}
+
+    def generate_observation_spaces(self) -> dict | None:
+        """The spaces of ``generate_observations``' fields, from static configuration:
+        ``{"a": {k: Box}, "p": {k: Box}, "pa": {k: Box}}``, one agent's entry
+        each, as ``Component.observation_spaces`` (whose docstring gives the
+        rules). Default ``None`` (undeclared): shapes and dtypes are inferred
+        with ``jax.eval_shape`` and the bounds left infinite. jaxecon only."""
+        return None
 
     def compute_reward(self, state: EnvState, params):
         """``(reward_a float [n], reward_p float [], new_state)``."""
@@ -659,6 +679,161 @@ class BaseEnvironment(metaclass=_BuildComponentsAfterInit):
         if flat:
             keep["flat"] = jnp.concatenate(flat, axis=-1)
         return keep
+
+    # ------------------------------------------------------------------- spaces
+    def observation_space(self, agent: str) -> spaces.Dict:
+        """The space of ONE agent's observation, a ``jaxecon.spaces.Dict``.
+
+        ``agent="a"``: a mobile agent's entry of ``obs["a"]`` (every field of
+        ``obs["a"][k][i]``, no leading n_agents axis, ``"action_mask"``
+        included); all mobile agents share it. ``agent="p"``: the planner's
+        ``obs["p"]``, with a ``p<i>`` entry per mobile agent (a flat ``Box``,
+        or a nested ``Dict`` when observations are not flattened). Keys,
+        shapes and dtypes are ``observe``'s; bounds come from the scenario's
+        ``generate_observation_spaces`` and each component's
+        ``observation_spaces``, packed as ``assemble_observations`` packs the
+        arrays (``flat`` concatenates its fields' bounds). Built once at
+        construction; every call returns the same object.
+
+        Raises:
+            ValueError: ``agent`` not in ``AGENT_IDS``.
+            NotImplementedError: an economy with a Foundation-style (host)
+                component, whose observations are known only at run time.
+        """
+        agent = self._agent_id(agent)
+        if isinstance(self._observation_spaces, str):
+            raise NotImplementedError(self._observation_spaces)
+        return self._observation_spaces[agent]
+
+    def action_space(self, agent: str):
+        """The space of ONE agent's action: ``Discrete(n_actions)`` in
+        single-action mode (0 = NO-OP), ``MultiDiscrete(dims)`` in
+        multi-action mode (one head per action subspace, each with its own
+        NO-OP; a passive agent has one head of size 1), as ``step`` takes
+        ``actions["a"][i]`` / ``actions["p"]``. The same object on every call.
+
+        Raises:
+            ValueError: ``agent`` not in ``AGENT_IDS``.
+        """
+        return self._action_spaces[self._agent_id(agent)]
+
+    @staticmethod
+    def _agent_id(agent) -> str:
+        if agent not in AGENT_IDS:
+            raise ValueError(
+                f"agent must be one of {AGENT_IDS} (\"a\": the mobile agents, \"p\": the planner), got {agent!r}"
+            )
+        return agent
+
+    @staticmethod
+    def _action_space_of(layout: ActionLayout):
+        if layout.multi_action_mode:
+            return spaces.MultiDiscrete(layout.dims)
+        return spaces.Discrete(layout.n_actions)
+
+    def observation_space_sources(self) -> list:
+        """Every observation hook's spaces, as ``observation_sources`` lists the
+        arrays: ``[("world", generate_observation_spaces), (component name,
+        its observation_spaces), ...]``; an undeclared hook's are inferred
+        (``jax.eval_shape``, infinite bounds).
+
+        Raises:
+            NotImplementedError: a Foundation-style (host) component.
+        """
+        out = [("world", self.generate_observation_spaces())]
+        for c in self.components:
+            if c.runs_on_host:
+                raise NotImplementedError(
+                    f"observation_space is not available: component {c.name!r} is a Foundation-style "
+                    "(numpy) component whose observations are known only when it runs on the host"
+                )
+            out.append((c.name, c.observation_spaces()))
+        if any(d is None for _, d in out):
+            inferred = self._inferred_observation_spaces()
+            out = [(name, inferred[i] if d is None else d) for i, (name, d) in enumerate(out)]
+        return out
+
+    def _inferred_observation_spaces(self) -> list:
+        """``[groups of Boxes]`` per observation source: ``observe``'s shapes and
+        dtypes (``jax.eval_shape``), one agent's entry, infinite bounds
+        (integer dtypes: the dtype's range)."""
+        params = self.default_params
+
+        def sources(key):
+            return [groups for _, groups in self.observation_sources(self.init_state(key, params), params)]
+
+        shapes = jax.eval_shape(sources, jax.random.key(0))
+
+        def box(x, batched):
+            shape = tuple(x.shape[1:] if batched else x.shape)
+            dtype = np.dtype(x.dtype)
+            if dtype == np.bool_:
+                return spaces.Box(0, 1, shape, dtype)
+            if np.issubdtype(dtype, np.integer):
+                info = np.iinfo(dtype)
+                return spaces.Box(info.min, info.max, shape, dtype)
+            return spaces.Box(-np.inf, np.inf, shape, dtype)
+
+        return [
+            {g: {k: box(v, g != "p") for k, v in entries.items()} for g, entries in groups.items()}
+            for groups in shapes
+        ]
+
+    def _build_observation_spaces(self):
+        """``{"a": Dict, "p": Dict}`` assembled as ``assemble_observations``
+        assembles the arrays, or the reason it is not available (a str)."""
+        try:
+            sources = self.observation_space_sources()
+        except NotImplementedError as e:
+            return str(e)
+        groups = {"a": {}, "p": {}, "pa": {}}
+        for prefix, source in sources:
+            for g, entries in source.items():
+                for k, box in entries.items():
+                    groups[g][f"{prefix}-{k}"] = box
+        # time: t / episode_length in [0, 1] when scaled (widened: the division may
+        # round up by an ulp), else t in [0, episode_length]; stepping past the
+        # end (quirk Q12) leaves the space.
+        if self.allow_observation_scaling:
+            time = spaces.Box(0.0, 1.0, (1,), np.float32).widen()
+        else:
+            time = spaces.Box(0.0, float(self.episode_length), (1,), np.float32)
+        groups["a"]["time"] = time
+        groups["p"]["time"] = time
+        obs_a = self._pack_spaces(groups["a"])
+        obs_p = self._pack_spaces(groups["p"])
+        if groups["pa"]:
+            pa = self._pack_spaces(groups["pa"], with_time=False)
+            for i in range(self.n_agents):
+                obs_p[f"p{i}"] = pa["flat"] if self.flatten_observations else spaces.Dict(pa)
+        obs_a["action_mask"] = self._mask_space(self.agent_actions)
+        obs_p["action_mask"] = self._mask_space(self.planner_actions)
+        return {"a": spaces.Dict(obs_a), "p": spaces.Dict(obs_p)}
+
+    def _pack_spaces(self, entries: dict, with_time: bool = True) -> dict:
+        """``_pack`` over one agent's spaces: ``flat`` is the float32 concatenation
+        of the fields with at most one dimension, in sorted key order."""
+        if not self.flatten_observations:
+            return dict(entries)
+        keep, flat = {}, []
+        for k in sorted(entries):
+            box = entries[k]
+            if len(box.shape) > 1:
+                keep[k] = box
+                continue
+            if k == "time" and with_time:
+                keep[k] = box
+            flat.append(box)
+        if flat:
+            keep["flat"] = spaces.concatenate(flat, np.float32)
+        return keep
+
+    def _mask_space(self, layout: ActionLayout):
+        """One agent's action mask: float32 [mask_size] in [0, 1] (``flatten_masks``),
+        else ``Dict({subspace: uint8 [size] in [0, 1]})``."""
+        if self.flatten_masks:
+            return spaces.Box(0.0, 1.0, (layout.mask_size,), np.float32)
+        return spaces.Dict({n: spaces.Box(0, 1, (k,), np.uint8) for n, k in zip(layout.names, layout.sizes)})
 
     def masks(self, state: EnvState, params: EnvParams) -> dict:
         """Action masks ``{"a": ..., "p": ...}``: flattened float32 vectors

@@ -31,12 +31,20 @@ def state_fields(core, host) -> tuple:
         ``CovidAndEconomySimulation`` does (Foundation's ``covid19_env.py``
         writes them into ``agent.state`` in its reset and step), so they come
         after the components' fields, as in Foundation.
+
+        Order, as Foundation's: a component that gives an agent class actions
+        (``get_n_actions`` not None) adds its fields when the agent is built
+        (``BaseAgent.register_components``), the others only at the first
+        reset (``BaseComponent.reset``), so their fields come after all of
+        those, each group in component order.
     """
     agents, planner = {}, {}
-    for comp in core.components:
-        if "BasicMobileAgent" in comp.agent_subclasses:
-            agents.update(comp.agent_state_fields(host))
-        planner.update(comp.planner_state_fields(host))
+    for cls, out, method in (("BasicMobileAgent", agents, "agent_state_fields"),
+                             ("BasicPlanner", planner, "planner_state_fields")):
+        comps = [c for c in core.components
+                 if cls == "BasicPlanner" or "BasicMobileAgent" in c.agent_subclasses]
+        for comp in sorted(comps, key=lambda c: c.get_n_actions(cls) is None):  # stable
+            out.update(getattr(comp, method)(host))
     agents.update(core.agent_state_fields(host))
     planner.update(core.planner_state_fields(host))
     return agents, planner

@@ -151,13 +151,15 @@ class Engine:
         f = jax.eval_shape(lambda: jnp.zeros((), float)).dtype
         obs = jax.eval_shape(core.observe, self._state_shape, core.default_params)
         kd_sds = self._sds["kd"]
-        self._reset_out_packing = TreePacking({"kd": kd_sds, "obs": obs})
+        info = jax.eval_shape(core.step_info, self._state_shape, core.default_params)
+        self._reset_out_packing = TreePacking({"kd": kd_sds, "obs": obs, "info": info})
         self._out_packing = TreePacking({
             "kd": kd_sds,
             "obs": obs,
             "rew_a": jax.ShapeDtypeStruct((core.n_agents,), f),
             "rew_p": jax.ShapeDtypeStruct((), f),
             "done": jax.ShapeDtypeStruct((), jnp.bool_),
+            "info": info,
         })
         metrics = jax.eval_shape(core.metrics, self._state_shape, core.default_params)
         self._metrics_packing = WordPacking(metrics)
@@ -224,8 +226,9 @@ class Engine:
         nxt, use = jax.random.split(jax.random.wrap_key_data(kd))
         state = self.state_packing.unpack(sbuf)
         params = self.params_packing.unpack(pbuf)
-        obs, state, rew, done, _ = self.core.step(use, state, self._actions(acts), params)
-        out = {"kd": jax.random.key_data(nxt), "obs": obs, "rew_a": rew["a"], "rew_p": rew["p"], "done": done}
+        obs, state, rew, done, info = self.core.step(use, state, self._actions(acts), params)
+        out = {"kd": jax.random.key_data(nxt), "obs": obs, "rew_a": rew["a"], "rew_p": rew["p"],
+               "done": done, "info": info}
         return self.state_packing.pack(state), self._out_packing.pack(out)
 
     def _reset_fn(self, kd, pbuf, completions, prev_sbuf):
@@ -233,7 +236,8 @@ class Engine:
         params = self.params_packing.unpack(pbuf)
         prev = self.state_packing.unpack(prev_sbuf)
         obs, state = self.core.reset(use, params, completions, prev)
-        return self.state_packing.pack(state), self._reset_out_packing.pack({"kd": jax.random.key_data(nxt), "obs": obs})
+        out = {"kd": jax.random.key_data(nxt), "obs": obs, "info": self.core.step_info(state, params)}
+        return self.state_packing.pack(state), self._reset_out_packing.pack(out)
 
     def _metrics_fn(self, sbuf, pbuf):
         m = self.core.metrics(self.state_packing.unpack(sbuf), self.params_packing.unpack(pbuf))
@@ -321,24 +325,28 @@ class Engine:
         """``core.reset`` with the key data ``kd`` (uint32 ``key_shape``).
 
         Returns:
-            ``(next_kd, sbuf, obs)``: the next key data (numpy), the new
-            state's device buffers and the observations (numpy views).
+            ``(next_kd, sbuf, obs, info)``: the next key data (numpy), the new
+            state's device buffers, the observations (numpy views of fresh,
+            writable host copies: the caller owns them) and the new state's
+            ``core.step_info`` (numpy views).
         """
         sbuf, obuf = self._reset(np.asarray(kd, np.uint32), pbuf, np.int32(completions), prev_sbuf)
         out = self._reset_out_packing.unpack_numpy([np.array(b) for b in jax.device_get(obuf)])
-        return out["kd"], sbuf, out["obs"]
+        return out["kd"], sbuf, out["obs"], out["info"]
 
     def step(self, kd, sbuf, acts: np.ndarray, pbuf):
         """``core.step`` (``sbuf`` is donated: do not use it afterwards).
 
         Returns:
-            ``(next_kd, sbuf, obs, rew_a, rew_p, done)``: numpy key data, the
-            new state's device buffers, the observations (numpy views of one
-            fresh host copy), float rewards [n] and [], and done (bool).
+            ``(next_kd, sbuf, obs, rew_a, rew_p, done, info)``: numpy key
+            data, the new state's device buffers, the observations (numpy
+            views of fresh, writable host copies: the caller owns them),
+            float rewards [n] and [], done (bool) and the new state's
+            ``core.step_info`` (numpy views).
         """
         sbuf, obuf = self._step(kd, sbuf, acts, pbuf)
-        out = self._out_packing.unpack_numpy([np.asarray(b) for b in obuf])
-        return out["kd"], sbuf, out["obs"], out["rew_a"], out["rew_p"], bool(out["done"])
+        out = self._out_packing.unpack_numpy([np.array(b) for b in obuf])  # fresh, writable
+        return out["kd"], sbuf, out["obs"], out["rew_a"], out["rew_p"], bool(out["done"]), out["info"]
 
     def metrics(self, sbuf, pbuf) -> dict:
         """``core.metrics`` as ``{key: numpy scalar}``."""

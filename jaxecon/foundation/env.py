@@ -159,6 +159,26 @@ class FoundationEnv(EnvAttributes):
         """The functional environment (``jaxecon.core.env.BaseEnvironment``)."""
         return self._core
 
+    def observation_space(self, agent: str):
+        """The functional env's ``observation_space(agent)`` (``agent`` "a" or "p"):
+        one agent's observation as the core returns it (``obs[str(i)]`` here
+        has its keys; Foundation's formatting turns scalars into floats and
+        unflattened masks into lists).
+
+        Raises:
+            ValueError: an unknown agent id. NotImplementedError: observations
+                made by Foundation-style (host) code.
+        """
+        if isinstance(self._engine, HostEngine) and "generate_observations" in self._engine.hooks:
+            raise NotImplementedError(
+                "observation_space is not available: this scenario's generate_observations runs on the host"
+            )
+        return self._core.observation_space(agent)
+
+    def action_space(self, agent: str):
+        """The functional env's ``action_space(agent)``: ``Discrete`` or ``MultiDiscrete``."""
+        return self._core.action_space(agent)
+
     @property
     def params(self):
         """``EnvParams`` used by ``reset``/``step`` (replace to change numeric knobs)."""
@@ -458,11 +478,11 @@ class FoundationEnv(EnvAttributes):
         else:
             self._dense_log_this_episode = self._count % self._create_dense_log_every == 0
         self._logs.start_episode(kd, count)
-        self._kd, sbuf, obs = self._engine.reset(
+        self._kd, sbuf, obs, info = self._engine.reset(
             kd, self._params_buffers(), count, self._device_buffers()
         )
         self._set_buffers(sbuf)
-        self._record_global_state(first=True)
+        self._record_global_state(info, first=True)
         for agent in self.all_agents:
             agent.reset_actions()
         return self._format_obs(obs)
@@ -522,17 +542,18 @@ class FoundationEnv(EnvAttributes):
         if dense:
             prev = self._host()
             self._logs.record_timestep(
-                self._core, prev, self._engine.unpack_actions(acts), self._world_dense_log_frequency
+                self._core, prev, self._engine.unpack_actions(acts), self._world_dense_log_frequency,
+                self._written_state_entries(),
             )
 
-        self._kd, sbuf, obs, rew_a, rew_p, done = self._engine.step(
+        self._kd, sbuf, obs, rew_a, rew_p, done, step_info = self._engine.step(
             kd, self._device_buffers(), acts, self._params_buffers()
         )
         self._set_buffers(sbuf)
         rew_d = dict(zip(self._mobile_keys, np.asarray(rew_a, np.float64).tolist()))  # Python floats
         rew_d["p"] = float(rew_p)
         done_d = {"__all__": done}
-        self._record_global_state()
+        self._record_global_state(step_info)
         info = {k: {} for k in self._agent_lookup}
         if self.collate_agent_step_and_reset_data:
             rew_d = formats.collated_rewards(np.asarray(rew_a), rew_p)
@@ -560,7 +581,27 @@ class FoundationEnv(EnvAttributes):
         )
 
     def _finalize_logs(self):
-        """Stash the replay log and metrics; finish the dense log (if logging)."""
-        self._logs.finish_episode(self.metrics)
+        """Stash the replay log and metrics; finish the dense log (if logging).
+
+        The metrics are those of the final state with the episode not yet
+        counted, as Foundation's ``_finalize_logs`` runs before
+        ``_completions += 1`` (``base_env.step``); the jitted step has counted
+        it in ``state.completions`` already, so that count is set back for
+        the metrics and restored after (e.g. the ``"decay"`` energy warm-up's
+        ``labor/weighted_cost`` depends on it).
+        """
+        host = self._host()
+        counted = int(host.completions)
+        host.completions[()] = self._count
+        self._host_written()
+        metrics = self.metrics
+        self._host().completions[()] = counted
+        self._host_written()
+        self._logs.finish_episode(metrics)
         if self._dense_log_this_episode:
-            self._logs.finish_dense_log(self._core, self._host())
+            self._logs.finish_dense_log(self._core, self._host(), self._written_state_entries())
+
+    def _written_state_entries(self) -> dict:
+        """``{agent key: {key: value}}``: the keys user code added to an
+        ``agent.state`` by writing them (kept on the host, see ``live_state``)."""
+        return {k: v for k, v in self._extra_state_fields.items() if v}

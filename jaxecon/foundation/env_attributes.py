@@ -150,19 +150,24 @@ class EnvAttributes:
         return formats.collate_agent_info(info)
 
     # ------------------------------------------------------------ global state rows
-    def _record_global_state(self, first: bool = False) -> None:
+    def _record_global_state(self, row, first: bool = False) -> None:
         """Hook of ``reset`` (``first=True``: start the rows) and ``step``: keep
-        the episode's per-step ``step_info`` rows of the current state (device
-        arrays, nothing is copied) for ``world.global_state``; only for a
-        scenario that defines ``step_info`` (COVID-19's rows are Foundation's
-        ``global_state`` rows)."""
+        the episode's per-step ``step_info`` rows for ``world.global_state``;
+        only for a scenario that defines ``step_info`` (COVID-19's rows are
+        Foundation's ``global_state`` rows).
+
+        Args:
+            row: the new state's ``step_info`` as the engine fetched it with
+                the step's outputs (``{key: numpy view}``; its entries are
+                copied, so the step's output buffer is not kept alive), or
+                None to compute it here from the current state (a
+                ``HostEngine``: host hooks ran after the jitted parts).
+        """
         core = self.core
         if type(core).step_info is _CoreEnv.step_info:
             return
-        fn = self.__dict__.get("_step_info_fn")
-        if fn is None:
-            fn = self.__dict__["_step_info_fn"] = jax.jit(core.step_info)
-            keys = []  # the scenario's key order (jit returns the dict sorted)
+        if "_global_state_keys" not in self.__dict__:
+            keys = []  # the scenario's key order (jit and the packing sort the dict)
 
             def probe(state):
                 keys.extend(core.step_info(state, self.params))
@@ -170,7 +175,12 @@ class EnvAttributes:
 
             jax.eval_shape(probe, self.state)
             self.__dict__["_global_state_keys"] = keys
-        row = fn(self.state, self.params)
+        if row is None:
+            fn = self.__dict__.get("_step_info_fn")
+            if fn is None:
+                fn = self.__dict__["_step_info_fn"] = jax.jit(core.step_info)
+            row = jax.device_get(fn(self.state, self.params))
+        row = {k: np.array(v) for k, v in row.items()}
         if first:
             self.__dict__["_global_state_rows"] = [row]
         else:
@@ -187,7 +197,6 @@ class EnvAttributes:
         rows = self.__dict__.get("_global_state_rows")
         if type(self.core).step_info is _CoreEnv.step_info or not rows:
             raise AttributeError("global_state")
-        rows = jax.device_get(rows)
         out = {}
         for key in self.__dict__["_global_state_keys"]:
             first = np.asarray(rows[0][key])

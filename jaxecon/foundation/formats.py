@@ -90,6 +90,7 @@ class ObservationLayout:
         self.shapes = shapes
         self.dtypes = dtypes
         self.mask_order = mask_order
+        self._plans = {}  # obs key structure -> _Plan (see format_obs)
 
     def flat_fields(self, group: str) -> list:
         """``[(key, per-agent shape)]`` packed into ``flat`` per agent, sorted by key
@@ -150,30 +151,77 @@ def _ordered(values: dict, order: list, flat_last: bool) -> dict:
     return out
 
 
-def _agent_dict(oa: dict, i, layout: ObservationLayout) -> dict:
-    d = {}
-    for k, v in oa.items():
-        if k == _MASK:
-            continue
-        d[k] = _time_list(v[i]) if k == _TIME else _value(v[i])
-    return _ordered(d, layout.order["a"], flat_last=True)
+def _ordered_keys(keys, order: list, flat_last: bool) -> list:
+    """The keys of ``_ordered(dict.fromkeys(keys), order, flat_last)``, in its order."""
+    return list(_ordered(dict.fromkeys(keys), order, flat_last))
 
 
-def _planner_dict(op: dict, n_agents: int, layout: ObservationLayout) -> dict:
-    d = {}
-    for k, v in op.items():
-        if k == _MASK or _is_pa_key(k, n_agents):
-            continue
-        d[k] = _time_list(v) if k == _TIME else _value(v)
-    d = _ordered(d, layout.order["p"], flat_last=True)
-    for i in range(n_agents):
-        key = f"p{i}"
-        if key in op:
-            v = op[key]
-            d[key] = _ordered({kk: _value(vv) for kk, vv in v.items()}, layout.order["pa"], False) \
-                if isinstance(v, dict) else np.array(v)
-    d[_MASK] = _masks(op[_MASK], layout.mask_order["p"])
-    return d
+class _Plan:
+    """How one key structure of the core's observations becomes Foundation's
+    per-agent dicts (built once per structure, see ``format_obs``).
+
+    Attributes:
+        a_keys: the agents' keys in Foundation's order (``action_mask`` last).
+        a_kinds: per key: ``"time"``, ``"scalar"`` (0-d per agent), ``"mask"``
+            (unflattened masks, a dict), or ``"array"``.
+        p_keys, p_kinds: the same for the planner's own entries (``p<i>``
+            and ``action_mask`` excluded); ``pa``: ``[(p<i>, entry keys in
+            Foundation's order or None for an array)]``.
+    """
+
+    def __init__(self, oa: dict, op: dict, n_agents: int, layout: ObservationLayout):
+        keys = _ordered_keys([k for k in oa if k != _MASK], layout.order["a"], True) + [_MASK]
+        self.a_keys = keys
+        self.a_kinds = [_kind(k, oa[k], 1) for k in keys]
+        own = [k for k in op if k != _MASK and not _is_pa_key(k, n_agents)]
+        self.p_keys = _ordered_keys(own, layout.order["p"], True)
+        self.p_kinds = [_kind(k, op[k], 0) for k in self.p_keys]
+        self.pa = []
+        for i in range(n_agents):
+            key = f"p{i}"
+            if key in op:
+                v = op[key]
+                sub = _ordered_keys(v, layout.order["pa"], False) if isinstance(v, dict) else None
+                self.pa.append((key, sub))
+
+
+def _kind(key: str, value, agent_axes: int) -> str:
+    if key == _TIME:
+        return "time"
+    if isinstance(value, dict):
+        return "mask"
+    return "scalar" if np.ndim(value) == agent_axes else "array"
+
+
+def _plan(oa: dict, op: dict, n_agents: int, layout: ObservationLayout) -> _Plan:
+    """The cached ``_Plan`` of this key structure."""
+    sig = (tuple(oa), tuple(op), tuple(tuple(v) for v in op.values() if isinstance(v, dict)),
+           isinstance(oa[_MASK], dict))
+    plan = layout._plans.get(sig)
+    if plan is None:
+        plan = layout._plans[sig] = _Plan(oa, op, n_agents, layout)
+    return plan
+
+
+def _agent_column(k: str, kind: str, v, layout: ObservationLayout, n: int) -> list:
+    """Entry ``k`` of every agent's dict: ``[agent 0's, ..., agent n-1's]``."""
+    if kind == "array":
+        return list(v)  # each agent's row (a view)
+    if kind == "time":
+        return [[t] for t in np.asarray(v).reshape(n, -1)[:, 0].tolist()]
+    if kind == "scalar":
+        return [_scalar(x) for x in v]
+    return [_masks(v, layout.mask_order["a"], agent=i) for i in range(n)]
+
+
+def _planner_value(kind: str, v, layout: ObservationLayout):
+    if kind == "time":
+        return _time_list(v)
+    if kind == "scalar":
+        return _scalar(v)
+    if kind == "mask":
+        return _masks(v, layout.mask_order["p"])
+    return v
 
 
 def _is_pa_key(k: str, n_agents: int) -> bool:
@@ -216,9 +264,10 @@ def format_obs(obs, layout: ObservationLayout, n_agents: int, collate: bool, fla
     """The core's observations as Foundation's ``reset``/``step`` return them.
 
     Args:
-        obs: ``{"a": {field: [n, ...]}, "p": {field: ...}}`` from the core
-            (device or host arrays, any key order); unflattened action masks
-            are ``{subspace: [n, size]}`` dicts.
+        obs: ``{"a": {field: [n, ...]}, "p": {field: ...}}``: the engine's
+            fresh, writable host arrays, handed over (nothing else holds
+            them); any key order; unflattened action masks are
+            ``{subspace: [n, size]}`` dicts.
         layout: the core's ``ObservationLayout``.
         n_agents: number of mobile agents.
         collate: Foundation's ``collate_agent_step_and_reset_data``.
@@ -226,18 +275,22 @@ def format_obs(obs, layout: ObservationLayout, n_agents: int, collate: bool, fla
     Returns:
         ``{"0": {...}, ..., "n-1": {...}, "p": {...}}``, or ``{"a": ..., "p": ...}``
         when ``collate`` (see the module docstring for keys, order and types).
-        Arrays are fresh numpy copies; unflattened masks are uint8 nested lists.
+        Arrays are the handed-over memory: each agent's array is its row of
+        one field, so writing into one agent's array never changes another's
+        or the environment's; unflattened masks are uint8 nested lists.
     """
-    obs = jax.device_get(obs)
     oa, op = obs["a"], obs["p"]
-    planner = _planner_dict(op, n_agents, layout)
+    plan = _plan(oa, op, n_agents, layout)
+    planner = {k: _planner_value(kind, op[k], layout) for k, kind in zip(plan.p_keys, plan.p_kinds)}
+    for key, sub in plan.pa:
+        v = op[key]
+        planner[key] = v if sub is None else {kk: _value(v[kk]) for kk in sub}
+    planner[_MASK] = _planner_value("mask" if isinstance(op[_MASK], dict) else "array", op[_MASK], layout)
     if collate:
         return {"a": _collated_agents(oa, layout, n_agents, flatten), "p": planner}
-    out = {}
-    for i in range(n_agents):
-        d = _agent_dict(oa, i, layout)
-        d[_MASK] = _masks(oa[_MASK], layout.mask_order["a"], agent=i)
-        out[str(i)] = d
+    keys = plan.a_keys
+    columns = [_agent_column(k, kind, oa[k], layout, n_agents) for k, kind in zip(keys, plan.a_kinds)]
+    out = {str(i): dict(zip(keys, row)) for i, row in enumerate(zip(*columns))}
     out["p"] = planner
     return out
 

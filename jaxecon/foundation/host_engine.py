@@ -72,9 +72,11 @@ class HostEngine(Engine):
             run on the host (names from ``SCENARIO_HOOKS``); the others are the
             core's.
 
-    Same interface as ``Engine``; nothing is shared between environments
-    (the hooks are bound to this one's objects). The jitted parts compile on
-    first use.
+    Same interface as ``Engine``, except that ``reset``/``step`` return None
+    for the step info (host hooks may still change the state it reads; the
+    environment computes it from the final state). Nothing is shared between
+    environments (the hooks are bound to this one's objects). The jitted
+    parts compile on first use.
     """
 
     runs_on_host = True
@@ -258,7 +260,7 @@ class HostEngine(Engine):
         finally:
             self.context = None
         kd_next, obs = jax.device_get((kd_next, obs))
-        return np.asarray(kd_next), sbuf, obs
+        return np.asarray(kd_next), sbuf, jax.tree.map(np.array, obs), None  # step info: the env computes it
 
     def step(self, kd, sbuf, acts, pbuf):
         env = self.env
@@ -288,7 +290,7 @@ class HostEngine(Engine):
         finally:
             self.context = None
         kd_next, obs, rew_a, rew_p, done = jax.device_get((kd_next, obs, rew_a, rew_p, done))
-        return np.asarray(kd_next), sbuf, obs, rew_a, rew_p, bool(done)
+        return np.asarray(kd_next), sbuf, jax.tree.map(np.array, obs), rew_a, rew_p, bool(done), None  # as in reset
 
     def metrics(self, sbuf, pbuf) -> dict:
         fn = self._jit("metrics", lambda: lambda sb, pb: self.core.metric_sources(

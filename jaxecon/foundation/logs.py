@@ -44,6 +44,16 @@ def _empty_dense_log() -> dict:
     return {"world": [], "states": [], "actions": [], "rewards": []}
 
 
+def _states(core, host, extras: dict) -> dict:
+    """One dense-log ``states`` entry: every agent's ``agent.state`` in ``host``,
+    then the keys user code wrote into it, ``extras[agent key]`` (deep copies,
+    as Foundation's ``deepcopy(agent.state)``)."""
+    states = all_agent_states(core, host)
+    for key, entries in extras.items():
+        states[key].update(copy.deepcopy(entries))
+    return states
+
+
 def _world(core, host) -> dict:
     """Foundation's ``world.maps.state_dict`` in ``host`` as float lists, map order."""
     maps = {k: host.maps[k] for k in core.map_keys}
@@ -82,7 +92,7 @@ class EpisodeLogs:
         """Replay log: a deep copy of the caller's ``actions`` and the step's key data."""
         self.replay_log["step"].append({"actions": _copy_actions(actions), "seed_state": seed_state})
 
-    def record_timestep(self, core, host, actions: dict, world_every: int) -> None:
+    def record_timestep(self, core, host, actions: dict, world_every: int, extras: dict) -> None:
         """Dense log, before a step: world snapshot (every ``world_every``
         timesteps, else ``{}``), every agent's state and the non-NO-OP actions.
 
@@ -91,10 +101,13 @@ class EpisodeLogs:
             host: the ``EnvState`` before the step, numpy.
             actions: the functional actions ``{"a": int [n] or [n, k], "p": ...}``.
             world_every: Foundation's ``world_dense_log_frequency``.
+            extras: ``{agent key: {key: value}}``: the keys user code added
+                to an ``agent.state`` by writing them (kept on the host), logged
+                after the others, as Foundation logs every key of ``agent.state``.
         """
         log = self.dense_log
         log["world"].append(_world(core, host) if int(host.timestep) % world_every == 0 else {})
-        log["states"].append(all_agent_states(core, host))
+        log["states"].append(_states(core, host, extras))
         entry = {str(i): decode_actions(core.agent_actions, a) for i, a in enumerate(actions["a"])}
         entry["p"] = decode_actions(core.planner_actions, actions["p"])
         log["actions"].append(entry)
@@ -112,16 +125,17 @@ class EpisodeLogs:
         }
         self.previous_metrics = metrics
 
-    def finish_dense_log(self, core, host) -> None:
+    def finish_dense_log(self, core, host, extras: dict) -> None:
         """Finish the dense log as Foundation's ``_finalize_logs``: the final
-        world and states, each component's log (component order; a
+        world and states (with the written keys ``extras``, as in
+        ``record_timestep``), each component's log (component order; a
         Foundation-style component's ``get_dense_log()``: a dict's entries
         under ``<shorthand>-<key>``, a list under ``<shorthand>``), then
         ``recursive_cast`` into ``previous_dense_log``, which ``dense_log`` then
         is too (Foundation's ``_dense_log`` and ``_last_ep_dense_log`` are one
         object after the episode ends)."""
         self.dense_log["world"].append(_world(core, host))
-        self.dense_log["states"].append(all_agent_states(core, host))
+        self.dense_log["states"].append(_states(core, host, extras))
         log = copy.deepcopy(self.dense_log)
         for comp in core.components:
             if comp.runs_on_host:  # a Foundation-style component's own get_dense_log()

@@ -86,6 +86,7 @@ class TreePacking:
             offsets[b] += leaf.size
         self._slots = slots
         self.sizes = tuple(offsets)
+        self._views = [(b, off, off + leaf.size, leaf.shape) for leaf, (b, off) in zip(self._leaves, slots)]
 
     @property
     def n_leaves(self) -> int:
@@ -131,10 +132,7 @@ class TreePacking:
     def unpack_numpy(self, buffers) -> object:
         """The tree as numpy views into ``buffers`` (no copies; PRNG key leaves
         stay as key data). Writes into a view write into its buffer."""
-        out = []
-        for leaf, (b, off) in zip(self._leaves, self._slots):
-            out.append(buffers[b][off:off + leaf.size].reshape(leaf.shape))
-        return jax.tree.unflatten(self.treedef, out)
+        return self.treedef.unflatten([buffers[b][lo:hi].reshape(shape) for b, lo, hi, shape in self._views])
 
 
 def _word_dtype(dtype: np.dtype):

@@ -108,6 +108,7 @@ from jaxecon.core.env import BaseEnvironment
 from jaxecon.core.numerics import as_float32, straight_through_trunc
 from jaxecon.core.registry import scenario_registry
 from jaxecon.core.state import EnvState, as_float_tree, float_dtype
+from jaxecon.spaces import Box
 from jaxecon.scenarios.covid19.data import load_covid_data, replay_window
 from jaxecon.scenarios.covid19.rewards import (
     DAYS_PER_YEAR,
@@ -639,6 +640,36 @@ class CovidAndEconomySimulation(BaseEnvironment):
                 "agent_state": agent_state,
                 "agent_postsubsidy_productivity": post,
                 "lagged_stringency_level": lagged,
+            },
+        }
+
+    def generate_observation_spaces(self) -> dict:
+        """Spaces of ``generate_observations`` (one agent's entry each):
+
+        - ``agent_index`` int32 [n] one-hot, in [0, 1] (mobile agents only).
+        - ``agent_state`` float [6] per agent ([6, n] for the planner):
+          (S, I, R, D, V, unemployed) / N. S, I, R and V are clipped at 0, so
+          in [0, inf); deaths (mortality x (R - V)) and unemployment (a
+          fitted filter) are left unbounded.
+        - ``agent_postsubsidy_productivity`` float [] ([n] for the planner):
+          (productivity + subsidy) / max productivity in [0, inf).
+        - ``lagged_stringency_level`` float [] ([n]): level / levels in [0, 1]
+          (widened by ``ROUNDING_SLACK`` for the division).
+        """
+        n = self.n_agents
+        f = float_dtype()
+        low = np.array([0.0, 0.0, 0.0, -np.inf, 0.0, -np.inf])
+        return {
+            "a": {
+                "agent_index": Box(0, 1, (n,), np.int32),
+                "agent_state": Box(low, np.inf, (6,), f),
+                "agent_postsubsidy_productivity": Box(0.0, np.inf, (), f),
+                "lagged_stringency_level": Box(0.0, 1.0, (), f).widen(),
+            },
+            "p": {
+                "agent_state": Box(low[:, None], np.inf, (6, n), f),
+                "agent_postsubsidy_productivity": Box(0.0, np.inf, (n,), f),
+                "lagged_stringency_level": Box(0.0, 1.0, (n,), f).widen(),
             },
         }
 

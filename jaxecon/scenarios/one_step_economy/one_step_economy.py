@@ -60,6 +60,7 @@ from jaxecon.core import validators as cfg
 from jaxecon.core.env import BaseEnvironment
 from jaxecon.core.registry import scenario_registry
 from jaxecon.core.state import EnvState, float_dtype
+from jaxecon.spaces import Box
 
 AGENT_REWARD_TYPES = ("coin_minus_labor_cost", "isoelastic_coin_minus_labor")
 PLANNER_REWARD_TYPES = ("inv_income_weighted_utility", "coin_eq_times_productivity")
@@ -204,6 +205,16 @@ class OneStepEconomy(BaseEnvironment):
                 "equality": social_metrics.get_equality(coin),
             }
         }
+
+    def generate_observation_spaces(self) -> dict:
+        """The planner's ``normalized_per_capita_productivity`` float [] (total coin
+        / n / 1000) in [0, inf) (coin never goes negative: taxes take at most
+        an agent's coin) and ``equality`` float [] (1 - Gini of coin) in [0, 1],
+        widened by ``ROUNDING_SLACK`` and 1e-6 below 0 (a Gini of one agent
+        holding everything may round above 1)."""
+        f = float_dtype()
+        return {"p": {"normalized_per_capita_productivity": Box(0.0, np.inf, (), f),
+                      "equality": Box(0.0, 1.0, (), f).widen(abs=1e-6)}}
 
     # --------------------------------------------------------------- rewards
     def optimization_metrics(self, state: EnvState, params) -> jnp.ndarray:

@@ -32,6 +32,7 @@ import numpy as np
 from flax import struct
 
 from jaxecon import rewards, social_metrics
+from jaxecon.spaces import Box
 from jaxecon.core import validators as cfg
 from jaxecon.core import world
 from jaxecon.core.env import BaseEnvironment
@@ -429,6 +430,53 @@ class WoodAndStoneScenario(BaseEnvironment):
         if self.planner_gets_spatial_info:
             per_agent.update(locs)
         return {"a": agent, "p": planner, "pa": per_agent}
+
+    def map_channel_highs(self) -> np.ndarray:
+        """float64 [C]: the largest value of each ``map_keys`` channel: a
+        collectible resource's ``max_health`` (the regeneration cap, from the
+        construction-time params; a layout tile starts at 1), 1 for every
+        landmark (source blocks, Water and House tiles hold 0 or 1)."""
+        caps = {r: float(m) for r, (_, m) in self.regen_specs().items()}
+        return np.array([max(1.0, caps.get(k, 1.0)) if k in self.collectible else 1.0 for k in self.map_keys])
+
+    def generate_observation_spaces(self) -> dict:
+        """Spaces of ``generate_observations`` (one agent's entry each):
+
+        - ``map`` float32: full view [C, H, W], channel c in [0, ``map_channel_highs()[c]``];
+          window [C + 1, 2r + 1, 2r + 1], the extra "inside the world" channel in [0, 1].
+        - ``idx_map`` int16, same spatial shape, [L + 1, ...]: 0 (nobody), 1 (the
+          observer), 2 + i (agent i): in [0, n + 1].
+        - ``loc-row``, ``loc-col`` float32 []: row / H in [-1/H, (H - 1)/H] (-1 for an
+          agent left unplaced, which ``fixed_four_skill_and_loc`` allows), col / W alike;
+          widened by ``ROUNDING_SLACK`` (the division may round up by one ulp).
+        - ``inventory-<r>`` float []: inventory x inv_scale in [0, inf) (never negative).
+        """
+        h, w = self.world_size
+        n = self.n_agents
+        f = float_dtype()
+        c = len(self.map_keys)
+        highs = self.map_channel_highs()
+        idx_hi = n + 1
+        inv = {f"inventory-{r}": Box(0.0, np.inf, (), f) for r in self.resources}
+        full_map = Box(0.0, highs[:, None, None], (c, h, w), np.float32)
+        full_idx = Box(0, idx_hi, (len(self.private_landmarks) + 1, h, w), np.int16)
+        planner = dict(inv)
+        if self.planner_gets_spatial_info:
+            planner.update({"map": full_map, "idx_map": full_idx})
+        if self.full_observability:
+            return {"a": {"map": full_map, "idx_map": full_idx, **inv}, "p": planner}
+        size = 2 * self.mobile_agent_observation_range + 1
+        win_map = Box(0.0, np.append(highs, 1.0)[:, None, None], (c + 1, size, size), np.float32)
+        win_idx = Box(0, idx_hi, (len(self.private_landmarks) + 1, size, size), np.int16)
+        locs = {
+            # int32 / int is float32 in JAX, also under x64.
+            "loc-row": Box(-1.0 / h, (h - 1) / h, (), np.float32).widen(),
+            "loc-col": Box(-1.0 / w, (w - 1) / w, (), np.float32).widen(),
+        }
+        per_agent = dict(inv)
+        if self.planner_gets_spatial_info:
+            per_agent.update(locs)
+        return {"a": {"map": win_map, "idx_map": win_idx, **locs, **inv}, "p": planner, "pa": per_agent}
 
     # --------------------------------------------------------------- rewards
     def energy_weight(self, state: EnvState, params) -> jax.Array:

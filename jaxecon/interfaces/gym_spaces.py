@@ -1,0 +1,248 @@
+"""A shim environment seen through gymnasium's types, for the PettingZoo and Gymnasium interfaces.
+
+``jaxecon.interfaces.pettingzoo`` and ``jaxecon.interfaces.gymnasium`` both
+wrap a Foundation shim environment (``jaxecon.foundation.FoundationEnv``) and
+share what this module builds from it:
+
+- ``to_gymnasium(space)``: a ``jaxecon.spaces`` space as the gymnasium space
+  of the same name (``Box`` with its bounds, ``Discrete``, ``MultiDiscrete``,
+  ``Dict`` in the same key order);
+- ``AgentSpaces``: each agent's gymnasium observation space (a ``Dict``) and
+  action space (``Discrete`` in single-action mode, ``MultiDiscrete`` in
+  multi-action mode), built once from the env's ``observation_space`` and
+  ``action_space`` (``"a"`` for every mobile agent, ``"p"`` for the planner);
+- ``AgentSpaces.observation(agent_id, obs)``: one agent's shim observation
+  converted into its space (numpy arrays of the space's dtypes and shapes:
+  Foundation's one-element ``time`` list and its Python-float scalars become
+  arrays; keys in the space's order);
+- ``check_config``, ``check_render_mode``: the arguments both interfaces check;
+- ``world_frame(env)``: the world as an RGB image (``jaxecon.render``).
+
+Observation fields keep Foundation's names (``world-map``, ``world-idx_map``,
+``time``, ``flat``, ``p0``..., ``action_mask``), with the bounds jaxecon
+declares for them (``jaxecon.core.env.BaseEnvironment.observation_space``):
+finite where the quantity is bounded, +-inf where it is not. The one field
+whose format changes is ``action_mask``: Foundation's float32 mask becomes
+PettingZoo's and gymnasium's form, the ``mask`` argument of the agent's
+``action_space.sample``: int8 ``[n]`` for a ``Discrete(n)`` agent, a tuple
+of int8 ``[nvec[i]]`` arrays (one per action head, NO-OP first) for a
+``MultiDiscrete(nvec)`` agent.
+
+An economy whose observations come from Foundation-style numpy code
+(``jaxecon.foundation.base``) has no declared observation space; its spaces
+are read from one ``env.reset()`` observation instead, with bounds +-inf
+(integers: the dtype's range).
+
+Needs gymnasium (the ``gymnasium`` extra; PettingZoo depends on it).
+"""
+
+from __future__ import annotations
+
+try:
+    from gymnasium import spaces
+except ImportError as exc:  # pragma: no cover - exercised only without gymnasium
+    raise ImportError(
+        "jaxecon's PettingZoo and Gymnasium interfaces need gymnasium: "
+        'pip install "jaxecon[gymnasium]" (or "jaxecon[pettingzoo]")'
+    ) from exc
+
+import numpy as np
+
+from jaxecon import spaces as jaxecon_spaces
+from jaxecon.render import MAP_NAMES, render_world
+
+__all__ = ["RENDER_MODES", "AgentSpaces", "check_config", "check_render_mode", "to_gymnasium", "world_frame"]
+
+MASK_KEY = "action_mask"
+
+#: The render modes of both interfaces.
+RENDER_MODES = ("rgb_array",)
+
+
+def to_gymnasium(space) -> spaces.Space:
+    """A ``jaxecon.spaces`` space as the gymnasium space of the same name.
+
+    ``Box`` keeps ``low``, ``high``, ``shape`` and ``dtype``; ``Discrete(n)``
+    and ``MultiDiscrete(nvec)`` keep ``n`` / ``nvec``; ``Dict`` keeps its key
+    order (gymnasium would sort a plain dict's keys).
+
+    Raises:
+        TypeError: not a ``jaxecon.spaces`` space.
+    """
+    if isinstance(space, jaxecon_spaces.Box):
+        return spaces.Box(low=space.low, high=space.high, shape=space.shape, dtype=space.dtype)
+    if isinstance(space, jaxecon_spaces.Discrete):
+        return spaces.Discrete(int(space.n))
+    if isinstance(space, jaxecon_spaces.MultiDiscrete):
+        return spaces.MultiDiscrete(np.asarray(space.nvec, dtype=np.int64))
+    if isinstance(space, jaxecon_spaces.Dict):
+        return spaces.Dict([(k, to_gymnasium(s)) for k, s in space.spaces.items()])
+    raise TypeError(
+        f"space must be a jaxecon.spaces Box, Discrete, MultiDiscrete or Dict, got {type(space).__name__}"
+    )
+
+
+def _box_like(value) -> spaces.Box:
+    """A Box of ``value``'s shape and dtype with the widest bounds of that dtype."""
+    arr = np.asarray(value)
+    if np.issubdtype(arr.dtype, np.integer):
+        info = np.iinfo(arr.dtype)
+        return spaces.Box(low=info.min, high=info.max, shape=arr.shape, dtype=arr.dtype)
+    dtype = arr.dtype if np.issubdtype(arr.dtype, np.floating) else np.dtype(np.float32)
+    return spaces.Box(low=-np.inf, high=np.inf, shape=arr.shape, dtype=dtype)
+
+
+def _mask_space(action_space) -> spaces.Space:
+    """The space of an action mask in ``action_space.sample(mask=...)``'s format."""
+    if isinstance(action_space, spaces.Discrete):
+        return spaces.Box(low=0, high=1, shape=(int(action_space.n),), dtype=np.int8)
+    return spaces.Tuple([spaces.Box(low=0, high=1, shape=(int(n),), dtype=np.int8) for n in action_space.nvec])
+
+
+def _kind(agent_id: str) -> str:
+    """The functional env's agent kind of a Foundation agent id: ``"p"`` or ``"a"``."""
+    return "p" if agent_id == "p" else "a"
+
+
+def _convert(value, space):
+    """``value`` (a shim observation field) as an element of ``space``."""
+    if isinstance(space, spaces.Dict):
+        return {k: _convert(value[k], s) for k, s in space.spaces.items()}
+    return np.asarray(value, dtype=space.dtype).reshape(space.shape)
+
+
+def check_config(foundation_config) -> dict:
+    """``foundation_config`` if the interfaces can give each agent its own spaces.
+
+    Checked before the economy is built (and compiled).
+
+    Raises:
+        TypeError: not a dict of Foundation env kwargs.
+        ValueError: ``collate_agent_step_and_reset_data`` true or
+            ``flatten_masks`` false: per-agent spaces need Foundation's
+            per-agent dicts with one flat ``action_mask`` each.
+    """
+    if not isinstance(foundation_config, dict):
+        raise TypeError(
+            f"foundation_config must be a dict of Foundation env kwargs, got {type(foundation_config).__name__}"
+        )
+    if foundation_config.get("collate_agent_step_and_reset_data", False):
+        raise ValueError(
+            "collate_agent_step_and_reset_data must be False (the default) for the PettingZoo and "
+            "Gymnasium interfaces, which give each agent its own observation; got "
+            f"{foundation_config['collate_agent_step_and_reset_data']!r}"
+        )
+    if not foundation_config.get("flatten_masks", True):
+        raise ValueError(
+            "flatten_masks must be True (the default) for the PettingZoo and Gymnasium interfaces: "
+            f"their action_mask is one mask over the agent's action space; got {foundation_config['flatten_masks']!r}"
+        )
+    return foundation_config
+
+
+def check_render_mode(render_mode):
+    """``render_mode`` if it is None or one of ``RENDER_MODES``.
+
+    Raises:
+        ValueError: any other value (names the allowed ones).
+    """
+    if render_mode is not None and render_mode not in RENDER_MODES:
+        raise ValueError(f"render_mode must be None or one of {list(RENDER_MODES)}, got {render_mode!r}")
+    return render_mode
+
+
+class AgentSpaces:
+    """The gymnasium spaces of a shim environment's agents, and its observations in them.
+
+    ``possible_agents`` are ``"0".."n-1"`` and ``"p"``, Foundation's agent
+    ids. Each agent has its own space objects (so that seeding one agent's
+    space leaves the others' alone), the same objects on every call
+    (PettingZoo's API test checks this).
+
+    Args:
+        env: a ``jaxecon.foundation.FoundationEnv`` (the shim) built from a
+            config that passes ``check_config``. Its declared spaces are used;
+            an economy with numpy observation code is reset once to read its
+            observation layout (see the module docstring).
+    """
+
+    def __init__(self, env):
+        self.possible_agents = [str(a.idx) for a in env.all_agents]
+        self._action = {k: to_gymnasium(env.action_space(_kind(k))) for k in self.possible_agents}
+        try:
+            declared = {kind: env.observation_space(kind) for kind in ("a", "p")}
+        except NotImplementedError:  # observations made by numpy code: read them from one reset
+            first = env.reset()
+            self._observation = {k: self._inferred_space(first[k], self._action[k]) for k in self.possible_agents}
+        else:
+            self._observation = {
+                k: self._declared_space(declared[_kind(k)], self._action[k]) for k in self.possible_agents
+            }
+
+    @staticmethod
+    def _declared_space(space, action_space) -> spaces.Dict:
+        """One agent's observation space from the env's ``jaxecon.spaces.Dict``."""
+        return spaces.Dict([
+            (key, _mask_space(action_space) if key == MASK_KEY else to_gymnasium(sub))
+            for key, sub in space.spaces.items()
+        ])
+
+    @staticmethod
+    def _inferred_space(obs: dict, action_space) -> spaces.Dict:
+        """One agent's observation space from one of its observations (bounds +-inf)."""
+        return spaces.Dict([
+            (key, _mask_space(action_space) if key == MASK_KEY else _box_like(value))
+            for key, value in obs.items()
+        ])
+
+    def check_agent(self, agent_id) -> str:
+        """``agent_id`` as a possible agent's id.
+
+        Raises:
+            ValueError: not one of ``possible_agents`` (names them).
+        """
+        if isinstance(agent_id, str) and agent_id in self._action:
+            return agent_id
+        raise ValueError(f"unknown agent {agent_id!r}; the agents are {self.possible_agents}")
+
+    def observation_space(self, agent_id) -> spaces.Dict:
+        """The observation space of ``agent_id`` (``"0"``..., ``"p"``); ValueError for others."""
+        return self._observation[self.check_agent(agent_id)]
+
+    def action_space(self, agent_id) -> spaces.Space:
+        """The action space of ``agent_id``: ``Discrete(n)`` or ``MultiDiscrete(nvec)``; ValueError for others."""
+        return self._action[self.check_agent(agent_id)]
+
+    def observation(self, agent_id: str, obs: dict) -> dict:
+        """``obs`` (agent ``agent_id``'s shim observation dict) converted into its space."""
+        space = self._observation[agent_id]
+        out = {}
+        for key, sub in space.spaces.items():
+            if key == MASK_KEY:
+                mask = np.asarray(obs[key]).astype(np.int8).reshape(-1)
+                if isinstance(sub, spaces.Tuple):
+                    cuts = np.cumsum([s.shape[0] for s in sub.spaces])[:-1]
+                    out[key] = tuple(np.split(mask, cuts))
+                else:
+                    out[key] = mask
+            else:
+                out[key] = _convert(obs[key], sub)
+        return out
+
+    def observations(self, obs: dict) -> dict:
+        """``{agent_id: observation}`` for every agent of a shim observation dict."""
+        return {k: self.observation(k, obs[k]) for k in self.possible_agents}
+
+
+def world_frame(env) -> np.ndarray:
+    """The shim environment's world now, as ``jaxecon.render.render_world`` draws it.
+
+    Returns:
+        uint8 ``[H * 16, W * 16, 3]``: resources, water, houses by owner and
+        the mobile agents at their locations.
+    """
+    names = [n for n in MAP_NAMES if n in env.world.maps.keys()]
+    maps = {n: env.world.maps.get(n) for n in names}
+    owner = env.world.maps.get("House", owner=True) if "House" in maps else None
+    loc = np.asarray([a.loc for a in env.world.agents], dtype=np.int64).reshape(-1, 2)
+    return render_world(maps, owner=owner, loc=loc)

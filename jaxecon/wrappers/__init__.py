@@ -1,0 +1,34 @@
+"""Pure-JAX wrappers and fronts over jaxecon's functional environment.
+
+- ``Wrapper`` (``base``): forwards ``reset``/``step`` and attributes; ``.unwrapped``.
+- ``AutoResetWrapper`` (``auto_reset``): resets inside jit on ``done``, carrying
+  over what Foundation keeps across episodes; terminated vs truncated.
+- ``LogWrapper`` (``log``): episode returns and lengths per agent and for the
+  planner, and the finished episode's social metrics.
+- ``GymnaxEnv`` (``gymnax``): the mobile agents as one gymnax environment, the
+  planner driven by a fixed policy.
+- ``MultiAgentEnv`` (``jaxmarl``): a JaxMARL ``MultiAgentEnv`` with agents
+  ``"0".."n-1"`` and ``"p"``.
+
+``GymnaxEnv`` and ``MultiAgentEnv`` are imported on first use, so importing
+this package does not import gymnax or JaxMARL. See ``docs/wrappers.md``.
+"""
+
+from jaxecon.wrappers.auto_reset import AutoResetWrapper
+from jaxecon.wrappers.base import Wrapper, unwrap_state
+from jaxecon.wrappers.log import LogState, LogWrapper
+
+_LAZY = {"GymnaxEnv": "jaxecon.wrappers.gymnax", "MultiAgentEnv": "jaxecon.wrappers.jaxmarl"}
+
+__all__ = [
+    "AutoResetWrapper", "GymnaxEnv", "LogState", "LogWrapper", "MultiAgentEnv", "Wrapper",
+    "unwrap_state",
+]
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'jaxecon.wrappers' has no attribute {name!r}")

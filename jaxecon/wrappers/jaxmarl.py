@@ -1,0 +1,247 @@
+"""A JaxMARL front: a jaxecon economy as a JaxMARL ``MultiAgentEnv``.
+
+Follows ``jaxmarl.environments.multi_agent_env.MultiAgentEnv`` (JaxMARL 0.2):
+``reset(key) -> (obs, state)``; ``step(key, state, actions, reset_state=None)
+-> (obs, state, rewards, dones, infos)`` with per-agent dicts and
+``dones["__all__"]``, auto-resetting when the episode ends; ``step_env``
+without the reset; ``get_obs(state)``; ``get_avail_actions(state)``;
+``observation_space(agent)``, ``action_space(agent)``; ``agents``,
+``num_agents``, ``agent_classes``, ``name``. When JaxMARL is installed,
+``MultiAgentEnv`` subclasses its ``MultiAgentEnv``; without it, it has the same
+methods. JaxMARL's functions take no params: they are fixed at construction
+(``with_params`` makes a copy with others).
+
+Agents are Foundation's ids: ``"0" .. "n-1"`` (mobile agents) and ``"p"``
+(the planner). JaxMARL's baselines stack agents with equal observation and
+action shapes; the planner's differ, so with ``planner_policy`` given the
+planner leaves ``agents`` and acts by that policy
+(``jaxecon.wrappers.planner``), and the mobile agents alone are trained.
+"""
+
+from __future__ import annotations
+
+import copy
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+
+from jaxecon.wrappers.base import unwrap_state
+from jaxecon.wrappers.flat import (
+    check_flat_spaces,
+    check_front_env,
+    flat_observation,
+    flat_observation_space,
+    mask_heads,
+)
+from jaxecon.wrappers.planner import make_planner_policy
+
+try:
+    from jaxmarl.environments.multi_agent_env import MultiAgentEnv as _JaxMARLEnv
+
+    JAXMARL_AVAILABLE = True
+except ImportError:  # JaxMARL is optional (extra "jaxmarl")
+    _JaxMARLEnv = object
+    JAXMARL_AVAILABLE = False
+
+__all__ = ["JAXMARL_AVAILABLE", "PLANNER", "MultiAgentEnv"]
+
+#: The planner's agent id (Foundation's).
+PLANNER = "p"
+
+
+class MultiAgentEnv(_JaxMARLEnv):
+    """A jaxecon economy as a JaxMARL multi-agent environment.
+
+    Args:
+        env: a jaxecon functional env (``jaxecon.make``) or a ``Wrapper`` of one,
+            not auto-resetting, with ``flatten_masks=True``.
+        params: the ``EnvParams`` every call uses (default ``env.default_params``).
+        planner_policy: None (default): the planner is agent ``"p"``; else it is
+            not an agent and acts by this policy: ``"noop"``, ``"random"``,
+            fixed planner actions, or a callable ``(key, planner_obs, state) ->
+            action`` (``jaxecon.wrappers.planner``).
+    Raises:
+        TypeError: ``env`` is not a jaxecon env/wrapper or already auto-resets.
+        ValueError: ``flatten_masks=False`` or an unknown ``planner_policy``.
+
+    Per agent (``n`` = n_agents; "float" is float32, float64 under x64):
+
+    - ``obs[agent]``: float32 [obs_dim] (the agent's observation fields except
+      ``"action_mask"``, flattened and concatenated in sorted field order;
+      ``jaxecon.wrappers.flat``); mobile agents share one obs_dim, the
+      planner has its own;
+    - ``actions[agent]``: int32 [] (single-action mode) or [n_heads]
+      (multi-action mode: the planner by default, one head per tax bracket);
+    - ``rewards[agent]``: float []; ``dones[agent]`` and ``dones["__all__"]``:
+      bool [], all equal (every agent's episode ends at the time limit);
+    - ``get_avail_actions(state)[agent]``: bool [n_actions], or
+      [n_heads, max(dims)] in multi-action mode (row k: head k's mask, its
+      NO-OP first, padded with False);
+    - ``infos``: each leaf of the wrapped env's info repeated per agent,
+      [num_agents, *shape] (JaxMARL's baselines reshape every info leaf to
+      one entry per agent), plus ``"planner_reward"`` when the planner acts
+      by ``planner_policy``.
+
+    ``state`` is the wrapped env's state. The auto-reset calls
+    ``env.reset(key, params, prev_state=final_state)``, so what Foundation
+    keeps across episodes carries over; with ``reset_state`` given it resets
+    to that state instead, as JaxMARL's ``step`` does. Keys: ``step`` splits
+    ``key, k_reset``; ``step_env`` splits ``k_planner, k_env``.
+    """
+
+    def __init__(self, env, params=None, planner_policy=None):
+        self._base = base = check_front_env(env, "MultiAgentEnv")
+        self._env = env
+        self._params = env.default_params if params is None else params
+        self.mobile_agents = [str(i) for i in range(base.n_agents)]
+        self._planner = None if planner_policy is None else make_planner_policy(base, planner_policy)
+        agents = self.mobile_agents + ([PLANNER] if self.trains_planner else [])
+        if _JaxMARLEnv is not object:
+            super().__init__(num_agents=len(agents))
+        self.num_agents = len(agents)
+        self.agents = agents
+        flat = {"a": flat_observation_space(env.observation_space("a"))}
+        if self.trains_planner:
+            flat["p"] = flat_observation_space(env.observation_space("p"))
+        check_flat_spaces(env, base, flat, "MultiAgentEnv")
+        self.observation_spaces = {a: flat["p" if a == PLANNER else "a"] for a in agents}
+        self.action_spaces = {a: base.action_space("p" if a == PLANNER else "a") for a in agents}
+
+    # ------------------------------------------------------------ structure
+    @property
+    def trains_planner(self) -> bool:
+        """Whether the planner is an agent (no ``planner_policy`` given)."""
+        return self._planner is None
+
+    @property
+    def env(self):
+        """The wrapped jaxecon env or wrapper."""
+        return self._env
+
+    @property
+    def unwrapped(self):
+        """The jaxecon functional env."""
+        return self._base
+
+    @property
+    def params(self):
+        """The ``EnvParams`` every call uses."""
+        return self._params
+
+    def with_params(self, params) -> "MultiAgentEnv":
+        """A copy of this env whose calls use ``params`` (same structure; the
+        copy's jitted methods compile once for it)."""
+        other = copy.copy(self)
+        other._params = params
+        return other
+
+    @property
+    def name(self) -> str:
+        """``"jaxecon/<scenario name>"``."""
+        return f"jaxecon/{self._base.name}"
+
+    @property
+    def agent_classes(self) -> dict:
+        """``{"mobile": ["0", ..., "n-1"], "planner": ["p"]}`` (no planner entry
+        when the planner acts by ``planner_policy``)."""
+        out = {"mobile": list(self.mobile_agents)}
+        if self.trains_planner:
+            out["planner"] = [PLANNER]
+        return out
+
+    def _check_agent(self, agent) -> str:
+        if agent not in self.agents:
+            raise ValueError(f"agent must be one of {self.agents}, got {agent!r}")
+        return agent
+
+    def observation_space(self, agent: str):
+        """The agent's flat observation: a float32 ``jaxecon.spaces.Box`` [obs_dim]
+        (bounds from ``env.observation_space``). Raises ``ValueError`` for an
+        agent id not in ``agents``."""
+        return self.observation_spaces[self._check_agent(agent)]
+
+    def action_space(self, agent: str):
+        """``Discrete(n_actions)`` or ``MultiDiscrete(dims)`` (``env.action_space``).
+        Raises ``ValueError`` for an agent id not in ``agents``."""
+        return self.action_spaces[self._check_agent(agent)]
+
+    # ------------------------------------------------------------ functions
+    def _obs_dict(self, obs) -> dict:
+        flat_a = flat_observation(obs["a"], 1)
+        out = {a: flat_a[i] for i, a in enumerate(self.mobile_agents)}
+        if self.trains_planner:
+            out[PLANNER] = flat_observation(obs["p"], 0)
+        return out
+
+    @partial(jax.jit, static_argnums=(0,))
+    def reset(self, key):
+        """``(obs, state)`` of a fresh episode (``env.reset(key, params)``)."""
+        obs, state = self._env.reset(key, self._params)
+        return self._obs_dict(obs), state
+
+    def get_obs(self, state) -> dict:
+        """The per-agent flat observations at ``state``, from the jaxecon env's
+        ``observe`` (used for ``step``'s ``reset_state``)."""
+        return self._obs_dict(self._base.observe(unwrap_state(state), self._params))
+
+    def _joint_actions(self, key, state, actions) -> dict:
+        if not isinstance(actions, dict):
+            raise ValueError(f"actions must be a dict keyed by agent id {self.agents}, got {type(actions).__name__}")
+        unknown = sorted(set(actions) - set(self.agents))
+        missing = [a for a in self.agents if a not in actions]
+        if unknown or missing:
+            raise ValueError(
+                f"actions must have exactly the keys {self.agents}; unknown: {unknown}, missing: {missing}"
+            )
+        a = jnp.stack([jnp.asarray(actions[i], jnp.int32) for i in self.mobile_agents])
+        if self.trains_planner:
+            p = jnp.asarray(actions[PLANNER], jnp.int32)
+        else:
+            p = self._planner(key, unwrap_state(state), self._params)
+        return {"a": a, "p": p}
+
+    def step_env(self, key, state, actions):
+        """One step without reset: ``(obs, state, rewards, dones, infos)``."""
+        k_planner, k_env = jax.random.split(key)
+        joint = self._joint_actions(k_planner, state, actions)
+        obs, state, reward, done, info = self._env.step(k_env, state, joint, self._params)
+        rewards = {a: reward["a"][i] for i, a in enumerate(self.mobile_agents)}
+        if self.trains_planner:
+            rewards[PLANNER] = reward["p"]
+        else:
+            info = {**info, "planner_reward": reward["p"]}
+        done = jnp.asarray(done, bool)
+        dones = {a: done for a in self.agents}
+        dones["__all__"] = done
+        infos = jax.tree.map(lambda x: jnp.broadcast_to(x, (self.num_agents,) + jnp.shape(x)), info)
+        return self._obs_dict(obs), state, rewards, dones, infos
+
+    @partial(jax.jit, static_argnums=(0,))
+    def step(self, key, state, actions, reset_state=None):
+        """One step; when ``dones["__all__"]``, reset with carry-over (or to
+        ``reset_state``). Returns ``(obs, state, rewards, dones, infos)``."""
+        key, k_reset = jax.random.split(key)
+        obs_st, state_st, rewards, dones, infos = self.step_env(key, state, actions)
+
+        def reset():
+            if reset_state is not None:
+                return self.get_obs(reset_state), reset_state
+            obs, state = self._env.reset(k_reset, self._params, prev_state=state_st)
+            return self._obs_dict(obs), state
+
+        obs, state = jax.lax.cond(dones["__all__"], reset, lambda: (obs_st, state_st))
+        return obs, state, rewards, dones, infos
+
+    @partial(jax.jit, static_argnums=(0,))
+    def get_avail_actions(self, state) -> dict:
+        """``{agent: bool mask}`` at ``state`` (shapes in the class docstring)."""
+        masks = self._base.masks(unwrap_state(state), self._params)
+        heads_a = mask_heads(masks["a"], self._base.agent_actions)
+        out = {a: heads_a[i] for i, a in enumerate(self.mobile_agents)}
+        if self.trains_planner:
+            out[PLANNER] = mask_heads(masks["p"], self._base.planner_actions)
+        return out
+
+    def __repr__(self) -> str:
+        return f"MultiAgentEnv({self._env!r})"

@@ -1,0 +1,242 @@
+"""GymnaxEnv (jaxecon.wrappers.gymnax): gymnax 1.0's interface over the mobile agents.
+
+GymnaxEnv works without gymnax; the tests that compare with gymnax itself
+(its ``Environment`` base class, its ``LegacyStepAPIWrapper``) skip when it
+is missing.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxecon
+from jaxecon import spaces
+from jaxecon.configs import default_config, gather_build_config
+from jaxecon.core.state import EnvState
+from jaxecon.wrappers import AutoResetWrapper, GymnaxEnv, LogWrapper
+from jaxecon.wrappers.flat import flat_observation
+from jaxecon.wrappers.planner import make_planner_policy
+
+EPISODE = 5
+STEPS = 7
+BATCH = 2
+
+
+def _taxed_config():
+    """The canonical economy without trade (Build, Gather, taxes), two agents: cheap to compile."""
+    cfg = default_config()
+    cfg["components"] = [c for c in cfg["components"] if "ContinuousDoubleAuction" not in c]
+    return cfg
+
+
+def _config(base=_taxed_config, **kw):
+    cfg = base()
+    cfg.update(episode_length=EPISODE, n_agents=2, **kw)
+    return cfg
+
+
+def _later_rates(key, planner_obs, state):
+    """A planner policy: NO-OP on the first two steps, then rate index 2 in every bracket."""
+    assert isinstance(state, EnvState) and "action_mask" in planner_obs
+    return jnp.where(state.timestep >= 2, 3, 0) * jnp.ones(7, jnp.int32)
+
+
+@pytest.fixture(scope="module")
+def env():
+    return jaxecon.make_from_config(_config())
+
+
+@pytest.fixture(scope="module")
+def first(env):
+    """``(obs, state)`` of one jitted reset of ``env``."""
+    return jax.jit(env.reset)(jax.random.key(1), env.default_params)
+
+
+@pytest.fixture(scope="module")
+def genv(env):
+    return GymnaxEnv(LogWrapper(env), planner_policy=_later_rates)
+
+
+def _masked_sample(key, mask):
+    """One action per agent, uniform over its allowed actions (bool [n, n_actions])."""
+    return jax.random.categorical(key, jnp.where(mask, 0.0, -jnp.inf)).astype(jnp.int32)
+
+
+@pytest.fixture(scope="module")
+def run(genv):
+    """``BATCH`` economies, ``STEPS`` steps of the six-value ``step``, under ``jit(vmap(scan))``."""
+    params = genv.default_params
+
+    def one(key):
+        k0, k = jax.random.split(key)
+        obs, state = genv.reset(k0, params)
+        mask0 = genv.action_mask(state, params)
+
+        def body(carry, key):
+            obs, state, mask = carry
+            k_act, k_step = jax.random.split(key)
+            action = _masked_sample(k_act, mask)
+            obs2, state2, reward, term, trunc, info = genv.step(k_step, state, action, params)
+            out = dict(obs=obs2, reward=reward, term=term, trunc=trunc, info=info, state=state2.env_state,
+                       recomputed_mask=genv.action_mask(state2, params), action=action, mask=mask)
+            return (obs2, state2, info["action_mask"]), out
+
+        _, out = jax.lax.scan(body, (obs, state, mask0), jax.random.split(k, STEPS))
+        return obs, out
+
+    return jax.jit(jax.vmap(one))(jax.random.split(jax.random.key(3), BATCH))
+
+
+def test_shapes_dtypes_and_spaces(genv, env, run, first):
+    obs0, out = run
+    n = env.n_agents
+    space = genv.observation_space(genv.default_params)
+    assert isinstance(space, spaces.Box) and space.dtype == np.float32
+    d = space.shape[0]
+    assert obs0.shape == (BATCH, n, d) and obs0.dtype == jnp.float32
+    assert out["obs"].shape == (BATCH, STEPS, n, d)
+    assert out["reward"].shape == (BATCH, STEPS, n)
+    assert out["action"].dtype == jnp.int32 and out["action"].shape == (BATCH, STEPS, n)
+    assert out["term"].shape == (BATCH, STEPS) and out["trunc"].dtype == jnp.bool_
+    assert genv.action_space(None) == spaces.Discrete(env.agent_actions.n_actions)
+    assert genv.num_actions == env.agent_actions.n_actions and genv.num_agents == n
+    assert genv.name == "jaxecon/layout_from_file/simple_wood_and_stone"
+    assert out["info"]["action_mask"].shape == (BATCH, STEPS, n, env.agent_actions.n_actions)
+    # every agent's flat observation lies in the (finite where bounded) Box
+    assert space.bounded.any()
+    rows = jnp.concatenate([x.reshape(-1, d) for x in (obs0, out["obs"], out["info"]["final_observation"])])
+    assert bool(jnp.all(jax.vmap(space.contains)(rows)))
+    # the vector is the observation's fields without the mask, in sorted order
+    o = first[0]
+    np.testing.assert_array_equal(
+        np.asarray(flat_observation(o["a"], 1)[:, -1]), np.asarray(o["a"]["world-map"][:, -1, -1, -1]))
+    assert flat_observation(o["a"], 1).shape[-1] == d
+
+
+def test_gymnax_auto_reset_terminated_truncated(run, env):
+    _, out = run
+    trunc = np.asarray(out["trunc"])
+    expected = np.zeros(STEPS, bool)
+    expected[EPISODE - 1] = True
+    np.testing.assert_array_equal(trunc, np.broadcast_to(expected, trunc.shape))
+    assert not np.asarray(out["term"]).any()
+    np.testing.assert_array_equal(np.asarray(out["info"]["truncated"]), trunc)
+    np.testing.assert_array_equal(np.asarray(out["info"]["terminated"]), np.asarray(out["term"]))
+    state = out["state"]
+    t = EPISODE - 1
+    # after the end: the new episode's first state, carried over (a fresh reset has completions 0)
+    assert (np.asarray(state.timestep[:, t]) == 0).all() and (np.asarray(state.completions[:, t]) == 1).all()
+    assert not np.allclose(np.asarray(out["obs"][:, t]), np.asarray(out["info"]["final_observation"][:, t]))
+    # elsewhere the final observation is the observation
+    others = [i for i in range(STEPS) if i != t]
+    np.testing.assert_array_equal(np.asarray(out["obs"][:, others]),
+                                  np.asarray(out["info"]["final_observation"][:, others]))
+    # the mask in info goes with the returned obs (after the reset too)
+    np.testing.assert_array_equal(np.asarray(out["info"]["action_mask"]), np.asarray(out["recomputed_mask"]))
+    # sampled actions respect the masks they were drawn from
+    taken = np.take_along_axis(np.asarray(out["mask"]), np.asarray(out["action"])[..., None], axis=-1)
+    assert taken.all()
+    # the LogWrapper underneath reports the finished episode
+    assert (np.asarray(out["info"]["returned_episode_lengths"][:, t]) == EPISODE).all()
+    np.testing.assert_allclose(np.asarray(out["info"]["returned_episode_returns"]["a"][:, t]),
+                               np.asarray(out["reward"][:, :t + 1]).sum(axis=1), rtol=1e-5, atol=1e-6)
+
+
+def test_callable_planner_policy_drives_the_planner(run):
+    _, out = run
+    planner = np.asarray(out["info"]["planner_action"])  # [B, T, 7]
+    timestep_before = np.arange(STEPS) % EPISODE  # the planner acts on the state before the step
+    want = np.where(timestep_before >= 2, 3, 0)
+    np.testing.assert_array_equal(planner, np.broadcast_to(want[None, :, None], planner.shape))
+    assert out["info"]["planner_reward"].shape == (BATCH, STEPS)
+
+
+def test_planner_policies(env, first):
+    params = env.default_params
+    obs, state = first
+    noop = make_planner_policy(env, "noop")(jax.random.key(0), state, params)
+    np.testing.assert_array_equal(np.asarray(noop), np.zeros(7, np.int32))
+    fixed = make_planner_policy(env, [3] * 7)(jax.random.key(0), state, params)
+    np.testing.assert_array_equal(np.asarray(fixed), np.full(7, 3))
+    random = jax.jit(lambda k: make_planner_policy(env, "random")(k, state, params))
+    draws = np.stack([np.asarray(random(k)) for k in jax.random.split(jax.random.key(2), 8)])
+    assert draws.shape == (8, 7) and draws.dtype == np.int32
+    mask = np.asarray(obs["p"]["action_mask"]).reshape(7, 22)  # 7 heads of 22 (NO-OP + 21 rates)
+    assert all(mask[h, a] > 0 for row in draws for h, a in enumerate(row))
+    assert len(np.unique(draws)) > 1
+
+
+@pytest.fixture(scope="module")
+def small():
+    """A cheap economy (Build and Gather, two agents) for the step-convention tests."""
+    return jaxecon.make_from_config(_config(gather_build_config))
+
+
+def _walk(genv, n_steps):
+    params = genv.default_params
+    obs, state = genv.reset(jax.random.key(0), params)
+    outs = []
+    for t in range(n_steps):
+        out = genv.step(jax.random.key(t + 1), state, jnp.full(2, 2, jnp.int32), params)
+        state = out[1]
+        outs.append(out)
+    return outs
+
+
+@pytest.fixture(scope="module")
+def legacy_walk(small):
+    return _walk(GymnaxEnv(small, step_api="legacy"), EPISODE + 1)
+
+
+def test_legacy_five_value_step(legacy_walk):
+    outs = legacy_walk
+    assert all(len(o) == 5 for o in outs)
+    dones = [bool(o[3]) for o in outs]
+    assert dones == [False] * (EPISODE - 1) + [True, False]
+    end = outs[EPISODE - 1][4]
+    assert bool(end["truncated"]) and not bool(end["terminated"])
+    assert int(outs[EPISODE - 1][1].completions) == 1 and int(outs[EPISODE - 1][1].timestep) == 0
+
+
+def test_mirrors_gymnax(small, legacy_walk):
+    gymnax_env = pytest.importorskip("gymnax.environments.environment")
+    compat = pytest.importorskip("gymnax.wrappers.compat")
+    genv = GymnaxEnv(small)
+    assert isinstance(genv, gymnax_env.Environment)
+    assert genv.is_terminated(None, None).dtype == jnp.bool_
+    params = genv.default_params
+    _, state = jax.eval_shape(lambda k: genv.reset(k, params), jax.random.key(0))
+    action = jnp.zeros(2, jnp.int32)
+    six = jax.eval_shape(lambda k, s: genv.step(k, s, action, params), jax.random.key(0), state)
+    # gymnax's own adapter to the removed five-value API gives what step_api="legacy" gives
+    theirs = jax.eval_shape(lambda k, s: compat.LegacyStepAPIWrapper(genv).step(k, s, action, params),
+                            jax.random.key(0), state)
+    assert jax.tree.structure(theirs) == jax.tree.structure(legacy_walk[0])
+    assert [(x.shape, x.dtype) for x in jax.tree.leaves(theirs)] == \
+        [(jnp.shape(x), x.dtype) for x in jax.tree.leaves(legacy_walk[0])]
+    assert len(six) == 6 and set(six[5]) >= {"terminated", "truncated", "final_observation", "action_mask"}
+
+
+def test_bad_input(env, genv):
+    with pytest.raises(TypeError, match="env must be a jaxecon functional environment"):
+        GymnaxEnv("CartPole-v1")
+    with pytest.raises(TypeError, match="auto-resets by itself"):
+        GymnaxEnv(AutoResetWrapper(env))
+    with pytest.raises(ValueError, match=r"planner_policy must be one of \('noop', 'random'\)"):
+        GymnaxEnv(env, planner_policy="saez")
+    with pytest.raises(ValueError, match=r"integers of shape \(7,\)"):
+        GymnaxEnv(env, planner_policy=[1, 2])
+    with pytest.raises(ValueError, match="outside MultiDiscrete"):
+        GymnaxEnv(env, planner_policy=[30] * 7)
+    with pytest.raises(ValueError, match=r"step_api must be one of \('gymnax', 'legacy'\)"):
+        GymnaxEnv(env, step_api="v0")
+    with pytest.raises(ValueError, match="flatten_masks=True"):
+        GymnaxEnv(jaxecon.make_from_config(_config(gather_build_config, flatten_masks=False)))
+    bad = GymnaxEnv(env, planner_policy=lambda key, obs, state: jnp.zeros(3, jnp.int32))
+    params = env.default_params
+    _, state = jax.eval_shape(lambda k: bad.reset(k, params), jax.random.key(0))
+    with pytest.raises(ValueError, match=r"planner_policy returned an action of shape \(3,\)"):
+        jax.eval_shape(lambda k, s: bad.step_env(k, s, jnp.zeros(2, jnp.int32), params), jax.random.key(0), state)
