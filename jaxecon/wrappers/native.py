@@ -37,9 +37,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxecon import spaces
 from jaxecon.core import validators as cfg
-from jaxecon.core.env import BaseEnvironment
-from jaxecon.core.state import EnvState
+from jaxecon.wrappers.base import Wrapper, check_env, unwrap_state
 from jaxecon.wrappers.rgb import WorldRenderer, check_resize, resize_frames
 
 __all__ = [
@@ -48,6 +48,7 @@ __all__ = [
     "NativeObjectObservationWrapper",
     "NativeRGBObservationWrapper",
     "policy_env",
+    "side_channels",
 ]
 
 #: ``policy_env``'s render modes: None (structured observations, no
@@ -62,34 +63,18 @@ MASK = "action_mask"
 AGENT_KINDS = ("a", "p")
 
 
-class _Adapter:
-    """Forwards everything but ``reset``/``step`` to the wrapped env (``__getattr__``)."""
-
-    def __init__(self, env):
-        if not isinstance(env, (BaseEnvironment, _Adapter)):
-            hint = " (for a jaxecon.foundation environment, pass its .core)" if hasattr(env, "core") else ""
-            raise TypeError(
-                "env must be a jaxecon environment (jaxecon.make's result) or a jaxecon "
-                f"wrapper of one, got {type(env).__name__}{hint}"
-            )
-        self._env = env
-
-    def __getattr__(self, name):
-        return getattr(self._env, name)
-
-    @property
-    def unwrapped(self) -> BaseEnvironment:
-        """The jaxecon environment under every wrapper."""
-        env = self._env
-        return env.unwrapped if isinstance(env, _Adapter) else env
-
-
 def _namespace(env, namespace) -> str:
     if namespace is None:
         return env.name
     if not isinstance(namespace, str) or not namespace:
         raise ValueError(f"namespace must be None (the scenario's name) or a non-empty str, got {namespace!r}")
     return namespace
+
+
+def _agent_space(by_agent: dict, agent):
+    if not isinstance(agent, str) or agent not in by_agent:
+        raise ValueError(f"agent must be one of {list(by_agent)} (mobile agents, planner), got {agent!r}")
+    return by_agent[agent]
 
 
 def side_channels(obs: dict, reward: dict, namespace: str) -> dict:
@@ -126,9 +111,9 @@ def _box_fields(space, path=()):
     for name, sub in space.spaces.items():
         if not path and name == MASK:
             continue
-        if hasattr(sub, "spaces"):
+        if isinstance(sub, spaces.Dict):
             out += _box_fields(sub, path + (name,))
-        elif hasattr(sub, "low") and hasattr(sub, "high"):
+        elif isinstance(sub, spaces.Box):
             shape = tuple(sub.shape)
             low = np.broadcast_to(np.asarray(sub.low, np.float64), shape)
             high = np.broadcast_to(np.asarray(sub.high, np.float64), shape)
@@ -141,44 +126,64 @@ def _box_fields(space, path=()):
     return out
 
 
-class _VectorLayout:
-    """One agent kind's vector: the field paths, shapes and normalisation constants (numpy)."""
+class _Field:
+    """One Box field of the vector: where it is, its shape, and its normalisation (numpy)."""
 
-    def __init__(self, space):
-        fields = _box_fields(space)
-        self.paths = tuple(p for p, _, _ in fields)
-        self.shapes = tuple(lo.shape for _, lo, _ in fields)
-        low = np.concatenate([lo.reshape(-1) for _, lo, _ in fields] or [np.zeros(0)])
-        high = np.concatenate([hi.reshape(-1) for _, _, hi in fields] or [np.zeros(0)])
-        #: bool [D]: elements mapped to [0, 1] (finite, unequal bounds).
+    def __init__(self, path, low, high):
+        self.path, self.shape = path, low.shape
+        low, high = low.reshape(-1), high.reshape(-1)
+        #: bool [size]: the elements mapped to [0, 1] (finite, unequal bounds).
         self.normalised = np.isfinite(low) & np.isfinite(high) & (high != low)
-        self.offset = np.where(self.normalised, low, 0.0).astype(np.float32)
-        self.denom = np.where(self.normalised, high - low, 1.0).astype(np.float32)
+        offset = np.where(self.normalised, low, 0.0).astype(np.float32)
+        denom = np.where(self.normalised, high - low, 1.0).astype(np.float32)
         self.low = np.where(self.normalised, 0.0, low).astype(np.float32)
         self.high = np.where(self.normalised, 1.0, high).astype(np.float32)
-        self.size = int(low.size)
+        # The cheapest exact form of (x - offset) / denom: nothing where it is the
+        # identity (e.g. a map bounded in [0, 1]), scalars where it is uniform.
+        if not offset.any() and (denom == 1).all():
+            self.offset = self.denom = None
+        elif (offset == offset[0]).all() and (denom == denom[0]).all():
+            self.offset, self.denom = offset[0], denom[0]
+        else:
+            self.offset, self.denom = offset, denom
 
-    def vector(self, obs_kind: dict, lead: tuple) -> jax.Array:
-        """float32 ``lead + [D]``: the fields of ``obs_kind`` flattened, concatenated, normalised."""
-        parts = []
-        for path, shape in zip(self.paths, self.shapes):
-            value = obs_kind
-            for name in path:
-                value = value[name]
-            value = jnp.asarray(value)
-            if value.shape != lead + shape:
-                raise ValueError(
-                    f"observation field {'/'.join(path)!r} has shape {value.shape}, but its space "
-                    f"says {shape} per agent (with leading {lead})"
-                )
-            parts.append(value.reshape(lead + (-1,)).astype(jnp.float32))
-        if not parts:
-            return jnp.zeros(lead + (0,), jnp.float32)
-        x = jnp.concatenate(parts, axis=-1)
+    def read(self, obs_kind: dict, lead: tuple) -> jax.Array:
+        """float32 ``lead + [size]``: the field of ``obs_kind``, flattened and normalised."""
+        value = obs_kind
+        for name in self.path:
+            value = value[name]
+        value = jnp.asarray(value)
+        if value.shape != lead + self.shape:
+            raise ValueError(
+                f"observation field {'/'.join(self.path)!r} has shape {value.shape}, but its space "
+                f"says {self.shape} per agent (with leading {lead})"
+            )
+        x = value.reshape(lead + (-1,)).astype(jnp.float32)
+        if self.offset is None:
+            return x
         return (x - self.offset) / self.denom
 
 
-class NativeObjectObservationWrapper(_Adapter):
+class _VectorLayout:
+    """One agent kind's vector: its fields in order, its size and its Box."""
+
+    def __init__(self, space):
+        self.fields = tuple(_Field(*f) for f in _box_fields(space))
+        self.size = int(sum(int(np.prod(f.shape)) for f in self.fields))
+        cat = lambda parts: np.concatenate(parts) if parts else np.zeros(0, np.float32)  # noqa: E731
+        self.normalised = cat([f.normalised for f in self.fields]).astype(bool)
+        self.box = spaces.Box(cat([f.low for f in self.fields]), cat([f.high for f in self.fields]),
+                              (self.size,), np.float32)
+
+    def vector(self, obs_kind: dict, lead: tuple) -> jax.Array:
+        """float32 ``lead + [D]``: the fields of ``obs_kind`` flattened, normalised, concatenated."""
+        parts = [f.read(obs_kind, lead) for f in self.fields]
+        if not parts:
+            return jnp.zeros(lead + (0,), jnp.float32)
+        return jnp.concatenate(parts, axis=-1)
+
+
+class NativeObjectObservationWrapper(Wrapper):
     """Each agent's structured observation as one normalised float32 vector, no rendering.
 
     For each agent kind (``"a"``, ``"p"``) the adapter iterates the Box fields
@@ -219,6 +224,20 @@ class NativeObjectObservationWrapper(_Adapter):
         self._layouts = {k: _VectorLayout(env.observation_space(k)) for k in AGENT_KINDS}
         self.obs_size = {k: v.size for k, v in self._layouts.items()}
         self.normalised = {k: v.normalised for k, v in self._layouts.items()}
+        self._spaces = {
+            k: spaces.Dict({"obs": self._layouts[k].box, MASK: env.observation_space(k)[MASK]})
+            for k in AGENT_KINDS
+        }
+
+    def observation_space(self, agent: str) -> spaces.Dict:
+        """One agent's adapted observation: ``Dict({"obs": Box float32 [D] (bounds
+        [0, 1] where normalised, the field's own elsewhere), "action_mask": the
+        env's mask space})``; ``agent`` is ``"a"`` or ``"p"``.
+
+        Raises:
+            ValueError: any other agent id, naming the allowed ones.
+        """
+        return _agent_space(self._spaces, agent)
 
     def observation(self, obs: dict) -> dict:
         """The adapted observation of a structured one (``{"a": ..., "p": ...}``)."""
@@ -228,9 +247,9 @@ class NativeObjectObservationWrapper(_Adapter):
             for k in AGENT_KINDS
         }
 
-    def reset(self, key, params, **kwargs):
-        """``env.reset`` (keyword arguments such as ``prev_state`` forwarded); returns ``(obs, state)``."""
-        obs, state = self._env.reset(key, params, **kwargs)
+    def reset(self, key, params, prev_state=None):
+        """``env.reset(key, params, prev_state=prev_state)``; returns ``(obs, state)``, obs adapted."""
+        obs, state = self._env.reset(key, params, prev_state=prev_state)
         return self.observation(obs), state
 
     def step(self, key, state, actions, params):
@@ -240,7 +259,7 @@ class NativeObjectObservationWrapper(_Adapter):
         return self.observation(obs), state, reward, done, info
 
 
-class NativeRGBObservationWrapper(_Adapter):
+class NativeRGBObservationWrapper(Wrapper):
     """Every agent observes RGB frames of the world, float32 in [0, 1].
 
     Frames come from ``jaxecon.wrappers.rgb.WorldRenderer`` (jittable, the
@@ -317,6 +336,20 @@ class NativeRGBObservationWrapper(_Adapter):
             self._planner_hw = self._agent_hw
         self._agent_in_hw = agent_hw
         self.obs_shape = {"a": (env.n_agents,) + self._agent_hw + (3,), "p": self._planner_hw + (3,)}
+        self._spaces = {
+            k: spaces.Dict({"obs": spaces.Box(0.0, 1.0, shape, np.float32),
+                            MASK: env.observation_space(k)[MASK]})
+            for k, shape in (("a", self._agent_hw + (3,)), ("p", self._planner_hw + (3,)))
+        }
+
+    def observation_space(self, agent: str) -> spaces.Dict:
+        """One agent's observation: ``Dict({"obs": Box [0, 1] float32 (h, w, 3),
+        "action_mask": the env's mask space})``; ``agent`` is ``"a"`` or ``"p"``.
+
+        Raises:
+            ValueError: any other agent id, naming the allowed ones.
+        """
+        return _agent_space(self._spaces, agent)
 
     def _preprocessed(self, hw) -> tuple:
         if self.rgb_preprocessing == "native":
@@ -337,17 +370,9 @@ class NativeRGBObservationWrapper(_Adapter):
         return jnp.asarray(frames, jnp.float32) / 255.0
 
     def observation(self, obs: dict, state) -> dict:
-        """The adapted observation: frames of ``state`` (an ``EnvState``) beside the masks of ``obs``.
-
-        Raises:
-            TypeError: at trace time, when ``state`` is not an ``EnvState`` (the
-                adapter is installed above a wrapper that wraps the state).
-        """
-        if not isinstance(state, EnvState):
-            raise TypeError(
-                f"NativeRGBObservationWrapper draws an EnvState, got {type(state).__name__}: install it "
-                "directly on the jaxecon env, below wrappers that wrap the state (LogWrapper)"
-            )
+        """The adapted observation: frames of ``state`` (the ``EnvState`` in it, see
+        ``jaxecon.wrappers.unwrap_state``) beside the masks of ``obs``."""
+        state = unwrap_state(state)
         frame = self.renderer.world_frame(state)
         world_hw = self.renderer.frame_shape[:2]
         planner = self._to_unit(frame, world_hw, self._planner_hw)
@@ -358,9 +383,9 @@ class NativeRGBObservationWrapper(_Adapter):
             agents = self._to_unit(views, self._agent_in_hw, self._agent_hw)
         return {"a": {"obs": agents, MASK: obs["a"][MASK]}, "p": {"obs": planner, MASK: obs["p"][MASK]}}
 
-    def reset(self, key, params, **kwargs):
-        """``env.reset`` (keyword arguments such as ``prev_state`` forwarded); returns ``(obs, state)``."""
-        obs, state = self._env.reset(key, params, **kwargs)
+    def reset(self, key, params, prev_state=None):
+        """``env.reset(key, params, prev_state=prev_state)``; returns ``(obs, state)``, obs RGB."""
+        obs, state = self._env.reset(key, params, prev_state=prev_state)
         return self.observation(obs, state), state
 
     def step(self, key, state, actions, params):
@@ -406,8 +431,7 @@ def policy_env(env, render_mode=None, flatten_observations=False, rgb_preprocess
             not a bool, or True with an RGB render mode; ``rgb_resize`` without
             an RGB render mode, not two positive ints, or not dividing evenly.
     """
-    if not isinstance(env, (BaseEnvironment, _Adapter)):
-        _Adapter(env)  # raises the TypeError
+    check_env(env)
     if render_mode not in RENDER_MODES:
         raise ValueError(f"render_mode must be one of {list(RENDER_MODES)}, got {render_mode!r}")
     flatten_observations = cfg.check_bool("flatten_observations", flatten_observations)
