@@ -1,6 +1,7 @@
 """Throughput of jaxecon (env-steps/s, agent-steps/s) beside the reference numpy implementation.
 
     jaxecon bench [--batch-sizes 1,16,256,1024,4096] [--steps 200] [--no-reference]
+                  [--adapter-batch-sizes 1024|none]
                   [--economies default,gtb100,covid19] [--device cpu|gpu|tpu] [--json FILE]
     python benchmarks/throughput.py ...          # the same, as a script
 
@@ -35,6 +36,13 @@ What is measured, per economy:
   rollout is then run until at least ``--min-time`` seconds have passed (a
   first run shorter than that is a discarded warm-up) and the mean time per
   timed rollout is used: env-steps/s = B x steps / time.
+- ``object adapter``, at batch 1,024 (``--adapter-batch-sizes``): the same
+  rollout of the env wrapped in ``jaxecon.wrappers.NativeObjectObservationWrapper``
+  (one normalised vector per agent; random actions from the masks it keeps
+  beside the vector), timed against the bare env in alternating rounds
+  (``measure_adapter_overhead``); its overhead is the median ratio of the
+  rounds' CPU times (this process, all threads), which stays put when other
+  processes load the machine, with the wall-clock ratio beside it.
 - ``foundation shim``: ``jaxecon.foundation.make_env_instance`` stepped from
   Python, as a Foundation user does (``jaxecon.bench.shim.measure_shim``):
   time inside ``env.step`` with random valid actions, alternating with the
@@ -66,6 +74,7 @@ line is ``jaxecon.cli.bench``.
 from jaxecon.bench.economies import DEFAULT_ECONOMIES, ECONOMIES, economy_makers
 from jaxecon.bench.measure import (
     make_rollout,
+    measure_adapter_overhead,
     measure_bandwidth,
     measure_episode_compile,
     measure_memory,
@@ -77,9 +86,10 @@ from jaxecon.bench.measure import (
 from jaxecon.bench.reference import measure_reference
 from jaxecon.bench.shim import measure_shim
 from jaxecon.bench.report import format_table, plot_throughput
-from jaxecon.bench.suite import DEFAULT_BATCH_SIZES, DEFAULT_MAX_ENV_STEPS, DEFAULT_STEPS, run_benchmark
+from jaxecon.bench.suite import ADAPTER_BATCH_SIZE, DEFAULT_BATCH_SIZES, DEFAULT_MAX_ENV_STEPS, DEFAULT_STEPS, run_benchmark
 
 __all__ = [
+    "ADAPTER_BATCH_SIZE",
     "DEFAULT_BATCH_SIZES",
     "DEFAULT_ECONOMIES",
     "DEFAULT_MAX_ENV_STEPS",
@@ -88,6 +98,7 @@ __all__ = [
     "economy_makers",
     "format_table",
     "make_rollout",
+    "measure_adapter_overhead",
     "measure_bandwidth",
     "measure_episode_compile",
     "measure_memory",

@@ -20,6 +20,7 @@ from jaxecon.rollout import RolloutCarry, scan_steps
 __all__ = [
     "MIN_ROLLOUT_STEPS",
     "make_rollout",
+    "measure_adapter_overhead",
     "measure_bandwidth",
     "measure_episode_compile",
     "measure_memory",
@@ -95,6 +96,76 @@ def measure_rollout(env, params, batch: int, n_steps: int, seed: int = 0,
         "repeats": len(times),
         "env_steps_per_s": sps,
         "agent_steps_per_s": sps * env.n_agents,
+    }
+
+
+def measure_adapter_overhead(env, wrapped, params, batch: int, n_steps: int, seed: int = 0,
+                             min_time: float = 1.0, min_rounds: int = 5) -> dict:
+    """Time ``wrapped`` (e.g. ``NativeObjectObservationWrapper(env)``) against the bare ``env``.
+
+    Both rollouts (``make_rollout``, random valid actions from the masks,
+    which the adapters keep beside the vector) are compiled and run once
+    first; then rounds of one bare and one wrapped rollout, in alternating
+    order, until ``min_time`` seconds and ``min_rounds`` rounds have passed.
+    Each rollout is timed by wall clock and by this process's CPU time
+    (``time.process_time``, all threads). The overhead is the median over
+    rounds of wrapped / bare: by CPU time (``overhead``; stable on a machine
+    that other processes load, whose wall times swing by several times) and
+    by wall clock (``overhead_wall``).
+
+    Returns:
+        ``{"mode": "object adapter", "batch", "n_steps", "compile_s" (the
+        wrapped rollout's), "run_s" (median wall seconds per wrapped rollout),
+        "repeats" (rounds), "env_steps_per_s", "agent_steps_per_s" (wrapped, by
+        the median wall time), "bare_env_steps_per_s" (the same, bare),
+        "overhead", "overhead_wall"}``.
+    """
+    keys = jax.random.split(jax.random.key(seed), 2 * batch)
+    step_keys = keys[batch:]
+    runs = {}
+    compile_s = 0.0
+    for name, e in (("bare", env), ("wrapped", wrapped)):
+        obs, state = jax.jit(jax.vmap(e.reset, in_axes=(0, None)))(keys[:batch], params)
+        jax.block_until_ready(state)
+        t0 = time.perf_counter()
+        compiled = jax.jit(make_rollout(e, n_steps)).lower(obs, state, step_keys, params).compile()
+        compile_s = time.perf_counter() - t0
+        jax.block_until_ready(compiled(obs, state, step_keys, params))  # warm-up
+        runs[name] = (compiled, obs, state)
+
+    def timed(name):
+        compiled, obs, state = runs[name]
+        w0, c0 = time.perf_counter(), time.process_time()
+        jax.block_until_ready(compiled(obs, state, step_keys, params))
+        return time.perf_counter() - w0, time.process_time() - c0
+
+    wall = {"bare": [], "wrapped": []}
+    cpu = {"bare": [], "wrapped": []}
+    spent, rounds = 0.0, 0
+    while rounds < min_rounds or spent < min_time:
+        order = ("bare", "wrapped") if rounds % 2 == 0 else ("wrapped", "bare")
+        for name in order:
+            w, c = timed(name)
+            wall[name].append(w)
+            cpu[name].append(c)
+            spent += w
+        rounds += 1
+    ratio_cpu = np.median(np.array(cpu["wrapped"]) / np.array(cpu["bare"]))
+    ratio_wall = np.median(np.array(wall["wrapped"]) / np.array(wall["bare"]))
+    run_s = float(np.median(wall["wrapped"]))
+    sps = batch * n_steps / run_s
+    return {
+        "mode": "object adapter",
+        "batch": batch,
+        "n_steps": n_steps,
+        "compile_s": compile_s,
+        "run_s": run_s,
+        "repeats": rounds,
+        "env_steps_per_s": sps,
+        "agent_steps_per_s": sps * env.n_agents,
+        "bare_env_steps_per_s": batch * n_steps / float(np.median(wall["bare"])),
+        "overhead": float(ratio_cpu - 1.0),
+        "overhead_wall": float(ratio_wall - 1.0),
     }
 
 

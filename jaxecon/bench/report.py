@@ -78,6 +78,15 @@ def format_table(result: dict) -> str:
         if "episode_compile_s" in info:
             line += f"; full-episode rollout compiles in {info['episode_compile_s']:.1f} s"
         notes.append(line)
+    for r in result["results"]:
+        if r["mode"] == "object adapter":
+            notes.append(
+                f"object adapter for {r['economy']} at batch {r['batch']}: "
+                "NativeObjectObservationWrapper (one normalised vector per agent) costs "
+                f"{100 * r['overhead']:+.1f}% CPU time ({100 * r['overhead_wall']:+.1f}% wall) over the "
+                f"bare env's {r['bare_env_steps_per_s']:,.0f} env-steps/s, median of "
+                f"{r['repeats']} alternated rounds"
+            )
     for name, ref in result["reference"].items():
         if "skipped" in ref:
             notes.append(f"reference for {name}: skipped ({ref['skipped']})")

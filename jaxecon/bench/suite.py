@@ -19,6 +19,7 @@ import jax
 import jaxecon
 from jaxecon.bench.economies import DEFAULT_ECONOMIES, economy_makers
 from jaxecon.bench.measure import (
+    measure_adapter_overhead,
     measure_bandwidth,
     measure_episode_compile,
     measure_memory,
@@ -29,10 +30,20 @@ from jaxecon.bench.measure import (
 from jaxecon.bench.reference import measure_reference
 from jaxecon.bench.shim import measure_shim
 from jaxecon.core.env import parse_components
+from jaxecon.wrappers.native import NativeObjectObservationWrapper
 
-__all__ = ["DEFAULT_BATCH_SIZES", "DEFAULT_MAX_ENV_STEPS", "DEFAULT_STEPS", "run_benchmark"]
+__all__ = [
+    "ADAPTER_BATCH_SIZE",
+    "DEFAULT_BATCH_SIZES",
+    "DEFAULT_MAX_ENV_STEPS",
+    "DEFAULT_STEPS",
+    "run_benchmark",
+]
 
 DEFAULT_BATCH_SIZES = (1, 16, 256, 1024, 4096)
+#: The batch size of the object-adapter row when ``adapter_batch_sizes`` is not
+#: given (if ``batch_sizes`` has it): the size its overhead target is set at.
+ADAPTER_BATCH_SIZE = 1024
 DEFAULT_STEPS = 200
 DEFAULT_MAX_ENV_STEPS = 100_000
 
@@ -56,6 +67,7 @@ def run_benchmark(
     reference: bool = True,
     reference_steps: int = 1000,
     episode_compile: bool = True,
+    adapter_batch_sizes=None,
     device=None,
     min_time: float = 1.0,
     seed: int = 0,
@@ -80,6 +92,11 @@ def run_benchmark(
             scaled by 4 / n_agents for larger economies (at least 50).
         episode_compile: also time compiling a full-episode rollout
             (``episode_length`` steps at the largest batch size).
+        adapter_batch_sizes: batch sizes at which the env wrapped in
+            ``jaxecon.wrappers.NativeObjectObservationWrapper`` is timed against
+            the bare env (``measure_adapter_overhead``, alternated in the same
+            rounds); default ``[ADAPTER_BATCH_SIZE]`` if ``batch_sizes`` has it,
+            else none; ``()`` skips the row.
         device: a ``jax.Device`` or None (JAX's default).
         min_time: run each compiled rollout until this many seconds have passed.
     Returns:
@@ -89,7 +106,9 @@ def run_benchmark(
         ``measure_memory``), ``episode_compile_s``, ``same_as``),
         ``reference`` (economy -> reference result or ``{"skipped": reason}``)
         and ``results`` (one row per measurement with ``economy``, ``mode``
-        (``foundation shim``, ``python loop``, ``scan+vmap``),
+        (``foundation shim``, ``python loop``, ``scan+vmap``, ``object
+        adapter``, which adds ``bare_env_steps_per_s``, ``overhead`` and
+        ``overhead_wall``),
         ``batch``, ``env_steps_per_s``, ``agent_steps_per_s``, ``compile_s``,
         ``reference_env_steps_per_s``, ``ratio``, ``bytes_per_env_step`` and
         ``bandwidth_fraction``: env-steps/s x bytes per env-step / bandwidth).
@@ -97,6 +116,8 @@ def run_benchmark(
         ValueError: an economy name this installation does not have.
     """
     loop_steps = n_steps if loop_steps is None else loop_steps
+    if adapter_batch_sizes is None:
+        adapter_batch_sizes = [b for b in batch_sizes if b == ADAPTER_BATCH_SIZE]
     makers = economy_makers()
     if economies is None:
         economies = [e for e in DEFAULT_ECONOMIES if e in makers]
@@ -122,6 +143,7 @@ def run_benchmark(
             "loop_steps": loop_steps,
             "shim_steps": shim_steps,
             "max_env_steps": max_env_steps,
+            "adapter_batch_sizes": list(adapter_batch_sizes),
             "reference_steps": reference_steps if reference else None,
             "min_time_s": min_time,
             "seed": seed,
@@ -202,9 +224,14 @@ def run_benchmark(
             if loop_steps:
                 rows.append(("python loop", 1))
             rows += [("scan+vmap", b) for b in batch_sizes]
+            rows += [("object adapter", b) for b in adapter_batch_sizes]
             for mode, b in rows:
                 if mode == "python loop":
                     r = measure_python_loop(env, params, loop_steps, seed=seed)
+                elif mode == "object adapter":
+                    steps_b = rollout_steps(b, n_steps, max_env_steps)
+                    r = measure_adapter_overhead(env, NativeObjectObservationWrapper(env), params, b,
+                                                 steps_b, seed=seed, min_time=min_time)
                 else:
                     steps_b = rollout_steps(b, n_steps, max_env_steps)
                     r = measure_rollout(env, params, b, steps_b, seed=seed, min_time=min_time)
@@ -216,10 +243,13 @@ def run_benchmark(
                 r["bytes_per_env_step"] = step_bytes
                 r["bandwidth_fraction"] = r["env_steps_per_s"] * step_bytes / bandwidth
                 out["results"].append(r)
+                extra = ("" if mode != "object adapter" else
+                         f" (bare {r['bare_env_steps_per_s']:,.0f} in the same rounds: overhead "
+                         f"{100 * r['overhead']:+.1f}% CPU time, {100 * r['overhead_wall']:+.1f}% wall)")
                 _log(
                     f"[{name}] {mode:11s} batch {b:5d} x {r['n_steps']:4d} steps: "
                     f"compile {r['compile_s']:6.1f} s, "
-                    f"{r['env_steps_per_s']:12,.0f} env-steps/s",
+                    f"{r['env_steps_per_s']:12,.0f} env-steps/s{extra}",
                     quiet,
                 )
     return out

@@ -15,6 +15,7 @@ import time
 
 from jaxecon import bench
 from jaxecon.bench import (
+    ADAPTER_BATCH_SIZE,
     DEFAULT_BATCH_SIZES,
     DEFAULT_ECONOMIES,
     DEFAULT_MAX_ENV_STEPS,
@@ -48,6 +49,17 @@ def _int_list(text: str) -> list[int]:
     return values
 
 
+def _adapter_batch_sizes(text: str) -> list[int]:
+    if text.strip().lower() == "none":
+        return []
+    try:
+        return _int_list(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(
+            f"must be 'none' or a comma-separated list of positive integers, got {text!r}"
+        ) from None
+
+
 def _economy_list(text: str) -> list[str]:
     names = [t.strip() for t in text.split(",") if t.strip()]
     bad = [n for n in names if n not in ECONOMIES]
@@ -64,6 +76,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         metavar="B1,B2,...",
                         help="batch sizes of the scan+vmap rollouts (default "
                              + ",".join(map(str, DEFAULT_BATCH_SIZES)) + ")")
+    parser.add_argument("--adapter-batch-sizes", type=_adapter_batch_sizes, default=None,
+                        metavar="B1,B2|none",
+                        help="batch sizes at which the object adapter (NativeObjectObservationWrapper) "
+                             "is timed against the bare env in alternating rounds (default "
+                             f"{ADAPTER_BATCH_SIZE} if --batch-sizes has it; none: skip)")
     parser.add_argument("--steps", type=positive_int, default=DEFAULT_STEPS, metavar="N",
                         help=f"steps per rollout (default {DEFAULT_STEPS})")
     parser.add_argument("--max-env-steps", type=nonnegative_int, default=DEFAULT_MAX_ENV_STEPS,
@@ -124,6 +141,7 @@ def run_from_args(args, parser: argparse.ArgumentParser) -> dict:
         reference=not args.no_reference,
         reference_steps=args.reference_steps,
         episode_compile=not args.no_episode_compile,
+        adapter_batch_sizes=args.adapter_batch_sizes,
         device=device,
         min_time=args.min_time,
         seed=args.seed,

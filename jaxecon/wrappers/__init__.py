@@ -9,6 +9,10 @@
   planner driven by a fixed policy.
 - ``MultiAgentEnv`` (``jaxmarl``): a JaxMARL ``MultiAgentEnv`` with agents
   ``"0".."n-1"`` and ``"p"``.
+- ``NativeObjectObservationWrapper``, ``NativeRGBObservationWrapper`` and
+  ``policy_env`` (``native``, frames from ``rgb``): the native observation
+  adapters, one normalised vector or RGB frames per agent
+  (``docs/observation_adapters.md``).
 
 ``GymnaxEnv`` and ``MultiAgentEnv`` are imported on first use, so importing
 this package does not import gymnax or JaxMARL. See ``docs/wrappers.md``.
@@ -17,11 +21,13 @@ this package does not import gymnax or JaxMARL. See ``docs/wrappers.md``.
 from jaxecon.wrappers.auto_reset import AutoResetWrapper
 from jaxecon.wrappers.base import Wrapper, unwrap_state
 from jaxecon.wrappers.log import LogState, LogWrapper
+from jaxecon.wrappers.native import NativeObjectObservationWrapper, NativeRGBObservationWrapper, policy_env
 
 _LAZY = {"GymnaxEnv": "jaxecon.wrappers.gymnax", "MultiAgentEnv": "jaxecon.wrappers.jaxmarl"}
 
 __all__ = [
-    "AutoResetWrapper", "GymnaxEnv", "LogState", "LogWrapper", "MultiAgentEnv", "Wrapper",
+    "AutoResetWrapper", "GymnaxEnv", "LogState", "LogWrapper", "MultiAgentEnv",
+    "NativeObjectObservationWrapper", "NativeRGBObservationWrapper", "Wrapper", "policy_env",
     "unwrap_state",
 ]
 
