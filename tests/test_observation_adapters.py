@@ -309,6 +309,10 @@ def test_jit_vmap_and_the_wrapper_stack(econ, wrapped):
 
 
 def test_policy_env_modes(econ):
+    from jaxecon import wrappers
+
+    assert (wrappers.policy_env, wrappers.NativeObjectObservationWrapper, wrappers.NativeRGBObservationWrapper) == (
+        policy_env, NativeObjectObservationWrapper, NativeRGBObservationWrapper)
     env = econ[0]
     assert policy_env(env) is env
     assert type(policy_env(env, flatten_observations=True)) is NativeObjectObservationWrapper
