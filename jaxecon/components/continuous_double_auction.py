@@ -207,6 +207,31 @@ def _first_best(eligible, primary, secondary):
     return jnp.argmax(e), jnp.any(eligible)
 
 
+class _Packed:
+    """Named arrays kept as one flat array per group (traceable pack/unpack).
+
+    Args:
+        groups: ``{group: {name: shape}}``; a group's arrays share a dtype
+            (the first one packed decides it).
+    """
+
+    def __init__(self, groups: dict):
+        self.groups = groups
+
+    def pack(self, arrays: dict) -> tuple:
+        return tuple(jnp.concatenate([jnp.ravel(arrays[k]) for k in names]) for names in self.groups.values())
+
+    def unpack(self, packed) -> dict:
+        out = {}
+        for buf, names in zip(packed, self.groups.values()):
+            off = 0
+            for k, shape in names.items():
+                size = int(np.prod(shape, dtype=np.int64))
+                out[k] = buf[off:off + size].reshape(shape)
+                off += size
+        return out
+
+
 def _place(orders, who, price, life, n, M):
     """Fill [n, M] price/lifetime/active arrays from a Foundation order list
     (each order to its owner's next free slot, in list order).
@@ -447,7 +472,17 @@ class ContinuousDoubleAuction(Component):
         agents, slots, rows, levels, coms = (jnp.arange(n), jnp.arange(n * M), jnp.arange(T),
                                              jnp.arange(P), jnp.arange(C))
 
-        def body(carry):
+        # The loop carries three flat arrays (bools, floats, ints; see _Packed):
+        # each round then writes three buffers instead of one per field, and the
+        # cond below passes three arrays through instead of all of them.
+        layout = _Packed({
+            "b": {"matchable": (n,), "bid_active": (C, n * M), "ask_active": (C, n * M)},
+            "f": {"coin": (n,), "esc_coin": (n,), "goods": (C, n), "goods_esc": (C, n), "ph": (C, n, P)},
+            "i": {"ci": (), "k": (C,), "counts": (4, C, n), "rec": (len(TRADE_FIELDS), C, T)},
+        })
+
+        def body(packed):
+            carry = layout.unpack(packed)
             ci = carry["ci"]
             bid_active, ask_active = carry["bid_active"][ci], carry["ask_active"][ci]
             bid_price, bid_life = flat["bid_price"][ci], flat["bid_lifetime"][ci]
@@ -475,9 +510,10 @@ class ContinuousDoubleAuction(Component):
             sold_c = here[:, None] & sold[None, :]
             bought_c = here[:, None] & bought[None, :]
             row = here[:, None] & (ok & (rows == carry["k"][ci]))[None, :]
-            vals = {"buyer": buyer, "seller": seller, "bid": bid, "ask": ask,
-                    "bid_lifetime": bid_life[b], "ask_lifetime": ask_life[a], "price": price}
-            return {
+            vals = jnp.stack([buyer, seller, bid, ask, bid_life[b], ask_life[a], price])  # TRADE_FIELDS order
+            counts = jnp.stack([sold_c.astype(jnp.int32), jnp.where(sold_c, price, 0),
+                                bought_c.astype(jnp.int32), jnp.where(bought_c, price, 0)])
+            return layout.pack({
                 "ci": ci + next_commodity.astype(jnp.int32),
                 "matchable": jnp.where(next_commodity, True, carry["matchable"] & ~(is_buyer & ~ok)),
                 "bid_active": carry["bid_active"] & ~(here[:, None] & (ok & (slots == b))[None, :]),
@@ -488,34 +524,34 @@ class ContinuousDoubleAuction(Component):
                 "coin": carry["coin"] + jnp.where(sold, price, jnp.where(bought, bid - price, 0)).astype(f),
                 "ph": carry["ph"] + (sold_c[:, :, None] & (levels == price)[None, None, :]).astype(f),
                 "k": carry["k"] + (here & ok).astype(jnp.int32),
-                "sell_count": carry["sell_count"] + sold_c.astype(jnp.int32),
-                "sell_value": carry["sell_value"] + jnp.where(sold_c, price, 0),
-                "buy_count": carry["buy_count"] + bought_c.astype(jnp.int32),
-                "buy_value": carry["buy_value"] + jnp.where(bought_c, price, 0),
-                "rec": {k: jnp.where(row, vals[k], carry["rec"][k]) for k in TRADE_FIELDS},
-            }
+                "counts": carry["counts"] + counts,  # sell_count, sell_value, buy_count, buy_value
+                "rec": jnp.where(row[None], vals[:, None, None], carry["rec"]),
+            })
 
-        zc = jnp.zeros((C, n), jnp.int32)
-        carry = {
+        carry = layout.pack({
             "ci": jnp.zeros((), jnp.int32),
             "matchable": jnp.ones(n, bool),
             "bid_active": flat["bid_active"], "ask_active": flat["ask_active"],
             **floats,
             "k": jnp.zeros(C, jnp.int32),
-            "sell_count": zc, "sell_value": zc, "buy_count": zc, "buy_value": zc,
-            "rec": {k: jnp.zeros((C, T), jnp.int32) for k in TRADE_FIELDS},
-        }
+            "counts": jnp.zeros((4, C, n), jnp.int32),
+            "rec": jnp.zeros((len(TRADE_FIELDS), C, T), jnp.int32),
+        })
         # Without a bid at or above another agent's ask in some book no round can
         # trade: the loop would only walk the books. Skip it then (same outputs).
         cross = (flat["bid_active"][:, :, None] & flat["ask_active"][:, None, :]
                  & (owner[:, None] != owner[None, :])
                  & (flat["ask_price"][:, None, :] <= flat["bid_price"][:, :, None]))
-        out = jax.lax.cond(
+        packed = jax.lax.cond(
             jnp.any(cross),
-            lambda c: jax.lax.while_loop(lambda c: c["ci"] < C, body, c),
-            lambda c: {**c, "ci": jnp.asarray(C, jnp.int32)},
+            lambda c: jax.lax.while_loop(lambda c: layout.unpack(c)["ci"] < C, body, c),
+            lambda c: c,  # (ci stays 0: only the loop reads it)
             carry,
         )
+        out = layout.unpack(packed)
+        for j, k in enumerate(("sell_count", "sell_value", "buy_count", "buy_value")):
+            out[k] = out["counts"][j]
+        out["rec"] = {k: out["rec"][j] for j, k in enumerate(TRADE_FIELDS)}
         out["bid_active"] = out["bid_active"].reshape(C, n, M)
         out["ask_active"] = out["ask_active"].reshape(C, n, M)
         return out

@@ -556,52 +556,49 @@ class PeriodicBracketTax(Component):
         rates = self.curr_marginal_rates(state, sub, params)
         sub = sub.replace(curr_rates_obs=jnp.where(first, rates, sub.curr_rates_obs))
 
-        # 2. Last day of a period: collect and redistribute, under a lax.cond so
-        # that the other days skip the work (the same values as computing it
-        # every day and keeping the old ones; under vmap the cond becomes a
-        # select of both branches, as before).
+        # 2. Last day of a period: collect and redistribute.
         tax_day = pos >= self.period
+        cutoffs = jnp.asarray(params.bracket_cutoffs, f)
         coin = state.inventory["Coin"]
+        income = state.total_endowment("Coin") - sub.last_coin
+        temp = params.bracket_temperature
+        due = taxes_due(income, rates, cutoffs, temp)
+        paid = jnp.minimum(coin, due)
+        mrate = marginal_rate(income, rates, cutoffs, temp)
+        eff = paid / jnp.maximum(0.000001, income)
+        net = numpy_order_sum(paid)  # Foundation adds agent by agent
+        lump = net / self.n_agents
+        new_coin = coin - paid + lump
+        new_last_coin = new_coin + state.escrow["Coin"]
+        occ = jax.nn.one_hot(bracket_index(income, cutoffs), self.n_brackets, dtype=jnp.int32).sum(0, dtype=jnp.int32)
 
-        def collect(sub):
-            cutoffs = jnp.asarray(params.bracket_cutoffs, f)
-            income = state.total_endowment("Coin") - sub.last_coin
-            temp = params.bracket_temperature
-            due = taxes_due(income, rates, cutoffs, temp)
-            paid = jnp.minimum(coin, due)
-            mrate = marginal_rate(income, rates, cutoffs, temp)
-            eff = paid / jnp.maximum(0.000001, income)
-            net = numpy_order_sum(paid)  # Foundation adds agent by agent
-            lump = net / self.n_agents
-            new_coin = coin - paid + lump
-            occ = jax.nn.one_hot(bracket_index(income, cutoffs), self.n_brackets,
-                                 dtype=jnp.int32).sum(0, dtype=jnp.int32)
-            sub = sub.replace(
-                last_coin=new_coin + state.escrow["Coin"],
-                last_income=income,
-                last_marginal_rate=mrate,
-                last_effective_tax_rate=eff,
-                last_tax_paid=paid,
-                last_lump_sum=lump,
-                last_schedule=rates,
-                last_cutoffs=cutoffs,
-                n_tax_days=sub.n_tax_days + 1,
-                schedule_sum=sub.schedule_sum + rates,
-                occupancy=sub.occupancy + occ,
-                total_collected_taxes=sub.total_collected_taxes + net,
-                effective_rate_sum=sub.effective_rate_sum + jnp.sum(eff),
-                income_pos_sum=sub.income_pos_sum + jnp.maximum(0.0, income),
-                tax_paid_sum=sub.tax_paid_sum + paid,
-            )
-            if self.tax_model == "saez":
-                sub = sub.replace(saez=saez_model.record(sub.saez, income, mrate))
-            return sub, new_coin
+        def on(new, old):
+            return jnp.where(tax_day, new, old)
 
-        sub, new_coin = jax.lax.cond(tax_day, collect, lambda sub: (sub, coin), sub)
+        sub = sub.replace(
+            last_coin=on(new_last_coin, sub.last_coin),
+            last_income=on(income, sub.last_income),
+            last_marginal_rate=on(mrate, sub.last_marginal_rate),
+            last_effective_tax_rate=on(eff, sub.last_effective_tax_rate),
+            last_tax_paid=on(paid, sub.last_tax_paid),
+            last_lump_sum=on(lump, sub.last_lump_sum),
+            last_schedule=on(rates, sub.last_schedule),
+            last_cutoffs=on(cutoffs, sub.last_cutoffs),
+            enacted=tax_day,
+            n_tax_days=sub.n_tax_days + tax_day.astype(jnp.int32),
+            schedule_sum=on(sub.schedule_sum + rates, sub.schedule_sum),
+            occupancy=on(sub.occupancy + occ, sub.occupancy),
+            total_collected_taxes=on(sub.total_collected_taxes + net, sub.total_collected_taxes),
+            effective_rate_sum=on(sub.effective_rate_sum + jnp.sum(eff), sub.effective_rate_sum),
+            income_pos_sum=on(sub.income_pos_sum + jnp.maximum(0.0, income), sub.income_pos_sum),
+            tax_paid_sum=on(sub.tax_paid_sum + paid, sub.tax_paid_sum),
+        )
+        if self.tax_model == "saez":
+            sub = sub.replace(saez=jax.tree.map(on, saez_model.record(sub.saez, income, mrate), sub.saez))
 
         # 3. Advance the cycle.
-        sub = sub.replace(enacted=tax_day, tax_cycle_pos=jnp.where(tax_day, 0, pos) + 1)
-        inventory = {**state.inventory, "Coin": new_coin}
+        sub = sub.replace(tax_cycle_pos=jnp.where(tax_day, 0, pos) + 1)
+        inventory = {**state.inventory, "Coin": on(new_coin, coin)}
         return state.replace(inventory=inventory, components={**state.components, self.name: sub})
 
     def _saez_new_rates(self, key, state: EnvState, sub: PeriodicBracketTaxState, params) -> PeriodicBracketTaxState:
