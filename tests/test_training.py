@@ -194,7 +194,9 @@ def test_resume_continues_bit_for_bit(tmp_path):
     env = MatchingGame()  # the trainer's host loop, on a toy env that compiles fast
     cfg = tiny_config(num_envs=4, rollout_fragment_length=10, sgd_minibatch_size=40)
     cfg = cfg.replace(general=dataclasses.replace(cfg.general, episodes=8))  # 8 x 20 steps = 4 updates of 4 x 10
-    whole = train(cfg, tmp_path / "whole", env=env, progress=False, tensorboard=False, plot=False)
+    whole = train(cfg, tmp_path / "whole", env=env, progress=False)
+    assert list((tmp_path / "whole" / "tb").glob("events.out.tfevents.*"))
+    assert (tmp_path / "whole" / "learning_curves.png").stat().st_size > 0
     train(cfg, tmp_path / "split", env=env, progress=False, tensorboard=False, plot=False, max_updates=2)
     resumed = train(cfg, resume=tmp_path / "split", env=env, progress=False, tensorboard=False,
                     plot=False)
@@ -283,6 +285,40 @@ def test_trainer_runs_on_a_jaxmarl_interface_env():
     assert np.mean(rets[:2]) < 2.5 and np.mean(rets[-3:]) > 4.0, rets
 
 
+def test_sgd_replays_the_rollout_exactly():
+    """Before the first gradient step the recomputed log-probs are the rollout's
+    (approx KL 0): for the feed-forward policy in a whole update; for the LSTM,
+    the minibatches' sequences (10 steps, across 5-step episodes' boundaries)
+    replayed from their stored states."""
+    cfg = tiny_config(num_envs=4, rollout_fragment_length=20, sgd_minibatch_size=80, num_sgd_iter=1)
+    d = cfg.to_dict()
+    d["trainer"]["sgd_minibatch_size"] = 160
+    ppo = PPO(config_from_dict(d), MatchingGame())
+    _, m = jax.jit(ppo.update)(ppo.init(jax.random.key(3)))
+    assert abs(float(m["agent_0/approx_kl"])) < 1e-6 and float(m["agent_0/clip_fraction"]) == 0.0
+
+    d["trainer"]["sgd_minibatch_size"] = 80
+    d["agent_policy"].update(vf_share_layers=False, model={
+        "custom_model": "keras_conv_lstm", "max_seq_len": 10,
+        "custom_options": {"fc_dim": 16, "num_fc": 1, "lstm_cell_size": 8}})
+    ppo = PPO(config_from_dict(d), MatchingGame())
+    s = ppo.setups[0]
+    assert s.network.recurrent and ppo.num_minibatches["agent_0"] == 2
+
+    def replay(runner):
+        runner, traj = ppo.rollout(runner, 20, {"agent_0": "sample"})
+        batch = ppo._batch(s, traj, jnp.zeros((8,)))
+        mbs = ppo._minibatches(s, batch, jax.random.key(0))
+        logits, _ = jax.vmap(lambda mb: ppo._apply_batch(s, runner.policies["agent_0"].params, mb))(mbs)
+        logp = MaskedCategorical.from_logits(logits, mbs["mask"]).log_prob(mbs["action"])
+        return logp, mbs["log_prob"], traj["first"]
+
+    new, old, first = jax.jit(replay)(ppo.init(jax.random.key(3)))
+    assert new.shape == (2, 10, 8)  # minibatches x steps x sequences
+    assert np.asarray(first).sum() == 4 * 4  # episodes start inside the replayed sequences
+    assert np.allclose(np.asarray(new), np.asarray(old), atol=1e-5)
+
+
 def test_trainer_runs_on_a_jaxmarl_multiagentenv_subclass():
     mae = pytest.importorskip("jaxmarl.environments.multi_agent_env")
 
@@ -318,6 +354,17 @@ def test_trainer_runs_on_a_jaxmarl_multiagentenv_subclass():
     assert actions.shape == (12, 4, 2, 1) and actions.max() < 3  # action 3 is never available
     assert np.asarray(traj["done"]).sum() == 2 * 4  # JaxMARL's auto-reset ends episodes at t = 5, 10
     assert int(runner.env_steps) == 48
+
+
+def test_trainer_takes_jaxecons_own_jaxmarl_front(tiny):
+    from jaxecon.wrappers import MultiAgentEnv
+
+    _, env, _, _, _ = tiny
+    ppo = PPO(tiny_config(), MultiAgentEnv(env))
+    assert [g.agents for g in ppo.groups] == [("0", "1"), ("p",)]
+    runner = jax.eval_shape(ppo.init, jax.random.key(0))
+    _, metrics = jax.eval_shape(ppo.update, runner)  # traces the whole update
+    assert "0/value_loss" in metrics and "p/value_loss" in metrics
 
 
 def test_trainer_config_rejects_a_minibatch_that_does_not_split(tiny):

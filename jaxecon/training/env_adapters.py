@@ -309,7 +309,8 @@ class MultiAgentAdapter:
             or MultiDiscrete.
 
     Action masks come from ``env.get_avail_actions(state)`` when the env
-    implements it, else from an ``"action_mask"`` entry of a dict observation,
+    implements it (per agent: ``[n_actions]``, heads concatenated ``[sum(nvec)]``,
+    or ``[n_heads, max(nvec)]`` padded as ``jaxecon.wrappers.MultiAgentEnv`` gives), else from an ``"action_mask"`` entry of a dict observation,
     else every action is valid. ``episode_metrics`` is empty.
     """
 
@@ -362,12 +363,12 @@ class MultiAgentAdapter:
                     m = avail[ag]
                 if m is None:
                     m = jnp.ones((sum(g.heads),), jnp.float32)
+                m = jnp.asarray(m, jnp.float32)
+                if m.shape != (len(g.heads), g.max_actions):  # heads concatenated, not [H, K]
+                    m = split_heads(m.reshape(-1), g.heads)
                 feats.append(o)
-                masks.append(jnp.asarray(m, jnp.float32).reshape(-1))
-            out[g.name] = GroupObs(
-                jax.tree.map(lambda *x: jnp.stack(x), *feats),
-                split_heads(jnp.stack(masks), g.heads),
-            )
+                masks.append(m)
+            out[g.name] = GroupObs(jax.tree.map(lambda *x: jnp.stack(x), *feats), jnp.stack(masks))
         return out
 
     def _zeros(self) -> dict:

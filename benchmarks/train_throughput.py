@@ -1,0 +1,117 @@
+"""Training throughput: env-steps/s of a PPO update (rollout + GAE + SGD) beside the bare rollout's.
+
+For each config, with the config's batch (``trainer.num_envs`` economies x
+``rollout_fragment_length`` steps):
+
+- ``bare``: ``jaxecon.rollout.scan_steps`` with uniformly random valid
+  actions, the simulation alone (batched, jitted, no auto-reset);
+- ``rollout``: the trainer's rollout alone (policy sampling, the
+  auto-resetting batch, the recorded transitions);
+- ``update``: one whole ``PPO.update`` (what training runs per update).
+
+Each is timed as the best of ``--repeats`` calls after compilation (compile
+times are printed separately). ``ratio`` is the update's time per env step
+over the bare rollout's. Configs: ``default`` (the small config, MLP),
+``canonical-mlp`` (the reference's phase-1 config with the default config's
+MLP policy), ``canonical`` (the reference's phase 1 as it is: conv-LSTM).
+
+    python benchmarks/train_throughput.py                  # all three
+    python benchmarks/train_throughput.py --configs default --repeats 5 --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import jax
+
+import jaxecon
+from jaxecon.rollout import RolloutCarry, scan_steps
+from jaxecon.training.config import load_train_config
+from jaxecon.training.ppo import PPO
+
+CONFIGS = ("default", "canonical-mlp", "canonical")
+
+
+def make_config(name: str):
+    """The ``TrainConfig`` of a benchmark config name."""
+    if name == "default":
+        return load_train_config("default")
+    cfg = load_train_config("phase1")
+    if name == "canonical-mlp":
+        cfg = cfg.replace(agent_policy=load_train_config("default").agent_policy)
+    return cfg
+
+
+def best_time(fn, arg, repeats: int) -> tuple[float, float]:
+    """``(compile_s, best run s)`` of ``jax.jit(fn)`` on ``arg``."""
+    t = time.perf_counter()
+    compiled = jax.jit(fn).lower(arg).compile()
+    compile_s = time.perf_counter() - t
+    jax.block_until_ready(compiled(arg))
+    runs = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        jax.block_until_ready(compiled(arg))
+        runs.append(time.perf_counter() - t)
+    return compile_s, min(runs)
+
+
+def measure(name: str, repeats: int) -> dict:
+    """Bare rollout, trainer rollout and update throughput of one config."""
+    cfg = make_config(name)
+    env = jaxecon.make_from_config(cfg.env)
+    params = env.default_params
+    b, t = cfg.trainer.num_envs, cfg.trainer.rollout_fragment_length
+    keys = jax.random.split(jax.random.key(0), b)
+    obs, state = jax.vmap(env.reset, in_axes=(0, None))(keys, params)
+    bare = best_time(lambda c: scan_steps(env, params, c, t, batched=True)[0],
+                     RolloutCarry(obs, state, keys), repeats)
+    ppo = PPO(cfg, env)
+    runner = jax.jit(ppo.init)(jax.random.key(0))
+    modes = {s.group.name: "sample" for s in ppo.setups}
+    roll = best_time(lambda r: ppo.rollout(r, t, modes), runner, repeats)
+    upd = best_time(lambda r: ppo.update(r)[1], runner, repeats)
+    steps = b * t
+    return {
+        "config": name, "model": cfg.agent_policy.model.custom_model, "num_envs": b, "steps": t,
+        "bare_steps_per_s": steps / bare[1], "rollout_steps_per_s": steps / roll[1],
+        "update_steps_per_s": steps / upd[1], "ratio": upd[1] / bare[1],
+        "compile_s": {"bare": bare[0], "rollout": roll[0], "update": upd[0]},
+    }
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
+    p.add_argument("--configs", default=",".join(CONFIGS),
+                   help=f"comma-separated, from {list(CONFIGS)}")
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--json", default=None, help="write the results here")
+    args = p.parse_args(argv)
+    names = [n.strip() for n in args.configs.split(",") if n.strip()]
+    bad = [n for n in names if n not in CONFIGS]
+    if bad:
+        p.error(f"--configs: unknown {bad}; choose from {list(CONFIGS)}")
+    print(f"device: {jax.devices()[0].device_kind} ({jax.devices()[0].platform}), "
+          f"best of {args.repeats} after compilation")
+    print(f"{'config':14} {'model':16} {'envs x steps':>12} {'bare /s':>10} {'rollout /s':>11} "
+          f"{'update /s':>10} {'ratio':>6}  compile s (bare, rollout, update)")
+    results = []
+    for name in names:
+        r = measure(name, args.repeats)
+        results.append(r)
+        c = r["compile_s"]
+        print(f"{name:14} {r['model']:16} {r['num_envs']:>5} x {r['steps']:<4} "
+              f"{r['bare_steps_per_s']:>10,.0f} {r['rollout_steps_per_s']:>11,.0f} "
+              f"{r['update_steps_per_s']:>10,.0f} {r['ratio']:>5.1f}x  "
+              f"{c['bare']:.0f}, {c['rollout']:.0f}, {c['update']:.0f}", flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
