@@ -107,7 +107,7 @@ def test_shapes_dtypes_and_spaces(genv, env, run, first):
     assert out["info"]["action_mask"].shape == (BATCH, STEPS, n, env.agent_actions.n_actions)
     # every agent's flat observation lies in the (finite where bounded) Box
     assert space.bounded.any()
-    rows = jnp.concatenate([obs0.reshape(-1, d), out["obs"].reshape(-1, d), out["info"]["final_observation"].reshape(-1, d)])
+    rows = jnp.concatenate([x.reshape(-1, d) for x in (obs0, out["obs"], out["info"]["final_observation"])])
     assert bool(jnp.all(jax.vmap(space.contains)(rows)))
     # the vector is the observation's fields without the mask, in sorted order
     o = first[0]

@@ -130,17 +130,33 @@ def test_with_params_replaces_the_params(small_env):
     assert not np.allclose(np.asarray(o1["0"]), np.asarray(o2["0"]))
 
 
-def test_reset_state_and_fixed_planner(small_env):
+def test_fixed_planner_and_reset_state(small_env):
     menv = MultiAgentEnv(small_env, planner_policy="noop")
-    assert menv.agents == ["0", "1"] and menv.agent_classes == {"mobile": ["0", "1"]}
-    obs, state = menv.reset(jax.random.key(1))
-    start = state
+    assert menv.agents == ["0", "1"] and menv.num_agents == 2 and menv.agent_classes == {"mobile": ["0", "1"]}
+    with pytest.raises(ValueError, match=r"agent must be one of \['0', '1'\]"):
+        menv.observation_space("p")
+    _, state = jax.eval_shape(menv.reset, jax.random.key(1))
     acts = {"0": jnp.int32(0), "1": jnp.int32(0)}
-    for t in range(EPISODE):
-        obs, state, rewards, dones, infos = menv.step(jax.random.key(t), state, acts, start)
-    assert bool(dones["__all__"]) and "planner_reward" in infos and infos["planner_reward"].shape == (2,)
-    assert int(state.timestep) == 0 and int(state.completions) == 0  # reset to the given state
-    np.testing.assert_array_equal(np.asarray(obs["0"]), np.asarray(menv.get_obs(start)["0"]))
+    # traced only (no compile): JaxMARL's reset_state argument and the planner's reward in infos
+    obs, new_state, rewards, dones, infos = jax.eval_shape(menv.step, jax.random.key(0), state, acts, state)
+    assert jax.tree.structure(new_state) == jax.tree.structure(state) and set(rewards) == {"0", "1"}
+    assert infos["planner_reward"].shape == (2,) and dones["__all__"].dtype == jnp.bool_
+    with pytest.raises(ValueError, match=r"unknown: \['p'\], missing: \[\]"):
+        jax.eval_shape(menv.step, jax.random.key(0), state, {**acts, "p": jnp.int32(0)})
+
+
+def test_bad_input(menv, small_env):
+    with pytest.raises(TypeError, match="env must be a jaxecon functional environment"):
+        MultiAgentEnv({"n_agents": 2})
+    with pytest.raises(TypeError, match="auto-resets by itself"):
+        MultiAgentEnv(AutoResetWrapper(small_env))
+    with pytest.raises(ValueError, match=r"planner_policy must be one of \('noop', 'random'\)"):
+        MultiAgentEnv(small_env, planner_policy="us-federal")
+    for bad in ("agent_0", "a", 3):
+        with pytest.raises(ValueError, match=r"agent must be one of \['0', '1', 'p'\]"):
+            menv.action_space(bad)
+        with pytest.raises(ValueError, match=r"agent must be one of"):
+            menv.observation_space(bad)
 
 
 def test_is_a_jaxmarl_env(menv):
@@ -268,7 +284,8 @@ def test_ippo_trains_over_jaxmarl_log_wrapper(small_env):
     loss = np.asarray(metrics["loss"])
     assert loss.shape == (2, 2, 2) and np.isfinite(loss).all()
     trained = jax.tree.leaves(out["runner_state"][0].params)
-    assert any(not np.allclose(np.asarray(a), np.asarray(b)) for a, b in zip(trained, jax.tree.leaves(out["initial_params"])))
+    initial = jax.tree.leaves(out["initial_params"])
+    assert any(not np.allclose(np.asarray(a), np.asarray(b)) for a, b in zip(trained, initial))
     # JaxMARL's LogWrapper over our env: returned episode returns are the summed rewards.
     info = metrics["info"]
     reward = np.asarray(metrics["reward"]).reshape(-1, 2 * IPPO_CONFIG["NUM_ENVS"])  # [updates*steps, actors]

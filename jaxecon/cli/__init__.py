@@ -25,8 +25,13 @@ to ``--out``:
     ``states``: per step each agent's ``loc``, ``inventory``, ``escrow``,
     ``endogenous`` and the planner's ``inventory``, ``escrow``; ``actions``:
     per step the non-NO-OP actions by subspace; ``rewards``: per step), list
-    index = timestep 0..T; and ``world.png``, the final world map
-    (``jaxecon.render``).
+    index = timestep 0..T, plus each component's log (``Build``, ``Trade``,
+    ``Gather``, ``PeriodicTax``: one entry per step); ``world.png``, the
+    final world with a title and a legend (``jaxecon.render``);
+    ``world_over_time.png``, ``agents.png``, ``trades.png``, ``taxes.png``
+    (``jaxecon.plotting``, those the components allow); and
+    ``episode.mp4``, the episode's video (``jaxecon.video``; not with
+    ``--no-video``).
   - ``CovidAndEconomySimulation`` (:class:`CovidRecorder`): ``series.npz``,
     the per-step global state (Foundation's ``world.global_state`` rows
     0..T) and ``infected.png``, ``deaths.png``, ``unemployment.png``,
@@ -97,8 +102,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="simulate a batch of economies with random valid actions",
         description="Simulate a batch of economies with uniformly random valid actions; "
         "print per-episode metrics and throughput; write metrics.json and env 0's record "
-        "of the last episode to --out: dense_log.json and world.png for the gridworld "
-        "scenarios; series.npz and infected/deaths/unemployment/subsidies.png (simulated "
+        "of the last episode to --out: dense_log.json, world.png, the dense-log plots and "
+        "episode.mp4 (unless --no-video) for the gridworld scenarios; series.npz and infected/deaths/unemployment/subsidies.png (simulated "
         "vs recorded) for CovidAndEconomySimulation.",
     )
     _run.add_arguments(run)

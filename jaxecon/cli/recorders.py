@@ -1,27 +1,35 @@
 """What ``jaxecon run`` keeps of env 0's last episode and writes, per family of scenarios.
 
 - gridworld scenarios (:class:`GridworldRecorder`): ``dense_log.json``, in
-  Foundation's dense-log layout (``jaxecon.dense_log``), and ``world.png``,
-  the final world map (``jaxecon.render``);
+  Foundation's dense-log layout (``jaxecon.dense_log``) with the components'
+  logs; ``world.png``, the final world with a title and a legend
+  (``jaxecon.render``); the dense-log plots (``jaxecon.plotting``:
+  ``world_over_time.png``, ``agents.png``, ``trades.png``, ``taxes.png``,
+  those the economy's components allow); and ``episode.mp4``, the episode's
+  video (``jaxecon.video``; unless ``video=False``);
 - ``CovidAndEconomySimulation`` (:class:`CovidRecorder`): ``series.npz``,
   the per-step global state, and its plots against the recorded data
   (``jaxecon.scenarios.covid19.plots``).
 
 ``recorder_for(env)`` picks one. Recorders read only top-level ``EnvState``
-fields and ``env.step_info``/``info``, never a component's sub-state.
+fields and ``env.step_info``/``info``; the components' own ``dense_log_entry``
+reads their sub-states.
 """
 
 from __future__ import annotations
 
 import pathlib
 
+import jax
 import numpy as np
 
 from jaxecon.cli.output import write_json
-from jaxecon.dense_log import dense_log_from_slices
-from jaxecon.render import render_world, save_png
+from jaxecon.dense_log import component_log_entries, dense_log_from_slices
+from jaxecon.plotting import save_plots
+from jaxecon.render import render_world_annotated, save_png
 from jaxecon.scenarios.covid19 import CovidAndEconomySimulation
 from jaxecon.scenarios.covid19.plots import plot_covid_episode
+from jaxecon.video import write_world_video
 
 __all__ = ["CovidRecorder", "GridworldRecorder", "RunRecorder", "recorder_for"]
 
@@ -57,13 +65,27 @@ class RunRecorder:
 
 
 class GridworldRecorder(RunRecorder):
-    """Gridworld scenarios (maps, locations, inventories): ``dense_log.json`` and ``world.png``.
+    """Gridworld scenarios (maps, locations, inventories): the dense log, its pictures and a video.
 
-    Slices per timestep: ``loc`` int32 [n, 2], ``inventory``/``escrow``/
-    ``endogenous`` ``{name: float [n]}``, ``planner_inventory``/``planner_escrow``
-    ``{name: float []}``, ``maps`` ``{name: float [H, W]}``, ``owner``
-    ``{landmark: int [H, W]}``; per step also ``action_a`` (int32 [n] or
-    [n, subspaces]), ``action_p``, ``reward_a`` float [n], ``reward_p`` float [].
+    Slices: ``state``, env 0's whole ``EnvState`` (after reset; after each
+    step), and per step ``action_a`` (int32 [n] or [n, subspaces]),
+    ``action_p``, ``reward_a`` float [n], ``reward_p`` float []. ``write``
+    makes Foundation's dense log of them (``jaxecon.dense_log``; world
+    snapshots every ``world_dense_log_frequency`` steps, the components'
+    ``dense_log_entry`` of every step under their shorthands) and writes
+    ``dense_log.json``, ``world.png`` (the last timestep,
+    ``jaxecon.render.render_world_annotated``), the plots of
+    ``jaxecon.plotting.save_plots`` and, with ``video``, ``episode.mp4``:
+    every step's world when the episode has at most ``max_video_frames``
+    timesteps, else every k-th (k = ceil((T + 1) / max_video_frames)) and
+    the last, at ``video_fps`` frames per second, ``video_scale`` pixels per
+    cell.
+
+    Args:
+        video: write the video.
+        max_video_frames, video_fps, video_scale: see above (ints >= 1).
+    Raises:
+        ValueError: a bad ``max_video_frames``, ``video_fps`` or ``video_scale``.
     """
 
     table_columns = (
@@ -73,41 +95,97 @@ class GridworldRecorder(RunRecorder):
         ("total_builds", "Build/total_builds"),
     )
 
+    def __init__(self, video: bool = True, max_video_frames: int = 200, video_fps: int = 20,
+                 video_scale: int = 12):
+        for name, v in (("max_video_frames", max_video_frames), ("video_fps", video_fps),
+                        ("video_scale", video_scale)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"{name} must be an int >= 1, got {v!r}")
+        self.video = bool(video)
+        self.max_video_frames, self.video_fps, self.video_scale = max_video_frames, video_fps, video_scale
+
     def reset_slice(self, env, state, params):
-        return {
-            "loc": state.loc,
-            "inventory": state.inventory,
-            "escrow": state.escrow,
-            "endogenous": state.endogenous,
-            "planner_inventory": state.planner_inventory,
-            "planner_escrow": state.planner_escrow,
-            "maps": state.maps,
-            "owner": state.owner,
-        }
+        return {"state": state}
 
     def step_slice(self, env, state, actions, reward, info, params):
         return {
-            **self.reset_slice(env, state, params),
+            "state": state,
             "action_a": actions["a"],
             "action_p": actions["p"],
             "reward_a": reward["a"],
             "reward_p": reward["p"],
         }
 
+    def dense_log(self, env, record) -> dict:
+        """Foundation's dense log of the record (``jaxecon.dense_log``), with the components' logs.
+
+        Returns:
+            ``dense_log_from_slices``'s dict plus, per component that logs,
+            ``{shorthand: [entry of step 1, ..., entry of step T]}``.
+        """
+        first, steps = record["first"]["state"], record["steps"]["state"]
+        log = dense_log_from_slices(env, _core_fields(first), {**_core_fields(steps), **{
+            k: record["steps"][k] for k in ("action_a", "action_p", "reward_a", "reward_p")}},
+            record["episode"], env.world_dense_log_frequency)
+        T = log["episode_length"]
+        comp_logs = {}
+        prev = first
+        for t in range(T):
+            state = jax.tree.map(lambda x, t=t: x[t], steps)
+            for name, entry in component_log_entries(env.components, prev, state).items():
+                comp_logs.setdefault(name, []).append(entry)
+            prev = state
+        log.update({k: v for k, v in comp_logs.items() if len(v) == T})
+        return log
+
     def write(self, env, record, out):
-        steps = record["steps"]
-        dense_log = dense_log_from_slices(
-            env, record["first"], steps, record["episode"], env.world_dense_log_frequency
-        )
-        write_json(out / "dense_log.json", dense_log)
-        house = steps["owner"].get("House")
-        rgb = render_world(
-            {k: v[-1] for k, v in steps["maps"].items()},
-            owner=None if house is None else house[-1],
-            loc=steps["loc"][-1],
+        log = self.dense_log(env, record)
+        write_json(out / "dense_log.json", log)
+        written = [out / "dense_log.json"]
+        steps = record["steps"]["state"]
+        T, episode = log["episode_length"], record["episode"]
+        rgb = render_world_annotated(
+            {k: v[-1] for k, v in steps.maps.items()},
+            owner=steps.owner["House"][-1] if "House" in steps.owner else None,
+            loc=steps.loc[-1], timestep=T, env_index=0, episode=episode, episode_length=T,
         )
         save_png(rgb, out / "world.png")
-        return [out / "dense_log.json", out / "world.png"]
+        written.append(out / "world.png")
+        written += [pathlib.Path(p) for p in save_plots(log, out)]
+        if self.video:
+            written.append(pathlib.Path(self._write_video(record, out / "episode.mp4", T, episode)))
+        return written
+
+    def _write_video(self, record, path, T, episode):
+        """``episode.mp4`` from the per-step states (timesteps 0..T, subsampled)."""
+        first, steps = record["first"]["state"], record["steps"]["state"]
+        every = -(-(T + 1) // self.max_video_frames)
+        ts = list(range(0, T + 1, every))
+        if ts[-1] != T:
+            ts.append(T)
+
+        def frames(tree):  # timesteps ts of (first, steps) as one [F, ...] array
+            return np.stack([np.asarray(tree[0]) if t == 0 else np.asarray(tree[1][t - 1]) for t in ts])
+
+        maps = {k: frames((first.maps[k], steps.maps[k])) for k in steps.maps}
+        owner = frames((first.owner["House"], steps.owner["House"])) if "House" in steps.owner else None
+        return write_world_video(path, maps, owner, frames((first.loc, steps.loc)), timesteps=ts,
+                                 env_index=0, episode=episode, episode_length=T, fps=self.video_fps,
+                                 scale=self.video_scale)
+
+
+def _core_fields(state) -> dict:
+    """The ``EnvState`` fields ``dense_log_from_slices`` reads (leading time axis or not)."""
+    return {
+        "loc": state.loc,
+        "inventory": state.inventory,
+        "escrow": state.escrow,
+        "endogenous": state.endogenous,
+        "planner_inventory": state.planner_inventory,
+        "planner_escrow": state.planner_escrow,
+        "maps": state.maps,
+        "owner": state.owner,
+    }
 
 
 class CovidRecorder(RunRecorder):
@@ -155,9 +233,10 @@ class CovidRecorder(RunRecorder):
         return [out / "series.npz"] + [pathlib.Path(p) for p in plots]
 
 
-def recorder_for(env) -> RunRecorder:
+def recorder_for(env, video: bool = True) -> RunRecorder:
     """The :class:`RunRecorder` of ``env``'s scenario: ``CovidRecorder`` for
-    ``CovidAndEconomySimulation`` (and subclasses), else ``GridworldRecorder``."""
+    ``CovidAndEconomySimulation`` (and subclasses), else
+    ``GridworldRecorder(video=video)`` (``video``: write ``episode.mp4``)."""
     if isinstance(env, CovidAndEconomySimulation):
         return CovidRecorder()
-    return GridworldRecorder()
+    return GridworldRecorder(video=video)

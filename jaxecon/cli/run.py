@@ -13,7 +13,9 @@ metrics averaged over the batch (the recorder's columns) and the throughput
 ``--out`` ``metrics.json`` (the config, the run settings, compile time,
 throughput and, per episode, every ``env.metrics`` key averaged over the
 batch, plus its standard deviation over the batch, and the mean episode
-return) and what the recorder writes of env 0's last episode.
+return) and what the recorder writes of env 0's last episode (for the
+gridworld scenarios the dense log, its plots and, unless ``--no-video``, the
+episode's video).
 """
 
 from __future__ import annotations
@@ -303,7 +305,7 @@ def cmd_run(args, parser) -> int:
     except OSError as exc:  # a file in the way, no permission, ...
         parser.error(f"--out {str(out)!r}: cannot create the output directory ({exc.strerror or exc})")
 
-    recorder = recorder_for(env)
+    recorder = recorder_for(env, video=not args.no_video)
     dev = device if device is not None else jax.devices()[0]
     comps = ", ".join(c.name for c in env.components)
     print(
@@ -385,3 +387,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--chunk", type=positive_int, default=100, metavar="K",
                         help="steps per jitted scan call, i.e. per progress update (default 100)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--no-video", action="store_true",
+                        help="do not write episode.mp4, the video of env 0's last episode "
+                             "(gridworld scenarios)")

@@ -5,7 +5,21 @@ state panels plus a US-total panel: simulated vs recorded infections
 (``infected.png``), deaths (``deaths.png``), unemployment rate in %
 (``unemployment.png``) and cumulative direct payments in US$ (``subsidies.png``;
 the record is national, so the state panels show each state's population
-share of it).
+share of it). Every figure has its legend and a caption in the free cells
+after the last panel, fonts of 11-18 points, and y axes in compact units
+(``12k``, ``3.4M``, ``1.2B``) instead of matplotlib's offset text, which
+would overlap the panel titles.
+
+Why the simulated payments ramp while the recorded ones are steps: the
+record holds each round of federal direct payments as one lump sum on the
+day it went out, so its cumulative sum jumps. ``FederalGovernmentSubsidy``
+replays it as Foundation does: each recorded payment becomes a subsidy
+*level* (the payment over what one level pays in a ``subsidy_interval`` of
+90 days, rounded to a whole level), and the level is paid out evenly, day
+by day, for the 90 days from the payment's day. The same money (up to the
+rounding to whole levels) arrives as a straight ramp over 90 days, and a
+payment recorded less than 90 days before the episode ends is not paid in
+full by then.
 
 Accepted episode inputs (``dense_or_series``):
 
@@ -35,6 +49,31 @@ _DENSE_FIELDS = {
     "Unemployed": "Total Unemployed",
     "Subsidy": "New Subsidy Received",
 }
+
+
+#: The caption of each figure (in the free cells after the last panel).
+_CAPTIONS = {
+    "infected": "Currently infected people (the SIR model with vaccination, fitted to the record).",
+    "deaths": "Cumulative deaths.",
+    "unemployment": "Unemployed people / state population, in %.\nUSA: population-weighted mean.",
+    "subsidies": (
+        "Why the simulated payments ramp while the recorded ones are steps:\n"
+        "the record holds each round of direct payments as one lump sum on\n"
+        "the day it went out. The simulation turns each payment into a subsidy\n"
+        "level (rounded to whole levels) and pays it out evenly, day by day,\n"
+        "over the 90-day subsidy interval (FederalGovernmentSubsidy), so a\n"
+        "payment made less than 90 days before the end is not yet paid in full.\n"
+        "States: their population share of the national record."
+    ),
+}
+
+
+def _compact_number(x, _pos=None) -> str:
+    """Tick label in compact units: 950, 12k, 3.4M, 1.2B, 2T (no offset text)."""
+    for size, unit in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if abs(x) >= size:
+            return f"{x / size:.3g}{unit}"
+    return f"{x:.3g}"
 
 
 def _series_from_dense_log(log, n):
@@ -85,18 +124,16 @@ def plot_covid_episode(
             ``info`` of a scan, 0 for dense logs / ``world.global_state``);
             default: 0 for a dense log, else 1.
         prefix: prepended to the file names.
-        dpi: resolution of the PNGs.
+        dpi: resolution of the PNGs (80: 1920 x 1608 pixels).
     Returns:
         The paths written: ``[<out_dir>/<prefix>infected.png, ...deaths.png,
         ...unemployment.png, ...subsidies.png]``.
     Raises:
         ValueError: missing series or a bad ``real_data`` / ``start_date``.
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from matplotlib.ticker import MaxNLocator
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import FuncFormatter, MaxNLocator
 
     data = _as_data(real_data)
     n = data.n_states
@@ -142,24 +179,38 @@ def plot_covid_episode(
     os.makedirs(out_dir, exist_ok=True)
     names = list(data.state_names) + ["USA (total)"]
     cols = 8
-    rows = int(np.ceil(len(names) / cols))
-    # One figure, its axes and lines reused for every quantity (axes are the slow part).
-    fig, axes = plt.subplots(rows, cols, figsize=(3.0 * cols, 2.2 * rows), sharex=True)
-    lines = []
-    for j, ax in enumerate(axes.flat):
-        if j >= len(names):
-            ax.axis("off")
-            continue
-        (l_sim,) = ax.plot(days, np.zeros(length), lw=1.2, label="simulated")
-        (l_rec,) = ax.plot(days, np.zeros(length), lw=1.0, ls="--", label="recorded")
-        ax.set_title(names[j], fontsize=8)
-        ax.tick_params(labelsize=6)
-        ax.xaxis.set_major_locator(MaxNLocator(4))
+    rows = int(np.ceil((len(names) + 3) / cols))  # at least 3 free cells for the legend and caption
+    # One figure (no pyplot, so no global state), its axes and lines reused for
+    # every quantity (axes are the slow part).
+    fig = Figure(figsize=(3.0 * cols, 2.45 * rows + 0.9))
+    FigureCanvasAgg(fig)
+    grid = fig.add_gridspec(rows, cols, left=0.035, right=0.995, bottom=0.055, top=0.93,
+                            wspace=0.32, hspace=0.5)
+    compact = FuncFormatter(_compact_number)
+    lines, first = [], None
+    for j, name in enumerate(names):
+        ax = fig.add_subplot(grid[j // cols, j % cols], sharex=first)
+        first = first or ax
+        (l_sim,) = ax.plot(days, np.zeros(length), lw=1.8, color="tab:blue", label="simulated (jaxecon)")
+        (l_rec,) = ax.plot(days, np.zeros(length), lw=1.6, ls="--", color="tab:orange",
+                           label="recorded (US data)")
+        ax.set_title(name, fontsize=13, fontweight="bold" if j == n else "normal")
+        ax.tick_params(labelsize=10.5)
+        ax.xaxis.set_major_locator(MaxNLocator(4, integer=True))
         ax.yaxis.set_major_locator(MaxNLocator(4))
+        ax.yaxis.set_major_formatter(compact)
+        ax.grid(alpha=0.3)
+        if j < len(names) - cols:  # x tick labels on each column's lowest panel only
+            ax.tick_params(labelbottom=False)
         lines.append((ax, l_sim, l_rec))
-    axes.flat[0].legend(fontsize=6)
-    fig.subplots_adjust(left=0.03, right=0.99, bottom=0.03, top=0.94, wspace=0.3, hspace=0.45)
-    title = fig.suptitle("")
+    spare = fig.add_subplot(grid[rows - 1, len(names) % cols:])
+    spare.set_axis_off()
+    spare.legend(handles=[lines[0][1], lines[0][2]], loc="upper left", fontsize=14, frameon=True,
+                 borderaxespad=0.2)
+    caption = spare.text(0.0, 0.42, "", transform=spare.transAxes, fontsize=11.5, va="top", ha="left",
+                         wrap=True)
+    title = fig.suptitle("", fontsize=18)
+    fig.supxlabel(f"days since {start:%Y-%m-%d} (the episode's day 0)", fontsize=13)
     paths = []
     for fname, (sim, rec, label) in panels.items():
         if fname == "unemployment":
@@ -172,9 +223,9 @@ def plot_covid_episode(
             l_rec.set_ydata(rec[:, j] if j < n else rec_us)
             ax.relim()
             ax.autoscale_view()
-        title.set_text(f"{label}; x: days since {start:%Y-%m-%d}")
+        title.set_text(f"{label}: simulated vs recorded, per state and for the USA")
+        caption.set_text(_CAPTIONS[fname])
         path = os.path.join(out_dir, f"{prefix}{fname}.png")
         fig.savefig(path, dpi=dpi)
         paths.append(path)
-    plt.close(fig)
     return paths

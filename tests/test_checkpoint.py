@@ -1,0 +1,152 @@
+"""jaxecon.checkpoint: (static config, EnvState, EnvParams) in memory and on disk.
+
+The economy is the interface tests' (equal configs share one env object
+through ``jitted_env``); it is stepped with the interfaces' host driver,
+``jaxecon.interfaces.host.Economy``, so the jitted step compiles once for
+all three test modules.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxecon
+from jaxecon import checkpoint
+from jaxecon.interfaces.host import Economy
+
+CONFIG = {
+    "scenario_name": "uniform/simple_wood_and_stone",
+    "components": [{"Build": {}}, {"Gather": {}}],
+    "n_agents": 2,
+    "world_size": [8, 8],
+    "episode_length": 3,
+    "multi_action_mode_agents": True,
+}
+
+
+@pytest.fixture(scope="module")
+def env(jitted_env):
+    return jitted_env(CONFIG).env
+
+
+def tree_equal(a, b) -> bool:
+    return jax.tree.structure(a) == jax.tree.structure(b) and all(
+        np.array_equal(x, y) for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b)))
+
+
+def actions(env, k: int):
+    rng = np.random.default_rng(k)
+    dims = env.action_space("a").nvec
+    return {"a": rng.integers(0, dims, size=(env.n_agents, len(dims))).astype(np.int32),
+            "p": np.zeros(1, np.int32)}
+
+
+def test_static_config_is_json_and_equal_for_equal_configs(env):
+    cfg = checkpoint.static_config(env)
+    assert json.loads(json.dumps(cfg)) == cfg
+    assert cfg == checkpoint.static_config(jaxecon.make_from_config(dict(CONFIG)))
+    assert cfg["n_agents"] == 2 and cfg["episode_length"] == 3
+    assert [next(iter(c)) for c in cfg["components"]] == ["Build", "Gather"]
+    assert cfg["components"][0]["Build"]["payment"] == 10
+    with pytest.raises(TypeError, match="jaxecon environment"):
+        checkpoint.static_config(CONFIG)
+
+
+def test_save_load_continues_bit_for_bit(env, tmp_path):
+    eco = Economy(env, seed=3)
+    eco.reset()
+    eco.step(actions(env, 0))
+    params = eco.params
+    path = checkpoint.save(tmp_path / "ckpt", env, eco.state, eco.params)
+    key = eco.key
+    first = [eco.step(actions(env, k)) for k in range(1, 4)] + [eco.reset()]
+
+    state, loaded_params = checkpoint.load(path, env)
+    assert tree_equal(loaded_params, params)
+    assert type(loaded_params.scenario.isoelastic_eta) is float  # as saved
+    replay = Economy(env)
+    replay.state, replay.params, replay.key = state, loaded_params, key
+    again = [replay.step(actions(env, k)) for k in range(1, 4)] + [replay.reset()]
+    assert tree_equal(first, again)
+    assert tree_equal(eco.state, replay.state)
+
+
+def test_batched_states_and_extras_round_trip(env, tmp_path):
+    eco = Economy(env, seed=4)
+    eco.reset()
+    batch = jax.tree.map(lambda *x: jnp.stack(x), eco.state, eco.state)
+    key = jax.random.key(9)
+    build = eco.params.components["Build"].replace(payment=jnp.float32(12.5))
+    params = eco.params.replace(components={**eco.params.components, "Build": build})
+    snap = checkpoint.snapshot(env, batch, params, kind="test",
+                               extra={"key": key, "turn": 2, "nested": {"a/b": np.arange(3)}})
+    checkpoint.write(tmp_path / "b", snap)
+    back = checkpoint.read(tmp_path / "b", env, kind="test")
+    assert tree_equal(back.state, batch) and back.state.loc.shape == (2, env.n_agents, 2)
+    # leaf kinds come back as saved: Python floats stay Python floats, arrays stay arrays
+    assert tree_equal(back.params, params)
+    assert type(back.params.scenario.isoelastic_eta) is float
+    assert isinstance(back.params.components["Build"].payment, jax.Array)
+    assert back.extra["turn"] == 2 and type(back.extra["turn"]) is int
+    np.testing.assert_array_equal(back.extra["nested"]["a/b"], np.arange(3))
+    assert np.array_equal(jax.random.key_data(back.extra["key"]), jax.random.key_data(key))
+    # uneven batch axes do not fit
+    bad = batch.replace(loc=batch.loc[0])
+    checkpoint.save(tmp_path / "uneven", env, bad, eco.params)
+    with pytest.raises(ValueError, match="state leaf .* has shape"):
+        checkpoint.load(tmp_path / "uneven", env)
+
+
+def test_snapshots_are_immutable(env):
+    eco = Economy(env)
+    eco.reset()
+    snap = checkpoint.snapshot(env, eco.state, eco.params, extra={"obs": np.zeros(2)})
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        snap.state = None
+    with pytest.raises(TypeError):
+        snap.extra["obs"] = None
+    with pytest.raises(ValueError, match="read-only"):
+        snap.extra["obs"][0] = 1.0
+    assert checkpoint.verify(snap, env) is snap
+    with pytest.raises(ValueError, match="made by 'jaxecon', not by 'other'"):
+        checkpoint.verify(snap, env, kind="other")
+    with pytest.raises(TypeError, match="token returned by get_state"):
+        checkpoint.verify(eco.state, env)
+
+
+def test_another_configuration_is_an_error_naming_the_keys(env, tmp_path):
+    eco = Economy(env)
+    eco.reset()
+    checkpoint.save(tmp_path / "c", env, eco.state, eco.params)
+    other = dict(CONFIG, n_agents=3, components=[{"Build": {"payment": 5}}, {"Gather": {}}])
+    with pytest.raises(ValueError) as err:
+        checkpoint.load(tmp_path / "c", jaxecon.make_from_config(other))
+    message = str(err.value)
+    assert "different configuration" in message
+    assert "components.Build.payment (saved 10, this env 5)" in message
+    assert "n_agents (saved 2, this env 3)" in message
+    reordered = dict(CONFIG, components=[{"Gather": {}}, {"Build": {}}])
+    with pytest.raises(ValueError, match=r"components \(saved \['Build', 'Gather'\], this env \['Gather', 'Build'\]\)"):
+        checkpoint.load(tmp_path / "c", jaxecon.make_from_config(reordered))
+
+
+def test_missing_or_foreign_paths(env, tmp_path):
+    with pytest.raises(FileNotFoundError, match="no checkpoint directory"):
+        checkpoint.load(tmp_path / "nowhere", env)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(FileNotFoundError, match="is not a jaxecon checkpoint"):
+        checkpoint.load(tmp_path / "empty", env)
+    eco = Economy(env)
+    eco.reset()
+    path = checkpoint.save(tmp_path / "v", env, eco.state, eco.params)
+    doc = json.loads((tmp_path / "v" / "config.json").read_text())
+    doc["version"] = 99
+    (tmp_path / "v" / "config.json").write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match="version 1"):
+        checkpoint.load(path, env)
