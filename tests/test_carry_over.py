@@ -24,8 +24,8 @@ Each, with what jaxecon does and the test here:
   VaccinationCampaign): the scenario's ``carry_over``; the shim shows them at
   timestep 0. ``test_covid_state_fields_carry_like_reference``.
 - ControlUSStateOpenCloseStatus's ``Current Open Close Stringency Level``
-  field: not carried (docs/foundation_differences.md, "COVID-19: the
-  stringency field across episodes"); pinned by the same test.
+  field (written only in its steps): the component's ``carry_over``; the shim
+  shows the last stepped level at timestep 0. Same test.
 - FederalGovernmentSubsidy's ``_subsidy_level_array`` (replayed subsidies
   added again every episode): fixed, reproduced from ``completions`` behind
   ``reference_subsidy_accumulation_bug``;
@@ -348,8 +348,7 @@ def test_shim_previous_episode_metrics_use_the_completions_of_the_episode():
 # COVID-19: agent.state / planner.state fields written only in steps
 # --------------------------------------------------------------------------
 
-#: The component field Foundation keeps too, which jaxecon does not (see
-#: docs/foundation_differences.md, "COVID-19: the stringency field across episodes").
+#: ControlUSStateOpenCloseStatus's field, written only in its steps.
 STRINGENCY_FIELD = "Current Open Close Stringency Level"
 
 
@@ -365,11 +364,9 @@ def _covid_config(case):
 
 
 def _covid_state_fields_match(got, want, where):
-    """A shim ``state`` dict vs Foundation's, but for ``STRINGENCY_FIELD``."""
-    assert set(got) ^ set(want) <= {STRINGENCY_FIELD}, (where, sorted(set(got) ^ set(want)))
+    """A shim ``state`` dict vs Foundation's: the same keys and values."""
+    assert set(got) == set(want), (where, sorted(set(got) ^ set(want)))
     for k, v in want.items():
-        if k == STRINGENCY_FIELD and k not in got:
-            continue
         if isinstance(v, (str, np.str_, dict)):  # Date; inventory, escrow, endogenous
             assert got[k] == v, (where, k, got[k], v)
         else:  # by value (the dense log's [x] lists against scalars are another matter);
@@ -386,8 +383,9 @@ def test_covid_state_fields_carry_like_reference(case):
     (and the dense log's first ``states``) show the previous episode's last
     step-only fields (``R0``, ``Total Unemployed``, ``New Subsidy
     Received``/``Provided``, ``Postsubsidy Productivity``, ``Total Vaccinated``
-    without VaccinationCampaign), as Foundation's; the stringency field, which
-    Foundation also keeps, is absent at timestep 0 (documented difference)."""
+    without VaccinationCampaign, and the component's stringency level), as
+    Foundation's. The actions change every state's level in each episode, so
+    the carried level is the last episode's, not the start date's."""
     import contextlib
     import io
 
@@ -410,7 +408,12 @@ def test_covid_state_fields_carry_like_reference(case):
                 {"R0"} if case == "simulated" else {"Total Vaccinated"})
             assert carried & set(ref.world.agents[0].state) == (carried if ep > 0 else set()), ep
             assert (STRINGENCY_FIELD in ref.world.agents[0].state) == (ep > 0)
-            assert STRINGENCY_FIELD not in env.world.agents[0].state
+            assert (STRINGENCY_FIELD in env.world.agents[0].state) == (ep > 0)
+            if ep > 0:  # the last episode's final levels, which differ from the start date's
+                levels = [a.state[STRINGENCY_FIELD] for a in env.world.agents]
+                assert levels == [a.state[STRINGENCY_FIELD] for a in ref.world.agents]
+                start = env.core.get_component("ControlUSStateOpenCloseStatus").initial_stringency_level
+                assert not np.array_equal(levels, start)
             for _ in range(cfg["episode_length"]):
                 acts = {str(i): int(a) for i, a in enumerate(rng.integers(0, 11, n))}
                 acts["p"] = int(rng.integers(0, 21))

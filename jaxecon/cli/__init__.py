@@ -1,9 +1,11 @@
-"""The ``jaxecon`` command line: ``jaxecon run`` and ``jaxecon bench``.
+"""The ``jaxecon`` command line: ``jaxecon run``, ``bench``, ``train`` and ``evaluate``.
 
     jaxecon run                       # the default economy, 64 envs x 2 episodes
     jaxecon run --scenario covid19    # COVID-19: the recorded US policies replayed
     jaxecon run --config config.yaml --episodes 5 --batch 256 --out runs/mine
     jaxecon bench                     # throughput table vs the reference
+    jaxecon train [--config FILE] [--phase 1|2] [--resume CKPT]   # PPO (jaxecon.cli.train)
+    jaxecon evaluate CKPT             # trained policies vs baselines (jaxecon.cli.evaluate)
 
 ``jaxecon run`` simulates a batch of economies with uniformly random valid
 actions. Each episode is a jitted ``lax.scan`` over steps of the batched
@@ -60,7 +62,9 @@ from __future__ import annotations
 import argparse
 
 from jaxecon.cli import bench as _bench
+from jaxecon.cli import evaluate as _evaluate
 from jaxecon.cli import run as _run
+from jaxecon.cli import train as _train
 from jaxecon.cli.config import RUN_SCENARIOS, ConfigError, load_config
 from jaxecon.cli.options import DEVICE_KINDS, nonnegative_int, positive_int, select_device
 from jaxecon.cli.recorders import CovidRecorder, GridworldRecorder, RunRecorder, recorder_for
@@ -89,12 +93,12 @@ __all__ = [
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``jaxecon`` argument parser: subcommands ``run`` and ``bench``."""
+    """The ``jaxecon`` argument parser: subcommands ``run``, ``bench``, ``train``, ``evaluate``."""
     parser = argparse.ArgumentParser(
         prog="jaxecon",
         description="jaxecon: Foundation (the AI Economist's economic simulation) in JAX.",
     )
-    sub = parser.add_subparsers(dest="command", metavar="{run,bench}")
+    sub = parser.add_subparsers(dest="command", metavar="{run,bench,train,evaluate}")
     sub.required = True
 
     run = sub.add_parser(
@@ -116,6 +120,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _bench.add_arguments(b)
     b.set_defaults(handler=_cmd_bench, subparser=b)
+
+    t = sub.add_parser("train", help="train the agents and the planner with PPO (jaxecon.training)",
+                       description=_train.__doc__.strip().splitlines()[0])
+    _train.add_arguments(t)
+    t.set_defaults(handler=_train.cmd_train, subparser=t)
+
+    e = sub.add_parser("evaluate", help="trained policies vs random, no-op and fixed tax schedules",
+                       description=_evaluate.__doc__.strip().splitlines()[0])
+    _evaluate.add_arguments(e)
+    e.set_defaults(handler=_evaluate.cmd_evaluate, subparser=e)
     return parser
 
 

@@ -343,39 +343,43 @@ class ContinuousDoubleAuction(Component):
         C, M, D = len(self.commodities), self.max_num_orders, self.order_duration
         sub = state.components[self.name]
         coin, esc_coin = state.inventory["Coin"], state.escrow["Coin"]
-        goods = jnp.stack([state.inventory[c] for c in self.commodities])  # [C, n]
-        goods_esc = jnp.stack([state.escrow[c] for c in self.commodities])
+        goods = [state.inventory[c] for c in self.commodities]  # per commodity [n]
+        goods_esc = [state.escrow[c] for c in self.commodities]
         labor = state.endogenous["Labor"]
-        book = sub.book()  # working copy, updated side by side
-        slot = jnp.arange(M)
-
-        def place(side, ci, ok, price):
-            """Write a new order of each agent with ``ok`` into its first free slot."""
-            active = book[f"{side}_active"][ci]
-            write = ok[:, None] & (slot[None, :] == jnp.argmin(active, axis=-1)[:, None])
-            book[f"{side}_price"] = book[f"{side}_price"].at[ci].set(
-                jnp.where(write, price[:, None], book[f"{side}_price"][ci]))
-            book[f"{side}_lifetime"] = book[f"{side}_lifetime"].at[ci].set(
-                jnp.where(write, 0, book[f"{side}_lifetime"][ci]))
-            book[f"{side}_active"] = book[f"{side}_active"].at[ci].set(active | write)
+        book = sub.book()
 
         # 1. Orders. Each agent touches only its own state, so all agents at once;
-        # commodities in order (a Stone bid spends coin before the Wood bid is checked).
+        # commodities in order (a Stone bid spends coin before the Wood bid is
+        # checked). A new order goes to its owner's first free slot of its own
+        # book (bids and asks apart, one commodity's book untouched by the
+        # others' orders), so the orders are decided commodity by commodity and
+        # then written into every book at once.
+        n_open = jnp.sum(book["bid_active"], -1) + jnp.sum(book["ask_active"], -1)  # [C, n]
         ph = sub.price_history * PRICE_HISTORY_DECAY
+        ok, price = {"bid": [], "ask": []}, {"bid": [], "ask": []}
         for ci, c in enumerate(self.commodities):
             buy = actions["a"][f"{self.name}.Buy_{c}"]
             sell = actions["a"][f"{self.name}.Sell_{c}"]
-            n_open = jnp.sum(book["bid_active"][ci], -1) + jnp.sum(book["ask_active"][ci], -1)
-            bid_ok = (buy >= 1) & (n_open < M) & (coin >= buy - 1)
+            bid_ok = (buy >= 1) & (n_open[ci] < M) & (coin >= buy - 1)
             moved = jnp.where(bid_ok, buy - 1, 0).astype(f)
             coin, esc_coin = coin - moved, esc_coin + moved
             labor = labor + jnp.where(bid_ok, params.order_labor, 0.0)
-            place("bid", ci, bid_ok, buy - 1)
-            ask_ok = (sell >= 1) & (n_open + bid_ok < M) & (goods[ci] > 0)
-            goods = goods.at[ci].add(-ask_ok.astype(f))
-            goods_esc = goods_esc.at[ci].add(ask_ok.astype(f))
+            ask_ok = (sell >= 1) & (n_open[ci] + bid_ok < M) & (goods[ci] > 0)
+            goods[ci] = goods[ci] + -ask_ok.astype(f)
+            goods_esc[ci] = goods_esc[ci] + ask_ok.astype(f)
             labor = labor + jnp.where(ask_ok, params.order_labor, 0.0)
-            place("ask", ci, ask_ok, sell - 1)
+            ok["bid"].append(bid_ok)
+            ok["ask"].append(ask_ok)
+            price["bid"].append(buy - 1)
+            price["ask"].append(sell - 1)
+        slot = jnp.arange(M)
+        for side in ("bid", "ask"):
+            active = book[f"{side}_active"]  # [C, n, M]
+            write = jnp.stack(ok[side])[:, :, None] & (slot == jnp.argmin(active, axis=-1)[:, :, None])
+            book[f"{side}_price"] = jnp.where(write, jnp.stack(price[side])[:, :, None], book[f"{side}_price"])
+            book[f"{side}_lifetime"] = jnp.where(write, 0, book[f"{side}_lifetime"])
+            book[f"{side}_active"] = active | write
+        goods, goods_esc = jnp.stack(goods), jnp.stack(goods_esc)  # [C, n]
 
         # 2. Matching (all commodities, in order, in one loop). Its decisions depend
         # only on the book, and every float it updates ends as its input plus integer

@@ -97,10 +97,17 @@ class ControlUSStateOpenCloseStatusState:
             current timestep, whole levels (Foundation's
             ``global_state["Stringency Level"][t]``); at reset the level
             recorded on the start date.
+        carried_level: float [n] the level at the last step of the last
+            episode that took one (what Foundation's ``agent.state`` shows at
+            timestep 0 of a later episode, see ``carry_over``); 0 before any.
+        carried: bool [] whether an earlier episode took a step (so
+            ``carried_level`` is shown at timestep 0).
     """
 
     action_in_cooldown_until: jax.Array
     stringency_level: jax.Array
+    carried_level: jax.Array
+    carried: jax.Array
 
 
 @component_registry.add
@@ -177,12 +184,33 @@ class ControlUSStateOpenCloseStatus(Component):
         return ControlUSStateOpenCloseStatusState(
             action_in_cooldown_until=jnp.zeros(self.n_agents, jnp.int32),
             stringency_level=jnp.zeros(self.n_agents, float_dtype()),
+            carried_level=jnp.zeros(self.n_agents, float_dtype()),
+            carried=jnp.zeros((), bool),
         )
 
     def reset(self, key, state: EnvState, params):
         sub = ControlUSStateOpenCloseStatusState(
             action_in_cooldown_until=jnp.full(self.n_agents, state.timestep, jnp.int32),
             stringency_level=jnp.asarray(self.initial_stringency_level, float_dtype()),
+            carried_level=jnp.zeros(self.n_agents, float_dtype()),
+            carried=jnp.zeros((), bool),
+        )
+        return state.replace(components={**state.components, self.name: sub})
+
+    def carry_over(self, prev_state: EnvState, state: EnvState, params) -> EnvState:
+        """Keep the last stepped level for ``agent.state`` at timestep 0.
+
+        Foundation writes ``agent.state["Current Open Close Stringency Level"]``
+        only in ``component_step``, and its reset leaves it: timestep 0 of a
+        later episode shows the level of the last step of the last episode
+        that took one (``prev_state``'s level, or what ``prev_state`` itself
+        carried if it took no step). The dynamics never read it.
+        """
+        prev = prev_state.components[self.name]
+        stepped = prev_state.timestep > 0
+        sub = state.components[self.name].replace(
+            carried_level=jnp.where(stepped, prev.stringency_level, prev.carried_level),
+            carried=stepped | prev.carried,
         )
         return state.replace(components={**state.components, self.name: sub})
 
@@ -224,13 +252,19 @@ class ControlUSStateOpenCloseStatus(Component):
         return {"a": {self.name: jnp.broadcast_to(free[:, None], shape)}}
 
     def agent_state_fields(self, state):
-        """Host-side: ``{"Current Open Close Stringency Level": float32 [n]}`` after
-        the first step; nothing at timestep 0 (Foundation sets the field in its
-        first ``component_step``; in later episodes its reset keeps the previous
-        episode's last value there, which jaxecon does not reproduce)."""
-        if int(np.asarray(state.timestep)) == 0:
+        """Host-side: ``{"Current Open Close Stringency Level": float32 [n]}``:
+        the current level after the first step; at timestep 0 the level an
+        earlier episode left (``carried_level``), or nothing in the first
+        episode (Foundation sets the field in its first ``component_step`` and
+        its reset keeps it, see ``carry_over``)."""
+        sub = state.components[self.name]
+        if int(np.asarray(state.timestep)) > 0:
+            level = self.stringency_level(state)
+        elif bool(np.asarray(sub.carried)):
+            level = sub.carried_level
+        else:
             return {}
-        return {"Current Open Close Stringency Level": np.asarray(self.stringency_level(state), np.float32)}
+        return {"Current Open Close Stringency Level": np.asarray(level, np.float32)}
 
 
 # --------------------------------------------------------------------------

@@ -5,13 +5,14 @@ core's ``reset``, ``step``, ``metrics`` and ``init_state`` compiled ahead of
 time for one static configuration, over packed buffers
 (``jaxecon.foundation.packing``):
 
-- ``step``: one call per Python step. It takes the PRNG key data, the packed
-  state (donated: XLA updates it in place), the actions as one int32 array
-  and the packed parameters; inside it splits the key (as the shim always
-  did: ``next, use = split(key)``), unpacks, runs ``core.step`` and packs
-  the state and the outputs (observations, rewards, done) again. The host
-  then fetches exactly the outputs and the next key data, in one transfer,
-  and reads them as numpy views.
+- ``step``: one call per Python step. It takes the packed state (donated:
+  XLA updates it in place), one int32 array from the host (the PRNG key
+  data's words, then the actions) and the packed parameters; inside it
+  splits the key (as the shim always did: ``next, use = split(key)``),
+  unpacks, runs ``core.step`` and packs the state and the outputs
+  (observations, rewards, done, the scenario's step info) again. The host
+  then fetches exactly the outputs and the next key data and reads them as
+  numpy views of one fresh copy.
 - ``reset``: the same for ``core.reset`` (with the previous state, so what
   Foundation keeps across episodes is carried over).
 - ``metrics``, ``init``: compiled with the others at construction, so no
@@ -176,6 +177,7 @@ class Engine:
         self._state_shape = jax.eval_shape(core.init_state, key, params, 0)
         self.state_packing = TreePacking(self._state_shape)
         n = core.n_agents
+        self._n_kd = int(np.prod(self.key_shape))
         self._a_shape = (n,) + core.agent_actions.action_shape
         self._p_shape = core.planner_actions.action_shape
         self._n_a = int(np.prod(self._a_shape))
@@ -187,6 +189,8 @@ class Engine:
             "sbuf": tuple(sds((s,), d) for s, d in zip(self.state_packing.sizes, self.state_packing.dtypes)),
             "pbuf": tuple(sds((s,), d) for s, d in zip(self.params_packing.sizes, self.params_packing.dtypes)),
             "acts": sds((self.n_actions,), jnp.int32),
+            # the step's one host input: key data (as int32 words), then the actions
+            "inputs": sds((self._n_kd + self.n_actions,), jnp.int32),
             "count": sds((), jnp.int32),
         }
         self._pack = jax.jit(self.state_packing.pack)
@@ -198,7 +202,7 @@ class Engine:
         kd, sbuf, pbuf = self._sds["kd"], self._sds["sbuf"], self._sds["pbuf"]
         acts, count = self._sds["acts"], self._sds["count"]
         lowerers = {
-            "step": lambda: jax.jit(self._step_fn, donate_argnums=(1,)).lower(kd, sbuf, acts, pbuf),
+            "step": lambda: jax.jit(self._step_fn, donate_argnums=(0,)).lower(sbuf, self._sds["inputs"], pbuf),
             "reset": lambda: jax.jit(self._reset_fn, donate_argnums=(3,)).lower(kd, pbuf, count, sbuf),
             "metrics": lambda: jax.jit(self._metrics_fn).lower(sbuf, pbuf),
             "init": lambda: jax.jit(self._init_fn).lower(pbuf),
@@ -222,7 +226,9 @@ class Engine:
     def _actions(self, acts):
         return {"a": acts[: self._n_a].reshape(self._a_shape), "p": acts[self._n_a:].reshape(self._p_shape)}
 
-    def _step_fn(self, kd, sbuf, acts, pbuf):
+    def _step_fn(self, sbuf, inputs, pbuf):
+        kd = jax.lax.bitcast_convert_type(inputs[: self._n_kd], jnp.uint32).reshape(self.key_shape)
+        acts = inputs[self._n_kd:]
         nxt, use = jax.random.split(jax.random.wrap_key_data(kd))
         state = self.state_packing.unpack(sbuf)
         params = self.params_packing.unpack(pbuf)
@@ -293,7 +299,7 @@ class Engine:
         returns None and goes through the agents' full parsing, which also
         raises the errors.
         """
-        out = np.zeros(self.n_actions, np.int32)
+        out = [0] * self.n_actions
         slots = self._slots
         for k, v in actions.items():
             slot = slots.get(k if type(k) is str else str(k))
@@ -301,8 +307,12 @@ class Engine:
                 return None
             off, dims, n = slot
             if dims is None:
-                if n is None or not isinstance(v, (int, np.integer)) or isinstance(v, (bool, np.bool_)):
+                if n is None:
                     return None
+                if type(v) is not int:  # (bool is not int here: it goes the full way)
+                    if not isinstance(v, np.integer):
+                        return None
+                    v = int(v)
                 if not 0 <= v < n:
                     return None
                 out[off] = v
@@ -312,10 +322,10 @@ class Engine:
                 for j, (x, d) in enumerate(zip(v, dims)):
                     if not isinstance(x, (int, np.integer)) or isinstance(x, (bool, np.bool_)) or not 0 <= x < d:
                         return None
-                    out[off + j] = x
+                    out[off + j] = int(x)
             else:
                 return None
-        return out
+        return np.array(out, np.int32)
 
     def init(self, pbuf) -> tuple:
         """Device buffers of ``core.init_state(key(0), params, 0)``."""
@@ -344,7 +354,10 @@ class Engine:
             float rewards [n] and [], done (bool) and the new state's
             ``core.step_info`` (numpy views).
         """
-        sbuf, obuf = self._step(kd, sbuf, acts, pbuf)
+        inputs = np.empty(self._n_kd + self.n_actions, np.int32)  # one transfer for both
+        inputs[: self._n_kd] = np.ravel(kd).view(np.int32)
+        inputs[self._n_kd:] = acts
+        sbuf, obuf = self._step(sbuf, inputs, pbuf)
         out = self._out_packing.unpack_numpy([np.array(b) for b in obuf])  # fresh, writable
         return out["kd"], sbuf, out["obs"], out["rew_a"], out["rew_p"], bool(out["done"]), out["info"]
 

@@ -210,9 +210,10 @@ class FoundationEnv(EnvAttributes):
         self._set_buffers(self._engine.buffers(value))
 
     def _set_buffers(self, sbuf) -> None:
-        self._sbuf = sbuf
-        self._host_bufs = self._host_cache = None
-        self._host_dirty = False
+        d = self.__dict__  # (plain attributes: skips EnvAttributes.__setattr__, once per step)
+        d["_sbuf"] = sbuf
+        d["_host_bufs"] = d["_host_cache"] = None
+        d["_host_dirty"] = False
 
     def _device_buffers(self) -> tuple:
         """The state's device buffers, with any host-side writes sent first."""
@@ -550,7 +551,7 @@ class FoundationEnv(EnvAttributes):
             kd, self._device_buffers(), acts, self._params_buffers()
         )
         self._set_buffers(sbuf)
-        rew_d = dict(zip(self._mobile_keys, np.asarray(rew_a, np.float64).tolist()))  # Python floats
+        rew_d = dict(zip(self._mobile_keys, rew_a.tolist()))  # Python floats
         rew_d["p"] = float(rew_p)
         done_d = {"__all__": done}
         self._record_global_state(step_info)
@@ -578,6 +579,7 @@ class FoundationEnv(EnvAttributes):
         return formats.format_obs(
             obs, self._observation_layout, self.n_agents,
             self.collate_agent_step_and_reset_data, bool(self._core.flatten_observations),
+            fixed=not self._engine.runs_on_host,
         )
 
     def _finalize_logs(self):

@@ -193,8 +193,14 @@ def _kind(key: str, value, agent_axes: int) -> str:
     return "scalar" if np.ndim(value) == agent_axes else "array"
 
 
-def _plan(oa: dict, op: dict, n_agents: int, layout: ObservationLayout) -> _Plan:
-    """The cached ``_Plan`` of this key structure."""
+def _plan(oa: dict, op: dict, n_agents: int, layout: ObservationLayout, fixed: bool) -> _Plan:
+    """The cached ``_Plan`` of this key structure (with ``fixed``: of the one
+    structure this layout's observations always have)."""
+    if fixed:
+        plan = layout._plans.get("fixed")
+        if plan is None:
+            plan = layout._plans["fixed"] = _Plan(oa, op, n_agents, layout)
+        return plan
     sig = (tuple(oa), tuple(op), tuple(tuple(v) for v in op.values() if isinstance(v, dict)),
            isinstance(oa[_MASK], dict))
     plan = layout._plans.get(sig)
@@ -260,7 +266,8 @@ def _collated_agents(oa: dict, layout: ObservationLayout, n: int, flatten: bool)
     return collated
 
 
-def format_obs(obs, layout: ObservationLayout, n_agents: int, collate: bool, flatten: bool) -> dict:
+def format_obs(obs, layout: ObservationLayout, n_agents: int, collate: bool, flatten: bool,
+               fixed: bool = False) -> dict:
     """The core's observations as Foundation's ``reset``/``step`` return them.
 
     Args:
@@ -272,6 +279,8 @@ def format_obs(obs, layout: ObservationLayout, n_agents: int, collate: bool, fla
         n_agents: number of mobile agents.
         collate: Foundation's ``collate_agent_step_and_reset_data``.
         flatten: Foundation's ``flatten_observations`` (the core packed ``flat``).
+        fixed: every call with this ``layout`` passes the same key structure
+            (the jitted engine's outputs), so the plan is not looked up by it.
     Returns:
         ``{"0": {...}, ..., "n-1": {...}, "p": {...}}``, or ``{"a": ..., "p": ...}``
         when ``collate`` (see the module docstring for keys, order and types).
@@ -280,7 +289,7 @@ def format_obs(obs, layout: ObservationLayout, n_agents: int, collate: bool, fla
         or the environment's; unflattened masks are uint8 nested lists.
     """
     oa, op = obs["a"], obs["p"]
-    plan = _plan(oa, op, n_agents, layout)
+    plan = _plan(oa, op, n_agents, layout, fixed)
     planner = {k: _planner_value(kind, op[k], layout) for k, kind in zip(plan.p_keys, plan.p_kinds)}
     for key, sub in plan.pa:
         v = op[key]

@@ -1,0 +1,106 @@
+"""``jaxecon train``: PPO for the agents and the planner, the AI Economist's curriculum.
+
+    jaxecon train                          # the small default config (phase 1), minutes on a CPU
+    jaxecon train --phase 2                # then phase 2 from its checkpoint (taxes, planner learns)
+    jaxecon train --config phase1          # the reference's phase 1 (25M steps), then --config phase2
+    jaxecon train --config my.yaml --resume runs/default/phase1
+
+``--config`` is a YAML file or a built-in name (``default``, ``phase1``,
+``phase2``: ``jaxecon/training/configs/``); ``--phase`` switches any config
+to that curriculum phase (``jaxecon.training.curriculum.apply_phase``).
+``--resume`` continues a run from its latest checkpoint, bit for bit (without
+``--config``, with the checkpoint's config). A progress bar shows env-steps/s
+and the ETA; the run directory (``--out``, default ``runs/<name>/phase<N>``)
+gets ``metrics.csv``, ``tb/``, ``checkpoints/``, ``learning_curves.png`` and
+``summary.json`` (``jaxecon.training.trainer``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from jaxecon.cli.options import DEVICE_KINDS, positive_int, select_device
+
+__all__ = ["add_arguments", "cmd_train"]
+
+
+def add_arguments(p) -> None:
+    """``jaxecon train``'s options."""
+    p.add_argument("--config", default=None,
+                   help="training config: a YAML file or a built-in name (default, phase1, phase2); "
+                        "default: 'default', or the checkpoint's with --resume")
+    p.add_argument("--phase", type=int, choices=(1, 2), default=None,
+                   help="switch the config to curriculum phase 1 (no taxes, energy warm-up) or 2 "
+                        "(taxes, the planner learns, agents from phase 1's checkpoint)")
+    p.add_argument("--resume", default=None, metavar="CKPT",
+                   help="continue the run in this directory (or its checkpoints/) from its latest checkpoint")
+    p.add_argument("--out", default=None, help="run directory (default runs/<name>/phase<N>)")
+    p.add_argument("--episodes", type=positive_int, default=None,
+                   help="override general.episodes (the run's length: env steps = episodes x episode_length)")
+    p.add_argument("--seed", type=int, default=None, help="override trainer.seed")
+    p.add_argument("--device", choices=DEVICE_KINDS, default=None, help="JAX device (default: JAX's)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--no-tensorboard", action="store_true", help="no TensorBoard events")
+
+
+def _config(args):
+    from jaxecon.training import checkpoint as ckpt
+    from jaxecon.training.config import config_from_dict, load_train_config
+    from jaxecon.training.curriculum import apply_phase
+
+    if args.config is None and args.resume is not None:
+        cfg = config_from_dict(ckpt.read_config(args.resume))
+    else:
+        cfg = load_train_config(args.config or "default")
+    if args.phase is not None:
+        cfg = apply_phase(cfg, args.phase)
+    if args.episodes is not None:
+        cfg = cfg.replace(general=dataclasses.replace(cfg.general, episodes=args.episodes))
+    if args.seed is not None:
+        cfg = cfg.replace(trainer=dataclasses.replace(cfg.trainer, seed=args.seed))
+    return cfg
+
+
+def cmd_train(args, parser) -> int:
+    """Run ``jaxecon train``; bad options, configs or checkpoints exit through ``parser.error``."""
+    import contextlib
+
+    import jax
+
+    from jaxecon.training.config import ConfigError
+    from jaxecon.training.trainer import train
+
+    try:
+        device = select_device(args.device)
+    except ValueError as exc:
+        parser.error(f"--device {args.device}: {exc}")
+    try:
+        cfg = _config(args)
+    except (ConfigError, FileNotFoundError) as exc:
+        parser.error(str(exc))
+    print(f"training {cfg.general.name}, phase {cfg.phase}: {cfg.num_updates} updates of "
+          f"{cfg.trainer.train_batch_size} env steps ({cfg.trainer.num_envs} envs x "
+          f"{cfg.trainer.rollout_fragment_length} steps), {cfg.total_env_steps:,} env steps")
+    ctx = jax.default_device(device) if device is not None else contextlib.nullcontext()
+    try:
+        with ctx:
+            res = train(cfg, args.out, resume=args.resume, progress=not args.no_progress,
+                        tensorboard=not args.no_tensorboard)
+    except (ConfigError, FileNotFoundError) as exc:
+        parser.error(str(exc))
+    except ValueError as exc:  # the economy's own kwargs check (jaxecon.make_from_config)
+        parser.error(f"cannot build the economy: {exc}")
+    m = res["metrics"]
+    print(f"compile {res['compile_s']:.1f} s, training {res['wall_s']:.1f} s, "
+          f"{res['steps_per_s']:,.0f} env-steps/s; {res['updates']} updates, {res['env_steps']:,} env steps")
+    for label, key in (("agents' episode return", "a/episode_return"),
+                       ("planner's episode return", "p/episode_return"),
+                       ("productivity", "episode/social/productivity"),
+                       ("equality", "episode/social/equality"),
+                       ("equality x productivity", "episode/social_welfare/coin_eq_times_productivity")):
+        v = m.get(key, math.nan)
+        if math.isfinite(v):
+            print(f"  last update: {label} {v:.4g}")
+    print(f"wrote {res['out_dir']}/ (metrics.csv, tb/, checkpoints/, learning_curves.png, summary.json)")
+    return 0

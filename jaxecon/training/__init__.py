@@ -1,0 +1,1 @@
+"""End-to-end jitted PPO for the AI Economist's agents and planner (see docs/training.md)."""

@@ -1,0 +1,437 @@
+"""The trainer's view of an environment: groups of agents that share a policy.
+
+PPO in ``jaxecon.training.ppo`` sees one economy as a few *agent groups*; the
+agents of a group share one policy and are batched along a leading axis:
+
+- a jaxecon functional env (``jaxecon.make``): group ``"a"`` holds the
+  ``n_agents`` mobile agents (one shared policy, the agent index as an input)
+  and group ``"p"`` the planner (one policy, one action head per subspace, i.e.
+  per tax bracket). A planner without actions (no tax component, or
+  ``disable_taxes``) forms no group; it sends NO-OP. The env is wrapped as
+  ``AutoResetWrapper(LogWrapper(env))`` (``jaxecon.wrappers``): episodes
+  restart inside jit with Foundation's carry-over (completions, the "auto"
+  energy warm-up integrator, saez buffers), and finished episodes report their
+  returns and social metrics.
+- any env with JaxMARL's ``MultiAgentEnv`` interface (``env.agents``,
+  ``reset(key)``, ``step(key, state, actions)`` auto-resetting on
+  ``dones["__all__"]``, ``observation_space(agent)``, ``action_space(agent)``,
+  optionally ``get_avail_actions(state)``): agents with equal observation and
+  action spaces form one group, in ``env.agents`` order. This is how JaxMARL
+  users train their own envs with jaxecon's PPO, and jaxecon envs through the
+  JaxMARL front ``jaxecon.wrappers.MultiAgentEnv``.
+
+An adapter runs a batch of ``num_envs`` economies: ``reset(key) -> (obs,
+state)`` and ``step(key, state, actions) -> (obs, state, reward, done, info)``
+with (``B`` = num_envs)
+
+- ``obs``: ``{group: GroupObs}`` (features ``[B, n, ...]``, mask ``[B, n, H, K]``);
+- ``actions``: ``{group: int32 [B, n, H]}`` (one action per head);
+- ``reward``: ``{group: float32 [B, n]}``; ``done``: bool ``[B]``, the step
+  ended the economy's episode (the returned obs is the next episode's first);
+- ``info``: ``returned_episode`` bool ``[B]``, ``returned_episode_returns``
+  ``{group: float32 [B, n]}``, ``returned_episode_lengths`` int32 ``[B]`` and
+  ``episode_metrics`` ``{name: float32 [B]}`` of the last finished episode.
+
+The jaxecon batch auto-resets as one: a Foundation episode always lasts
+``episode_length`` steps and the economies start together, so they end on the
+same step, and ``AutoResetWrapper`` wraps the whole batch (``BatchedEnv``): its
+``lax.cond`` then skips the reset on every other step. (Wrapping each economy
+and vmapping would turn the cond into a select that runs the reset on every
+step, several times the cost of a step.)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import struct
+
+from jaxecon.wrappers import AutoResetWrapper, LogWrapper, Wrapper
+
+__all__ = [
+    "AgentGroup",
+    "BatchedEnv",
+    "GroupObs",
+    "JaxeconAdapter",
+    "MultiAgentAdapter",
+    "TRAIN_METRICS",
+    "make_adapter",
+    "split_heads",
+]
+
+#: The finished-episode metrics the trainer logs for a jaxecon economy (those
+#: the scenario has): Foundation's social metrics; tax revenue is added from the
+#: tax component when there is one.
+TRAIN_METRICS = (
+    "social/productivity",
+    "social/equality",
+    "social_welfare/coin_eq_times_productivity",
+    "PeriodicTax/total_collected_taxes",
+    "labor/warmup_integrator",
+)
+
+
+@dataclass(frozen=True)
+class AgentGroup:
+    """Static description of one group of agents sharing a policy.
+
+    Attributes:
+        name: the group's name (``"a"``/``"p"`` for jaxecon; JaxMARL: the
+            first agent id, e.g. ``"agent_0"``).
+        agents: the agent ids in the group (jaxecon: ``"0".."n-1"`` or ``"p"``).
+        heads: number of actions of each action head (``Discrete(n)``: one
+            head ``(n,)``; ``MultiDiscrete(nvec)``: ``tuple(nvec)``).
+        multi: the env takes one action per head (``[..., H]``) rather than
+            one index (``[...]``).
+        role: ``"agents"`` or ``"planner"``: which policy config trains it.
+    """
+
+    name: str
+    agents: tuple
+    heads: tuple
+    multi: bool
+    role: str
+
+    @property
+    def n(self) -> int:
+        """Number of agents in the group."""
+        return len(self.agents)
+
+    @property
+    def max_actions(self) -> int:
+        """K: the widest head (narrower heads are padded with masked entries)."""
+        return int(max(self.heads))
+
+
+@struct.dataclass
+class GroupObs:
+    """One group's observation.
+
+    Attributes:
+        features: pytree of arrays with a leading axis ``[n, ...]`` (everything
+            the env observes except the action mask).
+        mask: float32 ``[n, H, K]``, 1 = valid action (padding entries 0).
+    """
+
+    features: Any
+    mask: jax.Array
+
+
+def split_heads(flat_mask: jax.Array, heads: tuple) -> jax.Array:
+    """float32 ``[..., H, K]`` from a flat mask ``[..., sum(heads)]`` (heads concatenated).
+
+    Heads narrower than ``K = max(heads)`` are padded with zeros (invalid).
+    """
+    heads = tuple(int(h) for h in heads)
+    k = max(heads)
+    if all(h == k for h in heads):
+        return flat_mask.reshape(flat_mask.shape[:-1] + (len(heads), k)).astype(jnp.float32)
+    offsets = np.cumsum((0,) + heads[:-1])
+    idx = np.zeros((len(heads), k), np.int32)
+    ok = np.zeros((len(heads), k), bool)
+    for i, (o, h) in enumerate(zip(offsets, heads)):
+        idx[i, :h] = o + np.arange(h)
+        ok[i, :h] = True
+    return jnp.where(ok, flat_mask[..., idx], 0.0).astype(jnp.float32)
+
+
+def _space_heads(space) -> tuple[tuple, bool]:
+    """``(heads, multi)`` of a discrete action space (gymnax/JaxMARL/jaxecon spaces).
+
+    Raises:
+        TypeError: the space is not Discrete or MultiDiscrete.
+    """
+    if hasattr(space, "nvec") or hasattr(space, "num_categories"):
+        nvec = getattr(space, "nvec", None)
+        nvec = getattr(space, "num_categories") if nvec is None else nvec
+        return tuple(int(v) for v in np.asarray(nvec).reshape(-1)), True
+    if hasattr(space, "n"):
+        return (int(space.n),), False
+    raise TypeError(
+        f"the trainer needs Discrete or MultiDiscrete action spaces, got {type(space).__name__}"
+    )
+
+
+class BatchedEnv(Wrapper):
+    """``num_envs`` economies in lockstep as one env, for ``AutoResetWrapper`` to wrap.
+
+    Args:
+        env: a jaxecon functional env or a ``Wrapper`` (not auto-resetting).
+        num_envs: int >= 1, the batch size B.
+
+    ``reset(key, params, prev_state=None)`` resets the B economies from
+    ``jax.random.split(key, B)`` (carrying over from a batched ``prev_state``);
+    ``step(key, state, actions, params)`` steps them from ``split(key, B)`` with
+    batched actions and returns batched obs, state, reward and info, and
+    ``done`` of economy 0 as the batch's (bool []): the economies start
+    together and every episode lasts ``episode_length`` steps, so they are
+    done together. The per-economy flags stay in ``info["done"]`` ([B]).
+    """
+
+    def __init__(self, env, num_envs: int):
+        super().__init__(env)
+        self.num_envs = int(num_envs)
+
+    def reset(self, key, params, prev_state=None):
+        """Batched ``env.reset``: ``(obs [B, ...], state [B, ...])``."""
+        keys = jax.random.split(key, self.num_envs)
+        if prev_state is None:
+            return jax.vmap(lambda k: self._env.reset(k, params))(keys)
+        return jax.vmap(lambda k, s: self._env.reset(k, params, prev_state=s))(keys, prev_state)
+
+    def step(self, key, state, actions, params):
+        """Batched ``env.step``; ``done`` is economy 0's (see the class docstring)."""
+        keys = jax.random.split(key, self.num_envs)
+        obs, state, reward, done, info = jax.vmap(
+            lambda k, s, a: self._env.step(k, s, a, params))(keys, state, actions)
+        return obs, state, reward, done[0], {**info, "done": done}
+
+
+class JaxeconAdapter:
+    """A batch of a jaxecon functional env's economies as groups ``"a"`` and ``"p"``.
+
+    Args:
+        env: an env from ``jaxecon.make`` / ``make_from_config`` with
+            ``flatten_masks=True``.
+        num_envs: int >= 1, economies in the batch.
+        params: its ``EnvParams`` (default ``env.default_params``).
+    Raises:
+        TypeError: ``env`` is not a jaxecon functional env.
+        ValueError: ``flatten_masks`` is False.
+
+    The stack is ``AutoResetWrapper(BatchedEnv(LogWrapper(env), num_envs))``.
+    Features are the env's observation dicts without ``"action_mask"``;
+    ``groups[0]`` is ``"a"``; ``"p"`` follows when the planner has actions.
+    """
+
+    def __init__(self, env, num_envs: int, params=None):
+        from jaxecon.core.env import BaseEnvironment
+
+        if not isinstance(env, BaseEnvironment):
+            raise TypeError(
+                f"env must be a jaxecon functional environment (jaxecon.make), got {type(env).__name__}"
+            )
+        if not env.flatten_masks:
+            raise ValueError("the trainer needs flatten_masks=True (the default)")
+        self.env = env
+        self.num_envs = int(num_envs)
+        self.params = env.default_params if params is None else params
+        names = jax.eval_shape(lambda k: env.metrics(env.reset(k, self.params)[1], self.params),
+                               jax.random.key(0))
+        self.metric_names = tuple(m for m in TRAIN_METRICS if m in names)
+        self._wrapped = AutoResetWrapper(
+            BatchedEnv(LogWrapper(env, metrics=self.metric_names), self.num_envs))
+        a, p = env.agent_actions, env.planner_actions
+        agents = tuple(str(i) for i in range(env.n_agents))
+        groups = [AgentGroup("a", agents, tuple(int(d) for d in a.dims) if a.multi_action_mode
+                             else (a.n_actions,), a.multi_action_mode, "agents")]
+        self.planner_acts = not p.passive
+        if self.planner_acts:
+            groups.append(AgentGroup("p", ("p",), tuple(int(d) for d in p.dims) if p.multi_action_mode
+                                     else (p.n_actions,), p.multi_action_mode, "planner"))
+        self.groups = tuple(groups)
+
+    def _obs(self, obs) -> dict:
+        out = {}
+        for g in self.groups:
+            o = obs[g.name]
+            if g.name == "p":
+                o = jax.tree.map(lambda x: x[:, None], o)
+            feats = {k: v for k, v in o.items() if k != "action_mask"}
+            out[g.name] = GroupObs(feats, split_heads(o["action_mask"], g.heads))
+        return out
+
+    def _env_actions(self, actions) -> dict:
+        out = {}
+        for g in self.groups:
+            a = actions[g.name] if g.multi else actions[g.name][..., 0]
+            out[g.name] = a[:, 0] if g.name == "p" else a
+        if not self.planner_acts:
+            shape = (self.num_envs,) + self.env.planner_actions.action_shape
+            out["p"] = jnp.zeros(shape, jnp.int32)
+        return out
+
+    def reset(self, key):
+        """``(obs, state)`` of ``num_envs`` fresh economies (see the module docstring)."""
+        obs, state = self._wrapped.reset(key, self.params)
+        return self._obs(obs), state
+
+    def step(self, key, state, actions):
+        """One auto-resetting step of the batch: ``(obs, state, reward, done, info)``."""
+        obs, state, reward, _, info = self._wrapped.step(
+            key, state, self._env_actions(actions), self.params
+        )
+        rew = {"a": reward["a"].astype(jnp.float32)}
+        ret = {"a": info["returned_episode_returns"]["a"].astype(jnp.float32)}
+        if self.planner_acts:
+            rew["p"] = reward["p"].astype(jnp.float32)[:, None]
+            ret["p"] = info["returned_episode_returns"]["p"].astype(jnp.float32)[:, None]
+        out = {
+            "returned_episode": info["returned_episode"],
+            "returned_episode_returns": ret,
+            "returned_episode_lengths": info["returned_episode_lengths"],
+            "episode_metrics": {k: v.astype(jnp.float32) for k, v in info["episode_metrics"].items()},
+        }
+        return self._obs(obs), state, rew, info["done"], out
+
+
+@struct.dataclass
+class MultiAgentState:
+    """``MultiAgentAdapter``'s state: the env's state and the episode sums.
+
+    Attributes:
+        env_state: the JaxMARL env's state.
+        episode_returns: ``{group: float32 [n]}`` rewards so far this episode.
+        episode_length: int32 [] steps so far this episode.
+        returned_episode_returns: ``{group: float32 [n]}`` of the last finished episode.
+        returned_episode_length: int32 [] of the last finished episode.
+    """
+
+    env_state: Any
+    episode_returns: dict
+    episode_length: jax.Array
+    returned_episode_returns: dict
+    returned_episode_length: jax.Array
+
+
+class MultiAgentAdapter:
+    """A JaxMARL ``MultiAgentEnv`` as groups of agents with equal spaces.
+
+    Args:
+        env: an object with JaxMARL's ``MultiAgentEnv`` interface (see the
+            module docstring); its ``step`` auto-resets (JaxMARL's does).
+    Raises:
+        TypeError: a missing method, or an action space that is not Discrete
+            or MultiDiscrete.
+
+    Action masks come from ``env.get_avail_actions(state)`` when the env
+    implements it, else from an ``"action_mask"`` entry of a dict observation,
+    else every action is valid. ``episode_metrics`` is empty.
+    """
+
+    def __init__(self, env, num_envs: int):
+        for attr in ("agents", "reset", "step", "observation_space", "action_space"):
+            if not hasattr(env, attr):
+                raise TypeError(
+                    f"env must have JaxMARL's MultiAgentEnv interface; {type(env).__name__} has no {attr!r}"
+                )
+        self.env = env
+        self.num_envs = int(num_envs)
+        self.metric_names = ()
+        agents = list(env.agents)
+        sig = {}
+        for ag in agents:
+            heads, multi = _space_heads(env.action_space(ag))
+            osp = env.observation_space(ag)
+            key = (heads, multi, repr(jax.tree.map(np.shape, getattr(osp, "shape", None))),
+                   type(osp).__name__)
+            sig.setdefault(key, []).append(ag)
+        self.groups = tuple(
+            AgentGroup(members[0], tuple(members), heads, multi, "agents")
+            for (heads, multi, _, _), members in sig.items()
+        )
+        self._has_avail = self._implements_avail()
+
+    def _implements_avail(self) -> bool:
+        fn = getattr(self.env, "get_avail_actions", None)
+        if fn is None:
+            return False
+        try:
+            _, state = jax.eval_shape(self.env.reset, jax.random.key(0))
+            jax.eval_shape(fn, state)
+        except NotImplementedError:
+            return False
+        return True
+
+    def _obs(self, obs, env_state) -> dict:
+        avail = self.env.get_avail_actions(env_state) if self._has_avail else None
+        out = {}
+        for g in self.groups:
+            feats, masks = [], []
+            for ag in g.agents:
+                o = obs[ag]
+                m = None
+                if isinstance(o, dict) and "action_mask" in o:
+                    m = o["action_mask"]
+                    o = {k: v for k, v in o.items() if k != "action_mask"}
+                if avail is not None:
+                    m = avail[ag]
+                if m is None:
+                    m = jnp.ones((sum(g.heads),), jnp.float32)
+                feats.append(o)
+                masks.append(jnp.asarray(m, jnp.float32).reshape(-1))
+            out[g.name] = GroupObs(
+                jax.tree.map(lambda *x: jnp.stack(x), *feats),
+                split_heads(jnp.stack(masks), g.heads),
+            )
+        return out
+
+    def _zeros(self) -> dict:
+        return {g.name: jnp.zeros((g.n,), jnp.float32) for g in self.groups}
+
+    def reset(self, key):
+        """``(obs, state)`` of ``num_envs`` economies (see the module docstring)."""
+        return jax.vmap(self._reset)(jax.random.split(key, self.num_envs))
+
+    def step(self, key, state: MultiAgentState, actions):
+        """One step of the batch (JaxMARL auto-resets): ``(obs, state, reward, done, info)``."""
+        return jax.vmap(self._step)(jax.random.split(key, self.num_envs), state, actions)
+
+    def _reset(self, key):
+        obs, env_state = self.env.reset(key)
+        state = MultiAgentState(env_state, self._zeros(), jnp.zeros((), jnp.int32),
+                                self._zeros(), jnp.zeros((), jnp.int32))
+        return self._obs(obs, env_state), state
+
+    def _step(self, key, state: MultiAgentState, actions):
+        env_actions = {}
+        for g in self.groups:
+            for i, ag in enumerate(g.agents):
+                a = actions[g.name][i]
+                env_actions[ag] = a if g.multi else a[0]
+        obs, env_state, rewards, dones, _ = self.env.step(key, state.env_state, env_actions)
+        done = jnp.asarray(dones["__all__"], bool)
+        rew = {g.name: jnp.stack([jnp.asarray(rewards[ag], jnp.float32) for ag in g.agents])
+               for g in self.groups}
+        returns = jax.tree.map(lambda s, r: s + r, state.episode_returns, rew)
+        length = state.episode_length + 1
+
+        def keep(new, old):
+            return jax.tree.map(lambda a, b: jnp.where(done, a, b), new, old)
+
+        state = MultiAgentState(
+            env_state=env_state,
+            episode_returns=jax.tree.map(lambda r: jnp.where(done, 0.0, r), returns),
+            episode_length=jnp.where(done, 0, length).astype(jnp.int32),
+            returned_episode_returns=keep(returns, state.returned_episode_returns),
+            returned_episode_length=keep(length, state.returned_episode_length),
+        )
+        info = {
+            "returned_episode": done,
+            "returned_episode_returns": state.returned_episode_returns,
+            "returned_episode_lengths": state.returned_episode_length,
+            "episode_metrics": {},
+        }
+        return self._obs(obs, env_state), state, rew, done, info
+
+
+def make_adapter(env, num_envs: int, params=None):
+    """``JaxeconAdapter`` for a jaxecon functional env, else ``MultiAgentAdapter``.
+
+    Args:
+        env: a jaxecon functional env, or any env with JaxMARL's ``MultiAgentEnv``
+            interface.
+        num_envs: economies in the batch.
+        params: ``EnvParams`` for a jaxecon env (ignored otherwise).
+    Raises:
+        TypeError: neither (the message names what is missing).
+    """
+    from jaxecon.core.env import BaseEnvironment
+
+    if isinstance(env, BaseEnvironment):
+        return JaxeconAdapter(env, num_envs, params)
+    return MultiAgentAdapter(env, num_envs)

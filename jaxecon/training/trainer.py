@@ -1,0 +1,189 @@
+"""The training loop on the host: compile the update once, run it, log, checkpoint, plot.
+
+``train(cfg)`` runs ``cfg.num_updates`` jitted PPO updates (``ppo.PPO.update``;
+each is ``num_envs x rollout_fragment_length`` env steps) and writes to the run
+directory (default ``runs/<general.name>/phase<1|2>``):
+
+- ``config.yaml``: the config that ran;
+- ``metrics.csv`` and ``tb/`` (``logging.RunLogger``): one row per update;
+- ``checkpoints/`` (``checkpoint``): every ``general.ckpt_frequency_steps``
+  env steps and at the end;
+- ``learning_curves.png`` (``logging.plot_learning_curves``);
+- ``summary.json``: compile time, wall time, env-steps/s, the last update's metrics.
+
+The update is compiled once per run; JAX's persistent compilation cache is
+turned on as for the Foundation shim (``jaxecon.foundation.compilation_cache``:
+``$JAXECON_COMPILATION_CACHE``, ``0`` to opt out), so a resumed or repeated run
+skips the compilation.
+
+A run with ``general.restore_agents`` (phase 2) starts its agents' network
+from that checkpoint (a fresh optimiser, as the reference restores weights
+only); ``resume=`` continues a run from its latest checkpoint bit for bit.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import pathlib
+import time
+from typing import Optional
+
+import jax
+import numpy as np
+
+import jaxecon
+from jaxecon.foundation.compilation_cache import enable_persistent_cache
+from jaxecon.training import checkpoint as ckpt
+from jaxecon.training.config import ConfigError, TrainConfig
+from jaxecon.training.logging import RunLogger, plot_learning_curves
+from jaxecon.training.ppo import PPO, PolicyState
+
+__all__ = ["default_out_dir", "start_runner", "train"]
+
+
+def default_out_dir(cfg: TrainConfig) -> pathlib.Path:
+    """``runs/<general.name>/phase<cfg.phase>``."""
+    return pathlib.Path("runs", cfg.general.name, f"phase{cfg.phase}")
+
+
+def start_runner(ppo: PPO, cfg: TrainConfig):
+    """The first ``RunnerState`` of a run: ``ppo.init(key(trainer.seed))``, with the
+    agents' parameters from ``general.restore_agents`` when set.
+
+    Raises:
+        ConfigError: ``restore_agents`` names no checkpoint (phase 2 needs phase
+            1's), or one with another agent network.
+    """
+    src = cfg.general.restore_agents
+    params = None
+    if src is not None:
+        try:
+            params = ckpt.restore_agent_policy(src, ppo, "a")
+        except FileNotFoundError as exc:
+            raise ConfigError(
+                f"general.restore_agents: {exc}. Phase 2 starts from phase 1's agents: run "
+                f"`jaxecon train --phase 1` with the same config first (it writes "
+                f"runs/{cfg.general.name}/phase1), or point general.restore_agents at a checkpoint"
+            ) from None
+    runner = jax.jit(ppo.init)(jax.random.key(cfg.trainer.seed))
+    if params is None:
+        return runner
+    policies = dict(runner.policies)
+    policies["a"] = PolicyState(params, ppo.tx["a"].init(params))
+    return runner.replace(policies=policies)
+
+
+def _row(m: dict, update: int, wall: float, dt: float, batch: int) -> dict:
+    row = {k: float(np.asarray(v)) for k, v in m.items()}
+    row.update(update=update, env_steps=int(row.pop("env_steps")), wall_s=wall,
+               steps_per_s=batch / dt if dt > 0 else math.nan)
+    return row
+
+
+def train(cfg: TrainConfig, out_dir=None, *, env=None, resume=None, progress: bool = True,
+          max_updates: Optional[int] = None, tensorboard: bool = True, plot: bool = True) -> dict:
+    """Train per ``cfg``; see the module docstring for what is written.
+
+    Args:
+        cfg: ``TrainConfig``.
+        out_dir: the run directory (default ``default_out_dir(cfg)``, or the
+            resumed run's directory).
+        env: the environment (default ``jaxecon.make_from_config(cfg.env)``);
+            any env ``PPO`` accepts.
+        resume: a run directory (or its ``checkpoints/``) to continue from.
+        progress: show a tqdm progress bar (steps/s, ETA).
+        max_updates: stop after this many updates in this call (the run's
+            length stays ``cfg.num_updates``; used to interrupt runs in tests).
+        tensorboard, plot: write TensorBoard events / the learning-curve PNG.
+    Returns:
+        dict: ``out_dir``, ``updates``, ``env_steps``, ``compile_s``, ``wall_s``,
+        ``steps_per_s`` (training env steps per second, compile excluded),
+        ``metrics`` (the last update's row), ``runner`` (the final ``RunnerState``).
+    Raises:
+        ConfigError: bad config, missing phase-1 checkpoint, or a checkpoint
+            from another config.
+    """
+    enable_persistent_cache()
+    if env is None:
+        env = jaxecon.make_from_config(cfg.env)
+    ppo = PPO(cfg, env)
+    if resume is not None:
+        runner = ckpt.restore_runner(resume, ppo, cfg)
+        if out_dir is None:
+            r = pathlib.Path(resume)
+            out_dir = r.parent if r.name == "checkpoints" else r
+    else:
+        runner = start_runner(ppo, cfg)
+    out = pathlib.Path(out_dir) if out_dir is not None else default_out_dir(cfg)
+    out.mkdir(parents=True, exist_ok=True)
+    _write_yaml(out / "config.yaml", cfg.to_dict())
+
+    t0 = time.perf_counter()
+    update = jax.jit(ppo.update, donate_argnums=0).lower(runner).compile()
+    compile_s = time.perf_counter() - t0
+    names = ppo.metric_names()
+    first = int(runner.updates)
+    logger = RunLogger(out, names, resume_update=first if resume is not None else None,
+                       tensorboard=tensorboard)
+    batch = cfg.trainer.train_batch_size
+    last = cfg.num_updates if max_updates is None else min(cfg.num_updates, first + max_updates)
+    freq = cfg.general.ckpt_frequency_steps
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=cfg.num_updates * batch, initial=first * batch, unit="step",
+                   unit_scale=True, desc=f"train {cfg.general.name} phase {cfg.phase}",
+                   dynamic_ncols=True)
+    wall, row = 0.0, {}
+    try:
+        for u in range(first, last):
+            t = time.perf_counter()
+            runner, m = update(runner)
+            m = jax.device_get(m)
+            dt = time.perf_counter() - t
+            wall += dt
+            row = _row(m, u + 1, wall, dt, batch)
+            logger.log(row)
+            if bar is not None:
+                bar.update(batch)
+                bar.set_postfix_str(_postfix(row), refresh=False)
+            if (row["env_steps"] // freq) > ((row["env_steps"] - batch) // freq) and u + 1 < last:
+                ckpt.save(out / "checkpoints", runner, cfg)
+    finally:
+        if bar is not None:
+            bar.close()
+        logger.close()
+    if last > first:
+        ckpt.save(out / "checkpoints", runner, cfg)
+    if plot:
+        plot_learning_curves(out / "metrics.csv", out / "learning_curves.png",
+                             title=f"{cfg.general.name}, phase {cfg.phase}")
+    done = last - first
+    summary = {
+        "updates": int(runner.updates),
+        "env_steps": int(runner.env_steps),
+        "compile_s": compile_s,
+        "wall_s": wall,
+        "steps_per_s": done * batch / wall if wall > 0 else math.nan,
+        "metrics": row,
+    }
+    (out / "summary.json").write_text(json.dumps(summary, indent=1, default=float))
+    return {**summary, "out_dir": out, "runner": runner}
+
+
+def _postfix(row: dict) -> str:
+    parts = []
+    for label, key in (("ret", "a/episode_return"), ("prod", "episode/social/productivity"),
+                       ("eq", "episode/social/equality")):
+        v = row.get(key, math.nan)
+        if math.isfinite(v):
+            parts.append(f"{label} {v:.3g}")
+    return " ".join(parts)
+
+
+def _write_yaml(path, data) -> None:
+    import yaml
+
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
