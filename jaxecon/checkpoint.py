@@ -35,7 +35,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxecon.core.env import BaseEnvironment
-from jaxecon.make import _allowed_kwargs
+from jaxecon.make import allowed_kwargs
 
 __all__ = [
     "Snapshot", "load", "read", "save", "snapshot", "static_config", "verify", "write",
@@ -71,10 +71,10 @@ def static_config(env: BaseEnvironment) -> dict:
             f"env must be a jaxecon environment (jaxecon.make(...)), got {type(env).__name__}"
         )
     cfg: dict = {"scenario_name": env.name}
-    for name in _allowed_kwargs(type(env)):
+    for name in allowed_kwargs(type(env)):
         if name == "components":
             cfg["components"] = [
-                {c.name: {k: _jsonable(getattr(c, k)) for k in _allowed_kwargs(type(c))
+                {c.name: {k: _jsonable(getattr(c, k)) for k in allowed_kwargs(type(c))
                           if k != "spec" and hasattr(c, k)}}
                 for c in env.components
             ]
