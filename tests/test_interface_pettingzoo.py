@@ -1,11 +1,7 @@
 """``jaxecon.interfaces.pettingzoo``: PettingZoo's own API and seed tests, episodes, rendering, bad input.
 
 Skipped when PettingZoo is not installed (the ``pettingzoo`` extra). The economy
-is ``common.shim_config()``, the canonical Gather-Trade-Build economy with
-15-step episodes: the shim compiles it once per process for every env built
-here and in the Gymnasium tests, and it is the economy of the shim engine tests
-too (test_foundation_engine.py), so in a whole-suite run its compiled
-functions come from JAX's persistent compilation cache.
+is the Gymnasium tests', ``common.shim_config()`` (compiled once; see there).
 """
 
 from __future__ import annotations
