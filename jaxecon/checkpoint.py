@@ -35,7 +35,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxecon.core.env import BaseEnvironment
-from jaxecon.make import _allowed_kwargs
+from jaxecon.core.state import EnvState
+from jaxecon.env_checks import check_params, env_type_error
+from jaxecon.make import allowed_kwargs
 
 __all__ = [
     "Snapshot", "load", "read", "save", "snapshot", "static_config", "verify", "write",
@@ -67,14 +69,12 @@ def static_config(env: BaseEnvironment) -> dict:
         TypeError: ``env`` is not a jaxecon environment.
     """
     if not isinstance(env, BaseEnvironment):
-        raise TypeError(
-            f"env must be a jaxecon environment (jaxecon.make(...)), got {type(env).__name__}"
-        )
+        raise env_type_error(env, "env", "a jaxecon environment (jaxecon.make(...))")
     cfg: dict = {"scenario_name": env.name}
-    for name in _allowed_kwargs(type(env)):
+    for name in allowed_kwargs(type(env)):
         if name == "components":
             cfg["components"] = [
-                {c.name: {k: _jsonable(getattr(c, k)) for k in _allowed_kwargs(type(c))
+                {c.name: {k: _jsonable(getattr(c, k)) for k in allowed_kwargs(type(c))
                           if k != "spec" and hasattr(c, k)}}
                 for c in env.components
             ]
@@ -198,11 +198,15 @@ def snapshot(env: BaseEnvironment, state, params, extra: Mapping | None = None,
             numbers and PRNG keys).
         kind: a label of who made it (see ``Snapshot.kind``).
     Raises:
-        TypeError: ``env`` is not a jaxecon environment.
+        TypeError: ``env`` is not a jaxecon environment or ``params`` not an
+            ``EnvParams``.
+        ValueError: ``params`` of another economy (``jaxecon.env_checks.check_params``).
     """
+    config_json = json.dumps(static_config(env), sort_keys=True)
+    check_params(env, params, batched=True)
     return Snapshot(
         kind=kind,
-        config_json=json.dumps(static_config(env), sort_keys=True),
+        config_json=config_json,
         state=state,
         params=_read_only(params),
         extra=types.MappingProxyType(dict(_read_only(dict(extra or {})))),
@@ -425,9 +429,13 @@ def save(path: str | os.PathLike, env: BaseEnvironment, state, params) -> str:
     Returns:
         ``path`` as a str.
     Raises:
-        TypeError: ``env`` is not a jaxecon environment.
+        TypeError: ``state`` is not an ``EnvState``; otherwise as ``snapshot``.
+        ValueError: as ``snapshot``.
     """
-    return write(path, snapshot(env, state, params))
+    snap = snapshot(env, state, params)
+    if not isinstance(state, EnvState):
+        raise TypeError(f"state must be the env's EnvState (optionally batched), got {type(state).__qualname__}")
+    return write(path, snap)
 
 
 def load(path: str | os.PathLike, env: BaseEnvironment):

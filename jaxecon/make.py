@@ -12,7 +12,18 @@ from jaxecon.core.env import BaseEnvironment
 from jaxecon.core.registry import scenario_registry
 
 
-def _allowed_kwargs(cls) -> list[str]:
+def allowed_kwargs(cls) -> list[str]:
+    """The keyword arguments ``cls(...)`` accepts, sorted.
+
+    Args:
+        cls: a class, e.g. a ``BaseEnvironment`` or ``Component`` subclass.
+    Returns:
+        The names of the positional-or-keyword and keyword-only parameters
+        of every ``__init__`` along ``cls.__mro__`` (a subclass that passes
+        ``**kwargs`` up to its base accepts the base's too), without ``self``.
+        ``make`` rejects any other keyword; ``jaxecon.checkpoint.static_config``
+        records these.
+    """
     names = set()
     for klass in cls.__mro__:
         if "__init__" in vars(klass):
@@ -54,7 +65,7 @@ def build_scenario(cls, kwargs: dict, host_components: bool = False) -> BaseEnvi
     Raises:
         as ``make``.
     """
-    allowed = _allowed_kwargs(cls)
+    allowed = allowed_kwargs(cls)
     unknown = sorted(set(kwargs) - set(allowed))
     if unknown:
         raise TypeError(

@@ -2,7 +2,8 @@
 
 - ``tests/`` is put on ``sys.path``, so that test modules import the public
   helper modules beside them by name: ``reference`` (the reference simulator,
-  its configs), ``parity`` (driving both simulators with the same actions).
+  its configs), ``parity`` (driving both simulators with the same actions),
+  ``common`` (the small economies several modules share, ``tree_equal``).
 - Tests marked ``reference`` (declared in ``pyproject.toml``) need the
   reference simulator, ai-economist 1.7.1. When it cannot be imported they are
   skipped with the import error as the reason; the other tests never import

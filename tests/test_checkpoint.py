@@ -1,7 +1,7 @@
 """jaxecon.checkpoint: (static config, EnvState, EnvParams) in memory and on disk.
 
-The economy is the interface tests' (equal configs share one env object
-through ``jitted_env``); it is stepped with the interfaces' host driver,
+The economy is the interface tests', ``common.TINY_CONFIG`` (one env
+object through ``jitted_env``); it is stepped with the interfaces' host driver,
 ``jaxecon.interfaces.host.Economy``, so the jitted step compiles once for
 all three test modules.
 """
@@ -20,24 +20,12 @@ import jaxecon
 from jaxecon import checkpoint
 from jaxecon.interfaces.host import Economy
 
-CONFIG = {
-    "scenario_name": "uniform/simple_wood_and_stone",
-    "components": [{"Build": {}}, {"Gather": {}}],
-    "n_agents": 2,
-    "world_size": [8, 8],
-    "episode_length": 3,
-    "multi_action_mode_agents": True,
-}
+from common import TINY_CONFIG, tree_equal
 
 
 @pytest.fixture(scope="module")
 def env(jitted_env):
-    return jitted_env(CONFIG).env
-
-
-def tree_equal(a, b) -> bool:
-    return jax.tree.structure(a) == jax.tree.structure(b) and all(
-        np.array_equal(x, y) for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b)))
+    return jitted_env(TINY_CONFIG).env
 
 
 def actions(env, k: int):
@@ -50,12 +38,17 @@ def actions(env, k: int):
 def test_static_config_is_json_and_equal_for_equal_configs(env):
     cfg = checkpoint.static_config(env)
     assert json.loads(json.dumps(cfg)) == cfg
-    assert cfg == checkpoint.static_config(jaxecon.make_from_config(dict(CONFIG)))
+    assert cfg == checkpoint.static_config(jaxecon.make_from_config(dict(TINY_CONFIG)))
     assert cfg["n_agents"] == 2 and cfg["episode_length"] == 3
     assert [next(iter(c)) for c in cfg["components"]] == ["Build", "Gather"]
     assert cfg["components"][0]["Build"]["payment"] == 10
     with pytest.raises(TypeError, match="jaxecon environment"):
-        checkpoint.static_config(CONFIG)
+        checkpoint.static_config(TINY_CONFIG)
+    from jaxecon.wrappers import LogWrapper
+
+    with pytest.raises(TypeError, match=r"got jaxecon.wrappers.log.LogWrapper \(a wrapped env: pass its jaxecon env, "
+                                        r"env.unwrapped\)"):
+        checkpoint.static_config(LogWrapper(env))
 
 
 def test_save_load_continues_bit_for_bit(env, tmp_path):
@@ -124,16 +117,25 @@ def test_another_configuration_is_an_error_naming_the_keys(env, tmp_path):
     eco = Economy(env)
     eco.reset()
     checkpoint.save(tmp_path / "c", env, eco.state, eco.params)
-    other = dict(CONFIG, n_agents=3, components=[{"Build": {"payment": 5}}, {"Gather": {}}])
+    other = dict(TINY_CONFIG, n_agents=3, components=[{"Build": {"payment": 5}}, {"Gather": {}}])
     with pytest.raises(ValueError) as err:
         checkpoint.load(tmp_path / "c", jaxecon.make_from_config(other))
     message = str(err.value)
     assert "different configuration" in message
     assert "components.Build.payment (saved 10, this env 5)" in message
     assert "n_agents (saved 2, this env 3)" in message
-    reordered = dict(CONFIG, components=[{"Gather": {}}, {"Build": {}}])
+    reordered = dict(TINY_CONFIG, components=[{"Gather": {}}, {"Build": {}}])
     with pytest.raises(ValueError, match=r"components \(saved \['Build', 'Gather'\], this env \['Gather', 'Build'\]\)"):
         checkpoint.load(tmp_path / "c", jaxecon.make_from_config(reordered))
+
+
+def test_save_needs_the_envs_state_and_params(env, tmp_path):
+    with pytest.raises(TypeError, match="state must be the env's EnvState"):
+        checkpoint.save(tmp_path / "none", env, None, env.default_params)
+    _, state = jax.eval_shape(env.reset, jax.random.key(0), env.default_params)
+    with pytest.raises(TypeError, match="params must be the env's EnvParams"):
+        checkpoint.save(tmp_path / "p", env, state, {"isoelastic_eta": 0.23})
+    assert not (tmp_path / "none").exists() and not (tmp_path / "p").exists()
 
 
 def test_missing_or_foreign_paths(env, tmp_path):

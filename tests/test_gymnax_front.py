@@ -14,28 +14,17 @@ import pytest
 
 import jaxecon
 from jaxecon import spaces
-from jaxecon.configs import default_config, gather_build_config
+from jaxecon.configs import gather_build_config
 from jaxecon.core.state import EnvState
 from jaxecon.wrappers import AutoResetWrapper, GymnaxEnv, LogWrapper
 from jaxecon.wrappers.flat import flat_observation
 from jaxecon.wrappers.planner import make_planner_policy
 
+from common import jit_fast, taxed_config, two_agents
+
 EPISODE = 5
 STEPS = 7
 BATCH = 2
-
-
-def _taxed_config():
-    """The canonical economy without trade (Build, Gather, taxes), two agents: cheap to compile."""
-    cfg = default_config()
-    cfg["components"] = [c for c in cfg["components"] if "ContinuousDoubleAuction" not in c]
-    return cfg
-
-
-def _config(base=_taxed_config, **kw):
-    cfg = base()
-    cfg.update(episode_length=EPISODE, n_agents=2, **kw)
-    return cfg
 
 
 def _later_rates(key, planner_obs, state):
@@ -45,14 +34,20 @@ def _later_rates(key, planner_obs, state):
 
 
 @pytest.fixture(scope="module")
-def env():
-    return jaxecon.make_from_config(_config())
+def taxed(jitted_env):
+    """The economy without trade, two agents (shared with the JaxMARL tests)."""
+    return jitted_env(two_agents(taxed_config(), EPISODE))
 
 
 @pytest.fixture(scope="module")
-def first(env):
+def env(taxed):
+    return taxed.env
+
+
+@pytest.fixture(scope="module")
+def first(taxed):
     """``(obs, state)`` of one jitted reset of ``env``."""
-    return jax.jit(env.reset)(jax.random.key(1), env.default_params)
+    return taxed.reset(jax.random.key(1), taxed.params)
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +82,7 @@ def run(genv):
         _, out = jax.lax.scan(body, (obs, state, mask0), jax.random.split(k, STEPS))
         return obs, out
 
-    return jax.jit(jax.vmap(one))(jax.random.split(jax.random.key(3), BATCH))
+    return jit_fast(jax.vmap(one))(jax.random.split(jax.random.key(3), BATCH))
 
 
 def test_shapes_dtypes_and_spaces(genv, env, run, first):
@@ -170,9 +165,9 @@ def test_planner_policies(env, first):
 
 
 @pytest.fixture(scope="module")
-def small():
+def small(jitted_env):
     """A cheap economy (Build and Gather, two agents) for the step-convention tests."""
-    return jaxecon.make_from_config(_config(gather_build_config))
+    return jitted_env(two_agents(gather_build_config(), EPISODE)).env
 
 
 def _walk(genv, n_steps):
@@ -234,9 +229,17 @@ def test_bad_input(env, genv):
     with pytest.raises(ValueError, match=r"step_api must be one of \('gymnax', 'legacy'\)"):
         GymnaxEnv(env, step_api="v0")
     with pytest.raises(ValueError, match="flatten_masks=True"):
-        GymnaxEnv(jaxecon.make_from_config(_config(gather_build_config, flatten_masks=False)))
+        GymnaxEnv(jaxecon.make_from_config(two_agents(gather_build_config(), EPISODE, flatten_masks=False)))
+    with pytest.raises(TypeError, match=r"got jaxecon.wrappers.gymnax.GymnaxEnv \(a wrapped env: pass its jaxecon env, env.unwrapped\)"):
+        LogWrapper(genv)
     bad = GymnaxEnv(env, planner_policy=lambda key, obs, state: jnp.zeros(3, jnp.int32))
     params = env.default_params
     _, state = jax.eval_shape(lambda k: bad.reset(k, params), jax.random.key(0))
+    for action, got in ((jnp.zeros(3, jnp.int32), r"int32 \(3,\)"), (jnp.zeros(2), r"float32 \(2,\)"),
+                        (jnp.zeros(2, bool), r"bool \(2,\)")):
+        with pytest.raises(ValueError, match=r"action must be an integer array of shape \(2,\), got " + got):
+            jax.eval_shape(lambda k, s, a=action: bad.step(k, s, a, params), jax.random.key(0), state)
+    with pytest.raises(TypeError, match="params must be the env's EnvParams"):
+        genv.reset(jax.random.key(0), {"isoelastic_eta": 0.23})
     with pytest.raises(ValueError, match=r"planner_policy returned an action of shape \(3,\)"):
         jax.eval_shape(lambda k, s: bad.step_env(k, s, jnp.zeros(2, jnp.int32), params), jax.random.key(0), state)

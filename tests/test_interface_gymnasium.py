@@ -1,8 +1,11 @@
 """``jaxecon.interfaces.gymnasium``: Gymnasium's ``check_env``, the registered id, fixed policies, seeding, bad input.
 
-Skipped when Gymnasium is not installed (the ``gymnasium`` extra). One small
-economy (the canonical Gather-Trade-Build economy, 20 steps) is compiled once
-per process and shared by every env built here.
+Skipped when Gymnasium is not installed (the ``gymnasium`` extra). The economy
+is ``common.shim_config()``, the canonical Gather-Trade-Build economy with
+15-step episodes: the shim compiles it once per process for every env built
+here and in the PettingZoo tests, and it is the economy of the shim engine tests
+too (test_foundation_engine.py), so in a whole-suite run its compiled
+functions come from JAX's persistent compilation cache.
 """
 
 from __future__ import annotations
@@ -17,16 +20,10 @@ gymnasium = pytest.importorskip("gymnasium")
 from gymnasium.spaces import Discrete, MultiDiscrete  # noqa: E402
 from gymnasium.utils.env_checker import check_env, data_equivalence  # noqa: E402
 
-from jaxecon.configs import default_config  # noqa: E402
 from jaxecon.interfaces.gymnasium import ENV_ID, FoundationGymEnv  # noqa: E402
 
-EPISODE_LENGTH = 20
-
-
-def small_config() -> dict:
-    cfg = default_config()
-    cfg["episode_length"] = EPISODE_LENGTH
-    return cfg
+from common import SHIM_EPISODE_LENGTH as EPISODE_LENGTH  # noqa: E402
+from common import shim_config  # noqa: E402
 
 
 def episode(env, seed: int) -> list:
@@ -44,7 +41,7 @@ def test_check_env_passes(learner):
     policies = {"0": "random", "p": "random", "2": lambda obs: 3}
     policies.pop(learner, None)
     # through gymnasium.make, so that check_env also builds it again with each render mode from its spec
-    env = gymnasium.make(ENV_ID, foundation_config=small_config(), learner=learner, policies=policies,
+    env = gymnasium.make(ENV_ID, foundation_config=shim_config(), learner=learner, policies=policies,
                          render_mode="rgb_array").unwrapped
     check_env(env)
     assert env.render().shape == (25 * 16, 25 * 16, 3)
@@ -52,7 +49,7 @@ def test_check_env_passes(learner):
 
 
 def test_registered_id_runs_an_episode_to_its_time_limit():
-    env = gymnasium.make(ENV_ID, foundation_config=small_config(), policies="random", learner=2)
+    env = gymnasium.make(ENV_ID, foundation_config=shim_config(), policies="random", learner=2)
     assert env.spec.id == ENV_ID
     obs, info = env.reset(seed=3)
     assert env.observation_space.contains(obs) and info == {}
@@ -72,7 +69,7 @@ def test_fixed_policies_act_on_their_own_observations():
         seen.append(obs)
         return 35  # ContinuousDoubleAuction.Sell_Wood, price 0
 
-    env = FoundationGymEnv(small_config(), learner="0", policies={"3": sell_wood})
+    env = FoundationGymEnv(shim_config(), learner="0", policies={"3": sell_wood})
     obs, _ = env.reset(seed=0)
     env.step(0)
     env.step(0)
@@ -84,7 +81,7 @@ def test_fixed_policies_act_on_their_own_observations():
 
 def test_seed_makes_episodes_reproducible_and_different_seeds_differ():
     def make():
-        return FoundationGymEnv(small_config(), learner="1", policies="random")
+        return FoundationGymEnv(shim_config(), learner="1", policies="random")
 
     a, b, c = episode(make(), seed=11), episode(make(), seed=11), episode(make(), seed=12)
     assert data_equivalence(a, b)
@@ -92,7 +89,7 @@ def test_seed_makes_episodes_reproducible_and_different_seeds_differ():
 
 
 def test_noop_policies_leave_their_agents_in_place():
-    env = FoundationGymEnv(small_config(), learner="0", policies="noop")
+    env = FoundationGymEnv(shim_config(), learner="0", policies="noop")
     env.reset(seed=0)
     start = {i: env.foundation_env.get_agent(i).loc for i in range(1, 4)}
     learner_locs = set()
@@ -104,7 +101,7 @@ def test_noop_policies_leave_their_agents_in_place():
 
 
 def test_bad_input_is_a_clear_error():
-    cfg = small_config()
+    cfg = shim_config()
     for learner in ("4", 4, "planner", None):
         with pytest.raises(ValueError, match=r"learner must be one of the agents \['0', '1', '2', '3', 'p'\]"):
             FoundationGymEnv(cfg, learner=learner)

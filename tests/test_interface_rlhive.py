@@ -1,36 +1,23 @@
 """jaxecon.interfaces.rlhive: RLHive's BaseEnv and ParallelEnv over a jaxecon economy.
 
-The same tiny economy as the TF-Agents tests (equal configs share one env
-object through ``jitted_env``, hence one compilation of the host driver):
-2 agents with multi-action heads, a passive planner, 3-step episodes.
+The tiny economy of the TF-Agents and checkpoint tests, ``common.TINY_CONFIG``
+(one env object through ``jitted_env``, hence one compilation of the host
+driver): 2 agents with multi-action heads, a passive planner, 3-step episodes.
 """
 
 from __future__ import annotations
 
-import jax
 import numpy as np
 import pytest
 
 from jaxecon.interfaces import rlhive
 
-CONFIG = {
-    "scenario_name": "uniform/simple_wood_and_stone",
-    "components": [{"Build": {}}, {"Gather": {}}],
-    "n_agents": 2,
-    "world_size": [8, 8],
-    "episode_length": 3,
-    "multi_action_mode_agents": True,
-}
+from common import TINY_CONFIG, tree_equal
 
 
 @pytest.fixture(scope="module")
 def env(jitted_env):
-    return jitted_env(CONFIG).env
-
-
-def tree_equal(a, b) -> bool:
-    return jax.tree.structure(a) == jax.tree.structure(b) and all(
-        np.array_equal(x, y) for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b)))
+    return jitted_env(TINY_CONFIG).env
 
 
 def round_actions(hive_env, rng) -> list:
@@ -42,7 +29,7 @@ def test_env_spec_players_and_type_name(env):
     hive_env = rlhive.BaseEnv(env)
     n = env.n_agents
     spec = hive_env.env_spec
-    assert spec.env_name == "uniform/simple_wood_and_stone"
+    assert spec.env_name == "layout_from_file/simple_wood_and_stone"
     assert hive_env.num_players == n + 1 == spec.env_info["num_players"]
     assert spec.env_info["players"] == ["0", "1", "p"]
     assert spec.observation_space == [env.observation_space("a")] * n + [env.observation_space("p")]
@@ -61,7 +48,7 @@ def test_env_spec_players_and_type_name(env):
     mro = rlhive.ParallelEnv.__mro__
     assert mro.index(rlhive._Parallel) < mro.index(rlhive.BaseEnv)
     # a Foundation-style config dict builds the same economy
-    assert rlhive.BaseEnv(dict(CONFIG)).env_spec.action_space == spec.action_space
+    assert rlhive.BaseEnv(dict(TINY_CONFIG)).env_spec.action_space == spec.action_space
 
 
 def test_reset_and_step_all_players(env):
@@ -155,7 +142,7 @@ def test_bad_save_dirs_and_other_arguments(env, tmp_path):
     hive_env.save(tmp_path / "base")
     with pytest.raises(FileNotFoundError, match="no checkpoint directory"):
         hive_env.load(tmp_path / "missing")
-    other = rlhive.BaseEnv(dict(CONFIG, n_agents=3, episode_length=5))
+    other = rlhive.BaseEnv(dict(TINY_CONFIG, n_agents=3, episode_length=5))
     with pytest.raises(ValueError, match=r"different configuration.*episode_length \(saved 3, this env 5\).*n_agents"):
         other.load(tmp_path / "base")
     with pytest.raises(ValueError, match="written by 'rlhive.BaseEnv', not by 'rlhive.ParallelEnv'"):
@@ -164,6 +151,9 @@ def test_bad_save_dirs_and_other_arguments(env, tmp_path):
         hive_env.render("ansi")
     with pytest.raises(ValueError, match="num_players must be n_agents \\+ 1 = 3"):
         rlhive.BaseEnv(env, num_players=2)
+    with pytest.raises(ValueError, match="num_players must be n_agents \\+ 1 = 3"):
+        rlhive.ParallelEnv(env, num_players=4)
+    assert rlhive.ParallelEnv(env, num_players=3).num_players == 3
     with pytest.raises(ValueError, match="seed must be an int >= 0"):
         hive_env.seed(-3)
     with pytest.raises(TypeError, match="env_or_config"):

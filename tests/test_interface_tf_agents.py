@@ -1,9 +1,10 @@
 """jaxecon.interfaces.tf_agents: TF-Agents' PyEnvironment over a jaxecon economy.
 
-Tiny economy (2 agents, 8x8, 3-step episodes, multi-action agents so that
-the action spec has per-subspace bounds). Every PyEnvironment here is built
-on the one shared env object, so its jitted reset/step compile once per
-batch size for the whole module.
+The tiny economy ``common.TINY_CONFIG`` (2 agents, 25x25, 3-step episodes,
+multi-action agents so that the action spec has per-subspace bounds). Every
+PyEnvironment here is built on the one env object ``jitted_env`` shares with
+the RLHive and checkpoint tests, so the host driver's jitted reset/step
+compile once per batch size for the session.
 """
 
 from __future__ import annotations
@@ -17,29 +18,18 @@ from jaxecon.interfaces import specs
 from jaxecon.interfaces import tf_agents as tfa
 from jaxecon.render import render_world
 
-CONFIG = {
-    "scenario_name": "uniform/simple_wood_and_stone",
-    "components": [{"Build": {}}, {"Gather": {}}],
-    "n_agents": 2,
-    "world_size": [8, 8],
-    "episode_length": 3,
-    "multi_action_mode_agents": True,
-}
+from common import TINY_CONFIG, tree_equal
+
 BATCH = 2
 
 
 @pytest.fixture(scope="module")
 def env(jitted_env):
-    return jitted_env(CONFIG).env
+    return jitted_env(TINY_CONFIG).env
 
 
 def lead(pyenv) -> tuple:
     return () if pyenv.batch_size is None else (pyenv.batch_size,)
-
-
-def tree_equal(a, b) -> bool:
-    return jax.tree.structure(a) == jax.tree.structure(b) and all(
-        np.array_equal(x, y) for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b)))
 
 
 def random_actions(pyenv, rng):
@@ -93,7 +83,7 @@ def test_specs_are_keyed_by_agent_with_a_leading_agent_axis(env):
 
 
 def test_a_config_dict_gives_the_same_specs(env):
-    from_dict = tfa.PyEnvironment(dict(CONFIG))
+    from_dict = tfa.PyEnvironment(dict(TINY_CONFIG))
     from_env = tfa.PyEnvironment(env)
     assert from_dict.time_step_spec() == from_env.time_step_spec()
     assert from_dict.action_spec() == from_env.action_spec()
@@ -270,7 +260,7 @@ def test_actions_outside_the_spec_are_clear_errors(env):
 
 def test_set_state_rejects_tokens_from_another_env(env):
     pyenv = tfa.PyEnvironment(env)
-    other_config = dict(CONFIG, n_agents=3, episode_length=4)
+    other_config = dict(TINY_CONFIG, n_agents=3, episode_length=4)
     foreign = tfa.PyEnvironment(other_config).get_state()
     with pytest.raises(ValueError, match=r"different configuration.*episode_length.*n_agents"):
         pyenv.set_state(foreign)
@@ -283,6 +273,17 @@ def test_set_state_rejects_tokens_from_another_env(env):
 def test_bad_construction_and_render_arguments(env):
     with pytest.raises(TypeError, match="env_or_config"):
         tfa.PyEnvironment("uniform/simple_wood_and_stone")
+    from jaxecon.wrappers import LogWrapper
+
+    with pytest.raises(TypeError, match=r"env_or_config must be .*got jaxecon.wrappers.log.LogWrapper \(a wrapped env: "
+                                        r"pass its jaxecon env, env.unwrapped\)"):
+        tfa.PyEnvironment(LogWrapper(env))
+    with pytest.raises(TypeError, match="params must be the env's EnvParams"):
+        tfa.PyEnvironment(env, params={"isoelastic_eta": 0.23})
+    p = env.default_params
+    wide = p.replace(scenario=p.scenario.replace(isoelastic_eta=np.full(3, 0.23)))
+    with pytest.raises(ValueError, match=r"params.scenario.isoelastic_eta has shape \(3,\), this env's has \(\)"):
+        tfa.PyEnvironment(env, params=wide)
     with pytest.raises(ValueError, match="batch_size must be >= 1"):
         tfa.PyEnvironment(env, batch_size=0)
     with pytest.raises(ValueError, match="handle_auto_reset"):

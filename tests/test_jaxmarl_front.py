@@ -13,38 +13,27 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-import jaxecon
 from jaxecon import spaces
-from jaxecon.configs import default_config, gather_build_config
+from jaxecon.configs import gather_build_config
 from jaxecon.wrappers import AutoResetWrapper, MultiAgentEnv
+
+from common import jit_fast, taxed_config, two_agents
 
 EPISODE = 5
 STEPS = 6
 
 
-def _taxed_config():
-    """The canonical economy without trade (Build, Gather, taxes)."""
-    cfg = default_config()
-    cfg["components"] = [c for c in cfg["components"] if "ContinuousDoubleAuction" not in c]
-    return cfg
-
-
-def _config(base):
-    cfg = base()
-    cfg.update(episode_length=EPISODE, n_agents=2)  # two agents: cheap to compile
-    return cfg
+@pytest.fixture(scope="module")
+def menv(jitted_env):
+    """The economy without trade, two agents, planner included as agent "p"
+    (the env is shared with the gymnax tests)."""
+    return MultiAgentEnv(jitted_env(two_agents(taxed_config(), EPISODE)).env)
 
 
 @pytest.fixture(scope="module")
-def menv():
-    """A taxed economy, planner included as agent "p"."""
-    return MultiAgentEnv(jaxecon.make_from_config(_config(_taxed_config)))
-
-
-@pytest.fixture(scope="module")
-def small_env():
-    """Build and Gather (a passive planner)."""
-    return jaxecon.make_from_config(_config(gather_build_config))
+def small_env(jitted_env):
+    """Build and Gather (a passive planner), two agents."""
+    return jitted_env(two_agents(gather_build_config(), EPISODE)).env
 
 
 def _sample(key, mask):
@@ -72,7 +61,7 @@ def run(menv):
         _, out = jax.lax.scan(body, (obs, state), jax.random.split(k, STEPS))
         return obs, out
 
-    return jax.jit(go)(jax.random.key(5))
+    return jit_fast(go)(jax.random.key(5))
 
 
 def test_agents_and_spaces(menv):
@@ -143,6 +132,12 @@ def test_fixed_planner_and_reset_state(small_env):
     assert infos["planner_reward"].shape == (2,) and dones["__all__"].dtype == jnp.bool_
     with pytest.raises(ValueError, match=r"unknown: \['p'\], missing: \[\]"):
         jax.eval_shape(menv.step, jax.random.key(0), state, {**acts, "p": jnp.int32(0)})
+    # checked before the jitted step: JAX cannot even sort keys of mixed types
+    with pytest.raises(ValueError, match=r"unknown: \[0\], missing: \['0'\]"):
+        menv.step(jax.random.key(0), state, {0: 0, "1": 0})
+    for bad, got in ((jnp.zeros(2, jnp.int32), r"int32 \(2,\)"), (jnp.float32(1), r"float32 \(\)")):
+        with pytest.raises(ValueError, match=r"actions\['1'\] must be an integer array of shape \(\), got " + got):
+            jax.eval_shape(menv.step, jax.random.key(0), state, {**acts, "1": bad})
 
 
 def test_bad_input(menv, small_env):
@@ -152,6 +147,10 @@ def test_bad_input(menv, small_env):
         MultiAgentEnv(AutoResetWrapper(small_env))
     with pytest.raises(ValueError, match=r"planner_policy must be one of \('noop', 'random'\)"):
         MultiAgentEnv(small_env, planner_policy="us-federal")
+    with pytest.raises(ValueError, match=r"params has another structure.*missing \[\".components\['PeriodicBracketTax'\]"):
+        MultiAgentEnv(menv.unwrapped, params=small_env.default_params)
+    with pytest.raises(TypeError, match="params must be the env's EnvParams"):
+        menv.with_params({"isoelastic_eta": 0.23})
     for bad in ("agent_0", "a", 3):
         with pytest.raises(ValueError, match=r"agent must be one of \['0', '1', 'p'\]"):
             menv.action_space(bad)
@@ -279,7 +278,7 @@ IPPO_CONFIG = {"NUM_ENVS": 2, "NUM_STEPS": 8, "NUM_UPDATES": 2, "UPDATE_EPOCHS":
 def test_ippo_trains_over_jaxmarl_log_wrapper(small_env):
     baselines = pytest.importorskip("jaxmarl.wrappers.baselines")
     env = baselines.LogWrapper(MultiAgentEnv(small_env, planner_policy="noop"))
-    out = jax.jit(make_train(dict(IPPO_CONFIG), env))(jax.random.key(0))
+    out = jit_fast(make_train(dict(IPPO_CONFIG), env))(jax.random.key(0))
     metrics = out["metrics"]
     loss = np.asarray(metrics["loss"])
     assert loss.shape == (2, 2, 2) and np.isfinite(loss).all()

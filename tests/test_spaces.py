@@ -26,6 +26,8 @@ import jaxecon.foundation
 from jaxecon import configs, spaces
 from jaxecon.scenarios.covid19 import default_covid_config
 
+from common import jit_fast
+
 
 # --------------------------------------------------------------------------
 # Configurations
@@ -423,15 +425,6 @@ def _all(flags_a, flags_b):
     return jax.tree.map(jnp.logical_and, flags_a, flags_b)
 
 
-#: XLA options that halve the compilation of these one-off programs (they run
-#: a few hundred steps, so the slower code costs nothing).
-FAST_COMPILE = {"xla_backend_optimization_level": 0, "xla_llvm_disable_expensive_passes": True}
-
-
-def _run_fast(fn, *args):
-    return jax.jit(fn).lower(*args).compile(compiler_options=FAST_COMPILE)(*args)
-
-
 def _all_true(env, reset):
     """The flags of ``_check`` all True (the scans' initial carry)."""
     shapes = jax.eval_shape(lambda k: _check(env, reset(k)[0]), jax.random.key(0))
@@ -460,7 +453,7 @@ def _rollout_flags(env, n_episodes: int):
     def run(keys):
         return jax.lax.scan(episode, _all_true(env, lambda k: env.reset(k, params)), keys)[0]
 
-    return _run_fast(run, jax.random.split(jax.random.key(7), n_episodes))
+    return jit_fast(run)(jax.random.split(jax.random.key(7), n_episodes))
 
 
 def _outside(flags: dict) -> list:
@@ -488,6 +481,6 @@ def test_reset_observations_of_every_layout_stay_inside_the_spaces():
             out.update({f"{name}/{k}": v for k, v in ok.items()})
         return out
 
-    flags = _run_fast(run, jax.random.split(jax.random.key(3), 8))
+    flags = jit_fast(run)(jax.random.split(jax.random.key(3), 8))
     assert len(flags) > 4 * len(built)
     assert not _outside(flags), f"reset observations outside their space: {_outside(flags)}"

@@ -18,8 +18,9 @@ import numpy as np
 import pytest
 
 import jaxecon
-from jaxecon.configs import default_config
 from jaxecon.wrappers import AutoResetWrapper, LogWrapper, Wrapper, unwrap_state
+
+from common import jit_fast, taxed_config, two_agents
 
 EPISODE = 5
 STEPS = 12  # two ends (steps 5 and 10) and two steps into the third episode
@@ -27,11 +28,9 @@ BATCH = 2
 
 
 def _config():
-    cfg = default_config()
-    cfg["components"] = [c for c in cfg["components"] if "ContinuousDoubleAuction" not in c]
+    cfg = two_agents(taxed_config(), EPISODE, energy_warmup_method="auto", energy_warmup_constant=20)
     for c in cfg["components"]:
         c.get("PeriodicBracketTax", {}).update(period=EPISODE, tax_annealing_schedule=[-1, 0.5])
-    cfg.update(episode_length=EPISODE, n_agents=2, energy_warmup_method="auto", energy_warmup_constant=20)
     return cfg
 
 
@@ -57,7 +56,7 @@ def econ():
 def jitted(econ):
     """The bare env's ``step``, ``reset`` and ``metrics``, jitted once for the module."""
     env = econ[0]
-    return jax.jit(env.step), jax.jit(env.reset), jax.jit(env.metrics)
+    return jit_fast(env.step), jit_fast(env.reset), jit_fast(env.metrics)
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +77,7 @@ def wrapped_run(econ):
         _, out = jax.lax.scan(body, (obs, state), keys_b[1:])
         return out
 
-    return jax.jit(jax.vmap(one))(keys)
+    return jit_fast(jax.vmap(one))(keys)
 
 
 @pytest.fixture(scope="module")
@@ -219,3 +218,7 @@ def test_bad_input(econ):
         LogWrapper(AutoResetWrapper(env))
     with pytest.raises(TypeError, match="env_state"):
         unwrap_state({"timestep": 0})
+    params, actions = econ[1], econ[2]
+    _, state = jax.eval_shape(env.reset, jax.random.key(0), params)
+    with pytest.raises(TypeError, match="state must be the LogState that LogWrapper.reset returned, got EnvState"):
+        jax.eval_shape(lambda s: LogWrapper(env).step(jax.random.key(0), s, actions, params), state)

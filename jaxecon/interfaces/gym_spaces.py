@@ -16,7 +16,8 @@ share what this module builds from it:
   Foundation's one-element ``time`` list and its Python-float scalars become
   arrays; keys in the space's order);
 - ``check_config``, ``check_render_mode``: the arguments both interfaces check;
-- ``world_frame(env)``: the world as an RGB image (``jaxecon.render``).
+- ``render_frame(env, render_mode)``: what both interfaces' ``render()``
+  returns (the world as an RGB image, ``jaxecon.interfaces.host.world_frames``).
 
 Observation fields keep Foundation's names (``world-map``, ``world-idx_map``,
 ``time``, ``flat``, ``p0``..., ``action_mask``), with the bounds jaxecon
@@ -39,7 +40,7 @@ Needs gymnasium (the ``gymnasium`` extra; PettingZoo depends on it).
 from __future__ import annotations
 
 try:
-    from gymnasium import spaces
+    from gymnasium import logger, spaces
 except ImportError as exc:  # pragma: no cover - exercised only without gymnasium
     raise ImportError(
         "jaxecon's PettingZoo and Gymnasium interfaces need gymnasium: "
@@ -49,9 +50,9 @@ except ImportError as exc:  # pragma: no cover - exercised only without gymnasiu
 import numpy as np
 
 from jaxecon import spaces as jaxecon_spaces
-from jaxecon.render import MAP_NAMES, render_world
+from jaxecon.interfaces.host import world_frames
 
-__all__ = ["RENDER_MODES", "AgentSpaces", "check_config", "check_render_mode", "to_gymnasium", "world_frame"]
+__all__ = ["RENDER_MODES", "AgentSpaces", "check_config", "check_render_mode", "render_frame", "to_gymnasium"]
 
 MASK_KEY = "action_mask"
 
@@ -234,15 +235,18 @@ class AgentSpaces:
         return {k: self.observation(k, obs[k]) for k in self.possible_agents}
 
 
-def world_frame(env) -> np.ndarray:
-    """The shim environment's world now, as ``jaxecon.render.render_world`` draws it.
+def render_frame(env, render_mode) -> np.ndarray | None:
+    """What the PettingZoo and Gymnasium interfaces' ``render()`` returns.
 
+    Args:
+        env: the shim environment (``jaxecon.foundation.FoundationEnv``).
+        render_mode: the interface's, checked by ``check_render_mode``.
     Returns:
-        uint8 ``[H * 16, W * 16, 3]``: resources, water, houses by owner and
-        the mobile agents at their locations.
+        ``render_mode="rgb_array"``: the world now, uint8 ``[H * 16, W * 16, 3]``
+        (``jaxecon.interfaces.host.world_frames`` of ``env.state``); None, with
+        gymnasium's warning, when no ``render_mode`` was given.
     """
-    names = [n for n in MAP_NAMES if n in env.world.maps.keys()]
-    maps = {n: env.world.maps.get(n) for n in names}
-    owner = env.world.maps.get("House", owner=True) if "House" in maps else None
-    loc = np.asarray([a.loc for a in env.world.agents], dtype=np.int64).reshape(-1, 2)
-    return render_world(maps, owner=owner, loc=loc)
+    if render_mode is None:
+        logger.warn("render() was called without a render_mode; pass render_mode='rgb_array'")
+        return None
+    return world_frames(env.state)

@@ -40,7 +40,7 @@ import numpy as np
 
 from jaxecon.configs import default_config
 from jaxecon.foundation import make_env_instance
-from jaxecon.interfaces.gym_spaces import RENDER_MODES, AgentSpaces, check_config, check_render_mode, world_frame
+from jaxecon.interfaces.gym_spaces import RENDER_MODES, AgentSpaces, check_config, check_render_mode, render_frame
 
 __all__ = ["ENV_ID", "POLICY_NAMES", "FoundationGymEnv"]
 
@@ -200,10 +200,7 @@ class FoundationGymEnv(gymnasium.Env):
     def render(self):
         """The world as uint8 ``[H * 16, W * 16, 3]`` (``render_mode="rgb_array"``),
         or None with gymnasium's warning when no ``render_mode`` was given."""
-        if self.render_mode is None:
-            gymnasium.logger.warn("render() was called without a render_mode; pass render_mode='rgb_array'")
-            return None
-        return world_frame(self.foundation_env)
+        return render_frame(self.foundation_env, self.render_mode)
 
 
 if ENV_ID not in gymnasium.registry:

@@ -25,10 +25,11 @@ import numpy as np
 
 from jaxecon.core import validators
 from jaxecon.core.env import BaseEnvironment
+from jaxecon.env_checks import check_params, env_type_error
 from jaxecon.make import make_from_config
 from jaxecon.render import render_world
 
-__all__ = ["RENDER_MODES", "Economy", "Outputs", "as_env", "check_action", "spaces_of"]
+__all__ = ["RENDER_MODES", "Economy", "Outputs", "as_env", "check_action", "spaces_of", "world_frames"]
 
 #: The render modes every interface accepts.
 RENDER_MODES = ("rgb_array", "human")
@@ -41,19 +42,17 @@ def as_env(env_or_config, argument: str = "env_or_config") -> BaseEnvironment:
 
     Raises:
         TypeError: anything else (names ``argument``); a wrapper is told to
-            pass its ``.unwrapped`` env.
+            pass its ``.unwrapped`` env, a Foundation shim env its ``.core``
+            (the interface adds its own episode logic).
         ValueError / KeyError: a bad config, as ``jaxecon.make_from_config``.
     """
     if isinstance(env_or_config, BaseEnvironment):
         return env_or_config
     if isinstance(env_or_config, dict):
         return make_from_config(copy.deepcopy(env_or_config))
-    hint = ""
-    if isinstance(getattr(env_or_config, "unwrapped", None), BaseEnvironment):
-        hint = " (for a wrapped env pass its .unwrapped env; the interface adds its own episode logic)"
-    raise TypeError(
-        f"{argument} must be a jaxecon env (jaxecon.make(...)) or a Foundation-style config dict "
-        f"with a 'scenario_name' key, got {type(env_or_config).__name__}{hint}"
+    raise env_type_error(
+        env_or_config, argument,
+        "a jaxecon env (jaxecon.make(...)) or a Foundation-style config dict with a 'scenario_name' key",
     )
 
 
@@ -93,6 +92,31 @@ def check_action(value, shape: tuple, low, high, name: str) -> np.ndarray:
             + (f" (bad entries at {where})" if where else "") + f"; allowed: {allowed}"
         )
     return arr.astype(np.int32)
+
+
+def world_frames(state) -> np.ndarray:
+    """The world of an ``EnvState`` as ``jaxecon.render.render_world`` draws it.
+
+    Used by every interface's ``render``: TF-Agents and RLHive pass their
+    ``Economy``'s state, PettingZoo and Gymnasium the Foundation shim's.
+
+    Args:
+        state: an ``EnvState`` (device or numpy leaves), with any leading
+            batch axes ``B``; its maps, House owners and agent locations are
+            fetched in one transfer.
+    Returns:
+        uint8 ``[*B, H * 16, W * 16, 3]``: resources, water, houses by owner
+        and the mobile agents at their locations.
+    """
+    maps, owner, loc = jax.device_get((state.maps, state.owner, state.loc))
+    lead = np.shape(loc)[:-2]
+    frames = [
+        render_world({k: np.asarray(v)[i] for k, v in maps.items()},
+                     owner=None if "House" not in owner else np.asarray(owner["House"])[i],
+                     loc=np.asarray(loc)[i])
+        for i in np.ndindex(*lead)
+    ]
+    return np.stack(frames).reshape(lead + frames[0].shape)
 
 
 class Outputs(NamedTuple):
@@ -177,12 +201,15 @@ class Economy:
             vmapped, each with its own key; arrays get a leading batch axis).
         seed: int >= 0 seeding the key (default: the env's ``seed``, else 0).
     Raises:
+        TypeError / ValueError: ``params`` that are not ``env``'s
+            (``jaxecon.env_checks.check_params``).
         ValueError: a bad ``batch_size`` or ``seed``.
     """
 
     def __init__(self, env: BaseEnvironment, params=None, batch_size=None, seed=None):
         self.env = env
         self.params = env.default_params if params is None else params
+        check_params(env, self.params)
         self.batch_size = (None if batch_size is None
                            else validators.check_int("batch_size", batch_size, minimum=1))
         self._compiled = _compiled(env, self.batch_size)
@@ -248,16 +275,7 @@ class Economy:
             raise ValueError(f"mode must be one of {list(RENDER_MODES)}, got {mode!r}")
         if self.state is None:
             raise RuntimeError("render() before reset(): reset the environment first")
-        world = jax.device_get((self.state.maps, self.state.owner, self.state.loc))
-
-        def frame(maps, owner, loc):
-            return render_world(maps, owner=owner.get("House"), loc=loc)
-
-        if self.batch_size is None:
-            frames = frame(*world)
-        else:
-            frames = np.stack([frame(*jax.tree.map(lambda x: x[i], world))
-                               for i in range(self.batch_size)])
+        frames = world_frames(self.state)
         if mode == "rgb_array":
             return frames
         self._show(frames if frames.ndim == 3 else np.concatenate(list(frames), axis=1))

@@ -33,10 +33,8 @@ except ImportError as exc:  # pragma: no cover - exercised only without pettingz
         'jaxecon.interfaces.pettingzoo needs PettingZoo: pip install "jaxecon[pettingzoo]"'
     ) from exc
 
-import gymnasium
-
 from jaxecon.foundation import make_env_instance
-from jaxecon.interfaces.gym_spaces import RENDER_MODES, AgentSpaces, check_config, check_render_mode, world_frame
+from jaxecon.interfaces.gym_spaces import RENDER_MODES, AgentSpaces, check_config, check_render_mode, render_frame
 
 __all__ = ["FoundationParallelEnv", "parallel_env"]
 
@@ -167,10 +165,7 @@ class FoundationParallelEnv(pettingzoo.ParallelEnv):
     def render(self):
         """The world as uint8 ``[H * 16, W * 16, 3]`` (``render_mode="rgb_array"``),
         or None with gymnasium's warning when no ``render_mode`` was given."""
-        if self.render_mode is None:
-            gymnasium.logger.warn("render() was called without a render_mode; pass render_mode='rgb_array'")
-            return None
-        return world_frame(self.foundation_env)
+        return render_frame(self.foundation_env, self.render_mode)
 
     def close(self):
         """Nothing to release (the shim holds no files or windows)."""

@@ -389,9 +389,9 @@ class ParallelEnv(_Parallel, BaseEnv):
 
     _KIND = "rlhive.ParallelEnv"
 
-    def __init__(self, env_or_config):
+    def __init__(self, env_or_config, num_players=None):
         env = as_env(env_or_config)
-        super().__init__(env, env.n_agents + 1)
+        super().__init__(env, env.n_agents + 1 if num_players is None else num_players)
 
     def reset(self):
         """Start an episode (dropping a round's pending actions); ``(player 0's observation, 0)``."""

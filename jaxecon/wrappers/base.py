@@ -21,6 +21,7 @@ from typing import Any
 
 from jaxecon.core.env import BaseEnvironment
 from jaxecon.core.state import EnvState
+from jaxecon.env_checks import env_type_error
 
 __all__ = ["Wrapper", "check_env", "contains_wrapper", "unwrap_state"]
 
@@ -33,17 +34,15 @@ def check_env(env: Any, argument: str = "env") -> None:
         argument: the argument's name, used in the message.
     Raises:
         TypeError: naming ``argument`` and what it accepts; a ``jaxecon.foundation``
-            (stateful shim) env is pointed to its functional env ``env.core``.
+            (stateful shim) env is pointed to its functional env ``env.core``, a
+            front to ``env.unwrapped`` (``jaxecon.env_checks.env_type_error``).
     """
     if isinstance(env, (BaseEnvironment, Wrapper)):
         return
-    hint = ""
-    if isinstance(getattr(type(env), "core", None), property):
-        hint = " (a jaxecon.foundation env: pass its functional env, env.core)"
-    raise TypeError(
-        f"{argument} must be a jaxecon functional environment (what jaxecon.make returns, "
-        f"a jaxecon.core.env.BaseEnvironment) or a jaxecon.wrappers.Wrapper, got "
-        f"{type(env).__module__}.{type(env).__qualname__}{hint}"
+    raise env_type_error(
+        env, argument,
+        "a jaxecon functional environment (what jaxecon.make returns, a jaxecon.core.env.BaseEnvironment) "
+        "or a jaxecon.wrappers.Wrapper",
     )
 
 

@@ -1,7 +1,7 @@
 """Per-agent flat observation vectors, their Box spaces, and action masks per head.
 
-Shared by the gymnax and JaxMARL fronts (``GymnaxEnv``, ``MultiAgentEnv``),
-with their checks of the env they are given. What they hand to a policy network:
+Shared by the gymnax and JaxMARL fronts (``GymnaxEnv``, ``MultiAgentEnv``).
+What they hand to a policy network:
 
 - an agent's observation flattened into one float32 vector: every field of
   its observation except ``"action_mask"``, each flattened, concatenated in
@@ -23,13 +23,8 @@ import numpy as np
 
 from jaxecon import spaces
 from jaxecon.core.spaces import ActionLayout
-from jaxecon.wrappers.auto_reset import AutoResetWrapper
-from jaxecon.wrappers.base import Wrapper, check_env, contains_wrapper
 
-__all__ = [
-    "MASK_FIELD", "check_flat_spaces", "check_front_env", "flat_observation", "flat_observation_space",
-    "mask_heads",
-]
+__all__ = ["MASK_FIELD", "flat_observation", "flat_observation_space", "mask_heads"]
 
 #: The observation field that holds the action mask (left out of the flat vector).
 MASK_FIELD = "action_mask"
@@ -93,45 +88,3 @@ def mask_heads(flat_mask: jax.Array, layout: ActionLayout) -> jax.Array:
         rows.append(jnp.pad(row, [(0, 0)] * (row.ndim - 1) + [(0, width - d)]))
         start += d
     return jnp.stack(rows, axis=-2)
-
-
-def check_front_env(env, front: str):
-    """Check ``env`` for a front (``GymnaxEnv``, ``MultiAgentEnv``); return its jaxecon env.
-
-    Raises:
-        TypeError: ``env`` is not a jaxecon env/wrapper, or contains an
-            ``AutoResetWrapper`` (the front resets by itself).
-        ValueError: the env was built with ``flatten_masks=False`` (the fronts
-            read Foundation's flattened masks).
-    """
-    check_env(env)
-    if contains_wrapper(env, AutoResetWrapper):
-        raise TypeError(f"{front} auto-resets by itself: pass env without AutoResetWrapper")
-    base = env.unwrapped if isinstance(env, Wrapper) else env
-    if not base.flatten_masks:
-        raise ValueError(f"{front} needs an env built with flatten_masks=True (the default), got False")
-    return base
-
-
-def check_flat_spaces(env, base, flat_spaces: dict, front: str) -> None:
-    """Check that each flat Box in ``flat_spaces`` (``{"a" or "p": Box}``) has
-    the size of ``env``'s flattened ``obs[group]`` per agent, from one
-    ``jax.eval_shape`` of ``env.reset``.
-
-    Raises:
-        TypeError: a size differs (a wrapper changed the observations without
-            declaring ``observation_space``).
-    """
-    def sizes(key):
-        obs, _ = env.reset(key, base.default_params)
-        return {g: flat_observation(obs[g], 1 if g == "a" else 0) for g in flat_spaces}
-
-    shapes = jax.eval_shape(sizes, jax.random.key(0))
-    for group, space in flat_spaces.items():
-        got = shapes[group].shape[-1]
-        if got != space.shape[0]:
-            raise TypeError(
-                f"{front}: env's observation_space({group!r}) describes {space.shape[0]} values per agent, "
-                f"its observations have {got}; a wrapper that changes observations must declare "
-                "observation_space"
-            )

@@ -29,15 +29,10 @@ from functools import partial
 import jax
 import jax.numpy as jnp
 
+from jaxecon.env_checks import check_params
 from jaxecon.wrappers.base import unwrap_state
-from jaxecon.wrappers.flat import (
-    MASK_FIELD,
-    check_flat_spaces,
-    check_front_env,
-    flat_observation,
-    flat_observation_space,
-    mask_heads,
-)
+from jaxecon.wrappers.flat import MASK_FIELD, flat_observation, mask_heads
+from jaxecon.wrappers.front import Front
 from jaxecon.wrappers.planner import make_planner_policy
 
 try:
@@ -54,7 +49,7 @@ __all__ = ["GYMNAX_AVAILABLE", "STEP_APIS", "GymnaxEnv"]
 STEP_APIS = ("gymnax", "legacy")
 
 
-class GymnaxEnv(_GymnaxEnvironment):
+class GymnaxEnv(Front, _GymnaxEnvironment):
     """The mobile agents of a jaxecon economy as a gymnax environment.
 
     Args:
@@ -92,35 +87,17 @@ class GymnaxEnv(_GymnaxEnvironment):
     """
 
     def __init__(self, env, planner_policy="noop", step_api: str = "gymnax"):
-        self._base = check_front_env(env, "GymnaxEnv")
-        self._env = env
+        self._observation_space = self._wrap(env, ("a",))["a"]
         if step_api not in STEP_APIS:
             raise ValueError(f"step_api must be one of {STEP_APIS}, got {step_api!r}")
         self.step_api = step_api
         self._planner = make_planner_policy(self._base, planner_policy)
-        self._observation_space = flat_observation_space(env.observation_space("a"))
-        check_flat_spaces(env, self._base, {"a": self._observation_space}, "GymnaxEnv")
 
     # ------------------------------------------------------------ structure
-    @property
-    def env(self):
-        """The wrapped jaxecon env or wrapper."""
-        return self._env
-
-    @property
-    def unwrapped(self):
-        """The jaxecon functional env."""
-        return self._base
-
     @property
     def default_params(self):
         """The wrapped env's ``EnvParams`` (``env.default_params``)."""
         return self._env.default_params
-
-    @property
-    def name(self) -> str:
-        """``"jaxecon/<scenario name>"``."""
-        return f"jaxecon/{self._base.name}"
 
     @property
     def num_agents(self) -> int:
@@ -163,7 +140,13 @@ class GymnaxEnv(_GymnaxEnvironment):
         return mask_heads(flat_mask, self._base.agent_actions)
 
     def reset_env(self, key, params):
-        """``(obs float32 [n, obs_dim], state)`` of a fresh episode."""
+        """``(obs float32 [n, obs_dim], state)`` of a fresh episode.
+
+        Raises:
+            TypeError / ValueError: ``params`` that are not the env's
+                (``jaxecon.env_checks.check_params``).
+        """
+        check_params(self._base, params)
         obs, state = self._env.reset(key, params)
         return self._view(obs, state, params)[0], state
 
@@ -175,7 +158,15 @@ class GymnaxEnv(_GymnaxEnvironment):
 
     def step_env(self, key, state, action, params):
         """One step without reset: ``(obs, state, reward, terminated, info)``
-        (gymnax's ``step_env``); ``info`` without the reset keys."""
+        (gymnax's ``step_env``); ``info`` without the reset keys.
+
+        Raises:
+            ValueError: ``action`` is not an integer array of shape
+                ``(n_agents,) + action_space().shape``.
+            TypeError / ValueError: ``params`` that are not the env's.
+        """
+        self._check_action(action, (self._base.n_agents,) + self.action_space().shape, "action")
+        check_params(self._base, params)
         k_planner, k_env = jax.random.split(key)
         planner_action = self._planner(k_planner, unwrap_state(state), params)
         actions = {"a": jnp.asarray(action, jnp.int32), "p": planner_action}
@@ -216,6 +207,3 @@ class GymnaxEnv(_GymnaxEnvironment):
         if self.step_api == "legacy":
             return obs, state, reward, done, info
         return obs, state, reward, terminated, truncated, info
-
-    def __repr__(self) -> str:
-        return f"GymnaxEnv({self._env!r})"

@@ -26,14 +26,10 @@ from functools import partial
 import jax
 import jax.numpy as jnp
 
+from jaxecon.env_checks import check_params
 from jaxecon.wrappers.base import unwrap_state
-from jaxecon.wrappers.flat import (
-    check_flat_spaces,
-    check_front_env,
-    flat_observation,
-    flat_observation_space,
-    mask_heads,
-)
+from jaxecon.wrappers.flat import flat_observation, mask_heads
+from jaxecon.wrappers.front import Front
 from jaxecon.wrappers.planner import make_planner_policy
 
 try:
@@ -50,7 +46,7 @@ __all__ = ["JAXMARL_AVAILABLE", "PLANNER", "MultiAgentEnv"]
 PLANNER = "p"
 
 
-class MultiAgentEnv(_JaxMARLEnv):
+class MultiAgentEnv(Front, _JaxMARLEnv):
     """A jaxecon economy as a JaxMARL multi-agent environment.
 
     Args:
@@ -64,6 +60,8 @@ class MultiAgentEnv(_JaxMARLEnv):
     Raises:
         TypeError: ``env`` is not a jaxecon env/wrapper or already auto-resets.
         ValueError: ``flatten_masks=False`` or an unknown ``planner_policy``.
+        TypeError / ValueError: ``params`` that are not the env's
+            (``jaxecon.env_checks.check_params``).
 
     Per agent (``n`` = n_agents; "float" is float32, float64 under x64):
 
@@ -91,9 +89,10 @@ class MultiAgentEnv(_JaxMARLEnv):
     """
 
     def __init__(self, env, params=None, planner_policy=None):
-        self._base = base = check_front_env(env, "MultiAgentEnv")
-        self._env = env
+        flat = self._wrap(env, ("a",) if planner_policy is not None else ("a", "p"))
+        base = self._base
         self._params = env.default_params if params is None else params
+        check_params(base, self._params)
         self.mobile_agents = [str(i) for i in range(base.n_agents)]
         self._planner = None if planner_policy is None else make_planner_policy(base, planner_policy)
         agents = self.mobile_agents + ([PLANNER] if self.trains_planner else [])
@@ -101,10 +100,6 @@ class MultiAgentEnv(_JaxMARLEnv):
             super().__init__(num_agents=len(agents))
         self.num_agents = len(agents)
         self.agents = agents
-        flat = {"a": flat_observation_space(env.observation_space("a"))}
-        if self.trains_planner:
-            flat["p"] = flat_observation_space(env.observation_space("p"))
-        check_flat_spaces(env, base, flat, "MultiAgentEnv")
         self.observation_spaces = {a: flat["p" if a == PLANNER else "a"] for a in agents}
         self.action_spaces = {a: base.action_space("p" if a == PLANNER else "a") for a in agents}
 
@@ -115,16 +110,6 @@ class MultiAgentEnv(_JaxMARLEnv):
         return self._planner is None
 
     @property
-    def env(self):
-        """The wrapped jaxecon env or wrapper."""
-        return self._env
-
-    @property
-    def unwrapped(self):
-        """The jaxecon functional env."""
-        return self._base
-
-    @property
     def params(self):
         """The ``EnvParams`` every call uses."""
         return self._params
@@ -132,14 +117,10 @@ class MultiAgentEnv(_JaxMARLEnv):
     def with_params(self, params) -> "MultiAgentEnv":
         """A copy of this env whose calls use ``params`` (same structure; the
         copy's jitted methods compile once for it)."""
+        check_params(self._base, params)
         other = copy.copy(self)
         other._params = params
         return other
-
-    @property
-    def name(self) -> str:
-        """``"jaxecon/<scenario name>"``."""
-        return f"jaxecon/{self._base.name}"
 
     @property
     def agent_classes(self) -> dict:
@@ -185,15 +166,22 @@ class MultiAgentEnv(_JaxMARLEnv):
         ``observe`` (used for ``step``'s ``reset_state``)."""
         return self._obs_dict(self._base.observe(unwrap_state(state), self._params))
 
-    def _joint_actions(self, key, state, actions) -> dict:
+    def _check_actions(self, actions) -> None:
+        """Raise ``ValueError`` unless ``actions`` is ``{agent: integer array of
+        its action space's shape}`` with exactly the keys ``agents``."""
         if not isinstance(actions, dict):
             raise ValueError(f"actions must be a dict keyed by agent id {self.agents}, got {type(actions).__name__}")
-        unknown = sorted(set(actions) - set(self.agents))
+        unknown = [a for a in actions if a not in self.agents]
         missing = [a for a in self.agents if a not in actions]
         if unknown or missing:
             raise ValueError(
                 f"actions must have exactly the keys {self.agents}; unknown: {unknown}, missing: {missing}"
             )
+        for agent in self.agents:
+            self._check_action(actions[agent], self.action_spaces[agent].shape, f"actions[{agent!r}]")
+
+    def _joint_actions(self, key, state, actions) -> dict:
+        self._check_actions(actions)
         a = jnp.stack([jnp.asarray(actions[i], jnp.int32) for i in self.mobile_agents])
         if self.trains_planner:
             p = jnp.asarray(actions[PLANNER], jnp.int32)
@@ -202,7 +190,12 @@ class MultiAgentEnv(_JaxMARLEnv):
         return {"a": a, "p": p}
 
     def step_env(self, key, state, actions):
-        """One step without reset: ``(obs, state, rewards, dones, infos)``."""
+        """One step without reset: ``(obs, state, rewards, dones, infos)``.
+
+        Raises:
+            ValueError: ``actions`` without exactly the keys ``agents``, or an
+                action that is not an integer array of its space's shape.
+        """
         k_planner, k_env = jax.random.split(key)
         joint = self._joint_actions(k_planner, state, actions)
         obs, state, reward, done, info = self._env.step(k_env, state, joint, self._params)
@@ -217,10 +210,19 @@ class MultiAgentEnv(_JaxMARLEnv):
         infos = jax.tree.map(lambda x: jnp.broadcast_to(x, (self.num_agents,) + jnp.shape(x)), info)
         return self._obs_dict(obs), state, rewards, dones, infos
 
-    @partial(jax.jit, static_argnums=(0,))
     def step(self, key, state, actions, reset_state=None):
         """One step; when ``dones["__all__"]``, reset with carry-over (or to
-        ``reset_state``). Returns ``(obs, state, rewards, dones, infos)``."""
+        ``reset_state``). Returns ``(obs, state, rewards, dones, infos)``.
+
+        Raises:
+            ValueError: as ``step_env`` (checked before the jitted step, so
+                that a dict with keys of mixed types is named too).
+        """
+        self._check_actions(actions)
+        return self._step(key, state, actions, reset_state)
+
+    @partial(jax.jit, static_argnums=(0,))
+    def _step(self, key, state, actions, reset_state):
         key, k_reset = jax.random.split(key)
         obs_st, state_st, rewards, dones, infos = self.step_env(key, state, actions)
 
@@ -242,6 +244,3 @@ class MultiAgentEnv(_JaxMARLEnv):
         if self.trains_planner:
             out[PLANNER] = mask_heads(masks["p"], self._base.planner_actions)
         return out
-
-    def __repr__(self) -> str:
-        return f"MultiAgentEnv({self._env!r})"

@@ -155,7 +155,13 @@ class LogWrapper(Wrapper):
         return obs, state
 
     def step(self, key, state: LogState, actions, params):
-        """Step the wrapped env and update the episode sums (see the class docstring)."""
+        """Step the wrapped env and update the episode sums (see the class docstring).
+
+        Raises:
+            TypeError: ``state`` is not the ``LogState`` that ``reset`` returned.
+        """
+        if not isinstance(state, LogState):
+            raise TypeError(f"state must be the LogState that LogWrapper.reset returned, got {type(state).__qualname__}")
         obs, env_state, reward, done, info = self._env.step(key, state.env_state, actions, params)
         returns = jax.tree.map(lambda s, r: s + r, state.episode_returns, reward)
         length = state.episode_lengths + 1

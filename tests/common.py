@@ -1,0 +1,84 @@
+"""What several test modules share: small economies, a pytree comparison, fast compilation.
+
+Modules that build the same config get the same env object through the
+``jitted_env`` fixture (``conftest.py``), so its jitted functions, and the
+interfaces' host driver cached per env object, compile once per session:
+
+- ``TINY_CONFIG``: 2 agents on Foundation's 25x25 map file, 3-step episodes,
+  multi-action agents (per-head action bounds), Build and Gather (a passive
+  planner); a map file compiles faster than a generated layout. The
+  TF-Agents, RLHive and checkpoint tests.
+- ``two_agents(taxed_config())``: the canonical economy without trade (Build,
+  Gather, PeriodicBracketTax) with two agents and short episodes, and
+  ``two_agents(gather_build_config())``: Build and Gather only. The wrapper,
+  gymnax and JaxMARL tests.
+- ``shim_config()``: the canonical Gather-Trade-Build economy with
+  ``SHIM_EPISODE_LENGTH`` steps, for the Foundation-shim interfaces
+  (PettingZoo, Gymnasium); the shim shares its compiled functions between
+  envs of one config, and this is also the config of the shim engine tests.
+
+``jit_fast(fn)`` is ``jax.jit(fn)`` compiled with XLA's cheaper optimisation
+settings, ``FAST_COMPILE``: for the one-off programs of the tests (rollouts
+run once per session, oracles stepped a few dozen times).
+
+Nothing here imports an optional library.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import jax
+import numpy as np
+
+from jaxecon.configs import default_config
+
+__all__ = [
+    "FAST_COMPILE", "SHIM_EPISODE_LENGTH", "TINY_CONFIG", "jit_fast", "shim_config", "taxed_config", "tree_equal",
+    "two_agents",
+]
+
+TINY_CONFIG: dict = {
+    "scenario_name": "layout_from_file/simple_wood_and_stone",
+    "env_layout_file": "quadrant_25x25_20each_30clump.txt",
+    "components": [{"Build": {}}, {"Gather": {}}],
+    "n_agents": 2,
+    "world_size": [25, 25],
+    "episode_length": 3,
+    "multi_action_mode_agents": True,
+}
+
+#: ``shim_config()``'s episode length (that of ``test_foundation_engine.py``'s canonical economy).
+SHIM_EPISODE_LENGTH = 15
+
+#: XLA options that halve the compilation of one-off programs (they run a few
+#: hundred steps at most, so the slower code costs nothing).
+FAST_COMPILE = {"xla_backend_optimization_level": 0, "xla_llvm_disable_expensive_passes": True}
+
+
+def taxed_config() -> dict:
+    """A fresh canonical config without ContinuousDoubleAuction: Build, Gather and taxes."""
+    cfg = default_config()
+    cfg["components"] = [c for c in cfg["components"] if "ContinuousDoubleAuction" not in c]
+    return cfg
+
+
+def two_agents(config: dict, episode_length: int = 5, **kwargs) -> dict:
+    """A copy of ``config`` with two agents (cheap to compile), ``episode_length`` and ``kwargs``."""
+    return {**copy.deepcopy(config), "n_agents": 2, "episode_length": episode_length, **kwargs}
+
+
+def shim_config() -> dict:
+    """A fresh canonical config with ``SHIM_EPISODE_LENGTH``-step episodes."""
+    return {**default_config(), "episode_length": SHIM_EPISODE_LENGTH}
+
+
+def tree_equal(a, b) -> bool:
+    """Whether two pytrees have one structure and equal leaves (``np.array_equal``)."""
+    return jax.tree.structure(a) == jax.tree.structure(b) and all(
+        np.array_equal(x, y) for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b)))
+
+
+def jit_fast(fn, **jit_kwargs):
+    """``jax.jit(fn, **jit_kwargs)`` compiled with ``FAST_COMPILE``."""
+    return jax.jit(fn, compiler_options=FAST_COMPILE, **jit_kwargs)
