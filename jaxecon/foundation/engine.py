@@ -189,7 +189,6 @@ class Engine:
             "kd": sds(self.key_shape, kd.dtype),
             "sbuf": tuple(sds((s,), d) for s, d in zip(self.state_packing.sizes, self.state_packing.dtypes)),
             "pbuf": tuple(sds((s,), d) for s, d in zip(self.params_packing.sizes, self.params_packing.dtypes)),
-            "acts": sds((self.n_actions,), jnp.int32),
             # the step's one host input: key data (as int32 words), then the actions
             "inputs": sds((self._n_kd + self.n_actions,), jnp.int32),
             "count": sds((), jnp.int32),
@@ -201,9 +200,9 @@ class Engine:
         unrolled, then compile them in parallel threads; each is set as
         ``self._<name>`` and waits for its compile on first call."""
         kd, sbuf, pbuf = self._sds["kd"], self._sds["sbuf"], self._sds["pbuf"]
-        acts, count = self._sds["acts"], self._sds["count"]
+        inputs, count = self._sds["inputs"], self._sds["count"]
         lowerers = {
-            "step": lambda: jax.jit(self._step_fn, donate_argnums=(0,)).lower(sbuf, self._sds["inputs"], pbuf),
+            "step": lambda: jax.jit(self._step_fn, donate_argnums=(0,)).lower(sbuf, inputs, pbuf),
             "reset": lambda: jax.jit(self._reset_fn, donate_argnums=(3,)).lower(kd, pbuf, count, sbuf),
             "metrics": lambda: jax.jit(self._metrics_fn).lower(sbuf, pbuf),
             "init": lambda: jax.jit(self._init_fn).lower(pbuf),
