@@ -10,10 +10,17 @@
 - Plain action dicts are packed by ``Engine.quick_actions`` exactly as the
   agents' parsers would pack them; anything else falls back to the parsers.
 - ``enable_persistent_cache`` honours the opt-out and a user's own cache dir.
+- ``configure_cpu_runtime`` sets its two CPU settings only before JAX's
+  backend exists, keeps the user's own values and honours its opt-out; in a
+  fresh process XLA's CPU client then runs one pool thread.
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import time
 
 import jax
 import jax.numpy as jnp
@@ -22,7 +29,7 @@ import pytest
 
 from jaxecon import foundation
 from jaxecon.configs import default_config
-from jaxecon.foundation import compilation_cache
+from jaxecon.foundation import compilation_cache, cpu_runtime
 from jaxecon.foundation.engine import engine_key
 from jaxecon.foundation.host_engine import HostEngine
 from jaxecon.foundation.packing import TreePacking, WordPacking
@@ -137,3 +144,51 @@ def test_persistent_cache_setting(monkeypatch, tmp_path):
     finally:
         jax.config.update("jax_compilation_cache_dir", before)
         jax.config.update("jax_persistent_cache_min_compile_time_secs", saved)
+
+
+def test_cpu_runtime_setting(monkeypatch):
+    jnp.zeros(1).block_until_ready()  # JAX runs here: too late to change anything
+    monkeypatch.setattr(cpu_runtime, "_checked", False)
+    assert cpu_runtime.configure_cpu_runtime() == {}
+    saved = jax.config.values["jax_cpu_enable_async_dispatch"]
+    monkeypatch.setattr(cpu_runtime, "_backends_initialized", lambda: False)
+    for var in ("PJRT_NPROC", "NPROC", "JAX_CPU_ENABLE_ASYNC_DISPATCH"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(cpu_runtime, "_checked", False)
+    monkeypatch.setenv(cpu_runtime.ENV_VAR, "off")
+    assert cpu_runtime.configure_cpu_runtime() == {} and "PJRT_NPROC" not in os.environ
+    monkeypatch.delenv(cpu_runtime.ENV_VAR)
+    monkeypatch.setattr(cpu_runtime, "_checked", False)
+    monkeypatch.setenv("PJRT_NPROC", "2")  # the user's own value stays
+    try:
+        assert cpu_runtime.configure_cpu_runtime() == {"jax_cpu_enable_async_dispatch": False}
+        assert os.environ["PJRT_NPROC"] == "2" and jax.config.values["jax_cpu_enable_async_dispatch"] is False
+        monkeypatch.delenv("PJRT_NPROC")
+        monkeypatch.setattr(cpu_runtime, "_checked", False)
+        assert cpu_runtime.configure_cpu_runtime()["PJRT_NPROC"] == "1"
+        assert cpu_runtime.configure_cpu_runtime() == {}  # once per process
+    finally:
+        os.environ.pop("PJRT_NPROC", None)
+        jax.config.update("jax_cpu_enable_async_dispatch", saved)
+
+
+def test_cpu_runtime_applies_in_a_fresh_process():
+    code = (
+        "import collections, os\n"
+        "from jaxecon.foundation.cpu_runtime import configure_cpu_runtime\n"
+        "done = configure_cpu_runtime()\n"
+        "import jax, jax.numpy as jnp\n"
+        "jnp.arange(3).sum().block_until_ready()\n"
+        "tasks = os.listdir('/proc/self/task') if os.path.isdir('/proc/self/task') else []\n"
+        "pool = sum(open(f'/proc/self/task/{t}/comm').read().startswith('tf_XLAEigen') for t in tasks)\n"
+        "print(sorted(done), jax.config.values['jax_cpu_enable_async_dispatch'], pool)\n"
+    )
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PJRT_NPROC", "NPROC", "JAX_CPU_ENABLE_ASYNC_DISPATCH", cpu_runtime.ENV_VAR)}
+    env["JAX_PLATFORMS"] = "cpu"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    words = out.stdout.split()
+    assert words[:3] == ["['PJRT_NPROC',", "'jax_cpu_enable_async_dispatch']", "False"], out.stdout
+    if os.path.isdir("/proc/self/task"):  # Linux (thread names): XLA made one pool thread
+        assert words[3] == "1", out.stdout

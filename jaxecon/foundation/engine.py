@@ -10,9 +10,9 @@ time for one static configuration, over packed buffers
   data's words, then the actions) and the packed parameters; inside it
   splits the key (as the shim always did: ``next, use = split(key)``),
   unpacks, runs ``core.step`` and packs the state and the outputs
-  (observations, rewards, done, the scenario's step info) again. The host
-  then fetches exactly the outputs and the next key data and reads them as
-  numpy views of one fresh copy.
+  (observations, rewards, done, the scenario's step info) again, those as
+  one word buffer (``WordPacking``). The host then fetches exactly that
+  buffer and reads it as numpy views of one fresh copy.
 - ``reset``: the same for ``core.reset`` (with the previous state, so what
   Foundation keeps across episodes is carried over).
 - ``metrics``, ``init``: compiled with the others at construction, so no
@@ -153,8 +153,9 @@ class Engine:
         obs = jax.eval_shape(core.observe, self._state_shape, core.default_params)
         kd_sds = self._sds["kd"]
         info = jax.eval_shape(core.step_info, self._state_shape, core.default_params)
-        self._reset_out_packing = TreePacking({"kd": kd_sds, "obs": obs, "info": info})
-        self._out_packing = TreePacking({
+        # The outputs go to the host as ONE word buffer (one transfer, one copy).
+        self._reset_out_packing = WordPacking({"kd": kd_sds, "obs": obs, "info": info})
+        self._out_packing = WordPacking({
             "kd": kd_sds,
             "obs": obs,
             "rew_a": jax.ShapeDtypeStruct((core.n_agents,), f),
@@ -188,7 +189,6 @@ class Engine:
             "kd": sds(self.key_shape, kd.dtype),
             "sbuf": tuple(sds((s,), d) for s, d in zip(self.state_packing.sizes, self.state_packing.dtypes)),
             "pbuf": tuple(sds((s,), d) for s, d in zip(self.params_packing.sizes, self.params_packing.dtypes)),
-            "acts": sds((self.n_actions,), jnp.int32),
             # the step's one host input: key data (as int32 words), then the actions
             "inputs": sds((self._n_kd + self.n_actions,), jnp.int32),
             "count": sds((), jnp.int32),
@@ -200,9 +200,9 @@ class Engine:
         unrolled, then compile them in parallel threads; each is set as
         ``self._<name>`` and waits for its compile on first call."""
         kd, sbuf, pbuf = self._sds["kd"], self._sds["sbuf"], self._sds["pbuf"]
-        acts, count = self._sds["acts"], self._sds["count"]
+        inputs, count = self._sds["inputs"], self._sds["count"]
         lowerers = {
-            "step": lambda: jax.jit(self._step_fn, donate_argnums=(0,)).lower(sbuf, self._sds["inputs"], pbuf),
+            "step": lambda: jax.jit(self._step_fn, donate_argnums=(0,)).lower(sbuf, inputs, pbuf),
             "reset": lambda: jax.jit(self._reset_fn, donate_argnums=(3,)).lower(kd, pbuf, count, sbuf),
             "metrics": lambda: jax.jit(self._metrics_fn).lower(sbuf, pbuf),
             "init": lambda: jax.jit(self._init_fn).lower(pbuf),
@@ -341,7 +341,7 @@ class Engine:
             ``core.step_info`` (numpy views).
         """
         sbuf, obuf = self._reset(np.asarray(kd, np.uint32), pbuf, np.int32(completions), prev_sbuf)
-        out = self._reset_out_packing.unpack_numpy([np.array(b) for b in jax.device_get(obuf)])
+        out = self._reset_out_packing.unpack_numpy(np.array(obuf))  # fresh, writable
         return out["kd"], sbuf, out["obs"], out["info"]
 
     def step(self, kd, sbuf, acts: np.ndarray, pbuf):
@@ -358,7 +358,7 @@ class Engine:
         inputs[: self._n_kd] = np.ravel(kd).view(np.int32)
         inputs[self._n_kd:] = acts
         sbuf, obuf = self._step(sbuf, inputs, pbuf)
-        out = self._out_packing.unpack_numpy([np.array(b) for b in obuf])  # fresh, writable
+        out = self._out_packing.unpack_numpy(np.array(obuf))  # fresh, writable
         return out["kd"], sbuf, out["obs"], out["rew_a"], out["rew_p"], bool(out["done"]), out["info"]
 
     def metrics(self, sbuf, pbuf) -> dict:

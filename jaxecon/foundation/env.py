@@ -23,6 +23,7 @@ from jaxecon.foundation import formats
 from jaxecon.foundation._convert import as_index, key_data, seed_state_to_key
 from jaxecon.foundation.agent_views import BasicMobileAgent, BasicPlanner
 from jaxecon.foundation.compilation_cache import enable_persistent_cache
+from jaxecon.foundation.cpu_runtime import configure_cpu_runtime
 from jaxecon.foundation.engine import engine_for
 from jaxecon.foundation.env_attributes import EnvAttributes
 from jaxecon.foundation.host_engine import CoreScenarioHooks, HostEngine
@@ -73,6 +74,7 @@ class FoundationEnv(EnvAttributes):
         keyword arguments; ``hooks`` are the scenario hooks that run on the
         host (``{name: callable}``, see ``jaxecon.foundation.host_engine``)."""
         self._config = (None, copy.deepcopy(kwargs))
+        configure_cpu_runtime()  # before anything creates JAX's backend
         enable_persistent_cache()
         core = build_scenario(core_cls, kwargs, host_components=True)
         self._core = core

@@ -181,7 +181,7 @@ class WordPacking:
             if wide != dtype:
                 x = x.astype(wide)
             parts.append(jnp.ravel(jax.lax.bitcast_convert_type(x, jnp.uint32)))
-        return jnp.concatenate(parts) if parts else jnp.zeros((0,), jnp.uint32)
+        return fusible_concatenate(parts) if parts else jnp.zeros((0,), jnp.uint32)
 
     def unpack_numpy(self, buf: np.ndarray):
         """The tree from a host copy of ``pack``'s buffer: numpy views into it
