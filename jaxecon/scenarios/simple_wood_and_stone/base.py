@@ -51,26 +51,27 @@ OBS_DTYPES = {"float32": np.dtype(np.float32), "bfloat16": np.dtype(jnp.bfloat16
 OBS_DTYPE_EXACT_UP_TO = {"bfloat16": 256, "uint8": 255}
 
 
-def pad_onto_canvas(x: jax.Array, r: int) -> jax.Array:
+def pad_onto_canvas(x: jax.Array, r: int, zero: jax.Array) -> jax.Array:
     """``x`` [K, H, W] zero-padded by ``r`` on both spatial sides: [K, H + 2r, W + 2r].
 
-    The same values as ``jnp.pad``, written by a scatter into a zero canvas.
-    XLA's CPU compiler fuses a pad and everything that computes ``x`` (the
-    step's regeneration arithmetic, the channel concatenation) into each
-    consumer; a window gather reads every tile about n (2r+1)^2 / (H W)
-    times, so the whole chain was recomputed per window element (44% of a
-    100-agent step, measured). A scatter is never fused into its consumers:
-    ``x`` is computed once and the windows read a plain buffer. It only pays
-    when the windows read each tile more than once (``observation_windows``
-    uses it when n (2r+1)^2 > H W); with few agents on a large map the
-    scatter costs more than the recomputation (2x slower on the 4-agent
-    canonical economy).
+    The same values as ``jnp.pad``, written into a zero canvas by a
+    ``dynamic_update_slice`` at (``zero``, ``zero`` + r, ``zero`` + r), where
+    ``zero`` is an int32 [] equal to 0 that XLA cannot fold to a constant
+    (the caller passes ``min(timestep, 0)``). Why: XLA's CPU compiler fuses
+    a pad and everything that computes ``x`` (the step's regeneration
+    arithmetic, the channel concatenation) into each consumer; a window
+    gather reads every tile about n (2r+1)^2 / (H W) times, so the whole
+    chain was recomputed per window element (44% of a 100-agent step,
+    measured). Under ``vmap`` an update at a traced start becomes a
+    scatter, which XLA never fuses into its consumers: ``x`` is computed
+    once and the windows read a plain buffer. It only pays when the windows
+    read each tile more than once (``observation_windows`` uses it when
+    n (2r+1)^2 > H W): with few agents on a large map the extra pass costs
+    more than the recomputation (2x slower on the 4-agent canonical economy).
     """
     k, h, w = x.shape
-    rows = jnp.asarray(np.arange(h) + r, jnp.int32)
     canvas = jnp.zeros((k, h + 2 * r, w + 2 * r), x.dtype)
-    # one scatter of whole rows (W contiguous values each), at (channel, row + r, r)
-    return canvas.at[:, rows, r:r + w].set(x, indices_are_sorted=True, unique_indices=True)
+    return jax.lax.dynamic_update_slice(canvas, x, (zero, zero + r, zero + r))
 
 
 @struct.dataclass
@@ -429,8 +430,13 @@ class WoodAndStoneScenario(BaseEnvironment):
         n = self.n_agents
         r_ = self.mobile_agent_observation_range
         size = 2 * r_ + 1
-        # the windows read each tile about n size^2 / (h w) times
-        pad = pad_onto_canvas if n * size * size > h * w else (lambda x, r: jnp.pad(x, ((0, 0), (r, r), (r, r))))
+        traced_zero = jnp.minimum(state.timestep.astype(jnp.int32), 0)  # 0, not a constant to XLA
+
+        def pad(x, r):
+            if n * size * size > h * w:  # the windows read each tile more than once
+                return pad_onto_canvas(x, r, traced_zero)
+            return jnp.pad(x, ((0, 0), (r, r), (r, r)))
+
         padded_map = pad(jnp.concatenate([curr_map, jnp.ones((1, h, w), curr_map.dtype)]), r_)
         ids = jnp.arange(n, dtype=jnp.int32)
         zero = jnp.zeros((), jnp.int32)
