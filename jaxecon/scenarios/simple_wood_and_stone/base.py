@@ -530,7 +530,7 @@ class WoodAndStoneScenario(BaseEnvironment):
     def generate_observation_spaces(self) -> dict:
         """Spaces of ``generate_observations`` (one agent's entry each):
 
-        - ``map`` float32: full view [C, H, W], channel c in [0, ``map_channel_highs()[c]``];
+        - ``map`` ``obs_dtype`` (float32 by default): full view [C, H, W], channel c in [0, ``map_channel_highs()[c]``];
           window [C + 1, 2r + 1, 2r + 1], the extra "inside the world" channel in [0, 1].
         - ``idx_map`` int16, same spatial shape, [L + 1, ...]: 0 (nobody), 1 (the
           observer), 2 + i (agent i): in [0, n + 1].
@@ -545,7 +545,7 @@ class WoodAndStoneScenario(BaseEnvironment):
         highs = self.map_channel_highs()
         idx_hi = n + 1
         inv = {f"inventory-{r}": Box(0.0, np.inf, (), f) for r in self.resources}
-        full_map = Box(0.0, highs[:, None, None], (c, h, w), np.float32)
+        full_map = Box(0.0, highs[:, None, None], (c, h, w), self.map_obs_dtype)
         full_idx = Box(0, idx_hi, (len(self.private_landmarks) + 1, h, w), np.int16)
         planner = dict(inv)
         if self.planner_gets_spatial_info:
@@ -553,7 +553,7 @@ class WoodAndStoneScenario(BaseEnvironment):
         if self.full_observability:
             return {"a": {"map": full_map, "idx_map": full_idx, **inv}, "p": planner}
         size = 2 * self.mobile_agent_observation_range + 1
-        win_map = Box(0.0, np.append(highs, 1.0)[:, None, None], (c + 1, size, size), np.float32)
+        win_map = Box(0.0, np.append(highs, 1.0)[:, None, None], (c + 1, size, size), self.map_obs_dtype)
         win_idx = Box(0, idx_hi, (len(self.private_landmarks) + 1, size, size), np.int16)
         locs = {
             "loc-row": Box(-1.0 / h, (h - 1) / h, (), f),
