@@ -1,7 +1,8 @@
-"""The throughput measurements of one economy: rollouts, the Python loop, memory, bandwidth.
+"""The throughput measurements of one economy: rollouts, the Python loop, compile time, bandwidth.
 
 Each function builds what it times from an env and its ``EnvParams`` and
-returns plain numbers (seconds, bytes, env-steps/s); ``jaxecon.bench.suite``
+returns plain numbers (seconds, bytes/s, env-steps/s; memory and the bytes
+a step moves are in ``jaxecon.bench.memory``); ``jaxecon.bench.suite``
 runs them over economies and batch sizes. The rollout timed is
 ``jaxecon.rollout.scan_steps`` (batched, carried keys, uniformly random valid
 actions), the same scan ``jaxecon run`` uses.
@@ -13,7 +14,6 @@ import time
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from jaxecon.rollout import RolloutCarry, scan_steps
 
@@ -23,10 +23,8 @@ __all__ = [
     "measure_adapter_overhead",
     "measure_bandwidth",
     "measure_episode_compile",
-    "measure_memory",
     "measure_python_loop",
     "measure_rollout",
-    "pytree_bytes",
     "rollout_steps",
 ]
 
@@ -204,24 +202,6 @@ def measure_python_loop(env, params, n_steps: int, seed: int = 0) -> dict:
         "env_steps_per_s": sps,
         "agent_steps_per_s": sps * env.n_agents,
     }
-
-
-def pytree_bytes(tree) -> int:
-    """Bytes of all array leaves of ``tree`` (its device-memory footprint, buffers only)."""
-    return int(sum(np.dtype(x.dtype).itemsize * int(np.prod(x.shape)) for x in jax.tree.leaves(tree)))
-
-
-def measure_memory(env, params, seed: int = 0) -> dict:
-    """Per-env footprint of one economy: ``{"state_bytes", "obs_bytes", "carry_bytes"}``.
-
-    ``state_bytes``: the ``EnvState`` pytree; ``obs_bytes``: one step's
-    observations (with action masks); ``carry_bytes``: what a rollout keeps
-    per env between steps (state + obs + a PRNG key). Shapes only; nothing runs.
-    """
-    obs, state = jax.eval_shape(env.reset, jax.random.key(seed), params)
-    key_bytes = pytree_bytes(jax.random.key_data(jax.random.key(0)))
-    sb, ob = pytree_bytes(state), pytree_bytes(obs)
-    return {"state_bytes": sb, "obs_bytes": ob, "carry_bytes": sb + ob + key_bytes}
 
 
 def measure_episode_compile(env, params, batch: int, seed: int = 0) -> float:
