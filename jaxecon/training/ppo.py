@@ -368,10 +368,16 @@ class PPO:
         def loss_fn(params, mb):
             logits, value = self._apply_batch(s, params, mb)
             dist = MaskedCategorical.from_logits(logits, mb["mask"])
-            return ppo_loss(dist.log_prob(mb["action"]), dist.entropy(), value, mb["log_prob"],
-                            mb["value"], mb["advantage"], mb["target"], clip_param=p.clip_param,
-                            vf_clip_param=p.vf_clip_param, vf_loss_coeff=p.vf_loss_coeff,
-                            entropy_coeff=entropy_coeff)
+            entropy = dist.entropy()
+            total, aux = ppo_loss(dist.log_prob(mb["action"]), entropy, value, mb["log_prob"],
+                                  mb["value"], mb["advantage"], mb["target"], clip_param=p.clip_param,
+                                  vf_clip_param=p.vf_clip_param, vf_loss_coeff=p.vf_loss_coeff,
+                                  entropy_coeff=entropy_coeff)
+            # the reported entropy: over the samples with a choice (the planner has
+            # one only on the first step of each tax period)
+            choice = (jnp.sum(mb["mask"] > 0, axis=-1) > 1).any(axis=-1)
+            aux["entropy"] = jnp.sum(jnp.where(choice, entropy, 0.0)) / jnp.maximum(choice.sum(), 1)
+            return total, aux
 
         def mb_step(ps: PolicyState, mb):
             (total, aux), grads = jax.value_and_grad(loss_fn, has_aux=True)(ps.params, mb)
