@@ -208,6 +208,8 @@ def test_resume_continues_bit_for_bit(tmp_path):
     rows_split = (tmp_path / "split" / "metrics.csv").read_text().splitlines()
     strip = lambda rows: [",".join(r.split(",")[:2] + r.split(",")[4:]) for r in rows]  # noqa: E731
     assert strip(rows_whole) == strip(rows_split)  # same metrics (wall times aside)
+    with pytest.raises(ConfigError, match="already holds the checkpoints"):  # not over a finished run
+        train(cfg, tmp_path / "whole", env=env, progress=False)
 
     other = cfg.replace(agent_policy=dataclasses.replace(cfg.agent_policy, lr=0.5))
     with pytest.raises(ConfigError, match="agent_policy.lr"):
