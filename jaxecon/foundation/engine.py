@@ -12,7 +12,9 @@ time for one static configuration, over packed buffers
   unpacks, runs ``core.step`` and packs the state and the outputs
   (observations, rewards, done, the scenario's step info) again, those as
   one word buffer (``WordPacking``). The host then fetches exactly that
-  buffer and reads it as numpy views of one fresh copy.
+  buffer and reads it as numpy views of one fresh copy (``call_step``; an
+  environment builds Foundation's dicts straight from it with the engine's
+  ``step_reader``, see ``jaxecon.foundation.step_reader``).
 - ``reset``: the same for ``core.reset`` (with the previous state, so what
   Foundation keeps across episodes is carried over).
 - ``metrics``, ``init``: compiled with the others at construction, so no
@@ -49,6 +51,7 @@ __all__ = [
 #: How many engines (static configurations) a process keeps compiled.
 ENGINE_CACHE_SIZE = 16
 
+#: The types of a list of Python ints (``quick_actions``' check).
 _INT = {int}
 
 #: Keyword arguments that only the stateful shim reads; they do not change the
