@@ -62,11 +62,20 @@ def test_packing_round_trips():
     for k in tree:
         np.testing.assert_array_equal(back[k], np.asarray(tree[k]))
         assert back[k].dtype == jnp.asarray(tree[k]).dtype
+    # narrow dtypes of odd sizes are packed densely, 8-byte ones after them aligned
+    odd = {"a": jnp.array([True, False, True]), "b": jnp.array([-3, 7, -32768], jnp.int16),
+           "c": jnp.arange(5, dtype=jnp.uint8) * 50, "d": jnp.array(False), "e": jnp.float32(-0.0)}
     with jax.enable_x64(True):
-        t64 = {"d": jnp.array([1.0 / 3.0], jnp.float64), "l": jnp.array([2**40], jnp.int64)}
+        t64 = dict(odd, f=jnp.array([1.0 / 3.0], jnp.float64), g=jnp.array([2**40, -1], jnp.int64))
         wp = WordPacking(t64)
-        back = wp.unpack_numpy(np.asarray(jax.jit(wp.pack)(t64)))
-        assert back["d"][0] == 1.0 / 3.0 and back["l"][0] == 2**40
+        assert wp.size == 1 + 2 + 2 + 1 + 1 + 1 + 2 + 4  # dense, f aligned to an even word
+        buf = np.array(jax.jit(wp.pack)(t64))
+        back = wp.unpack_numpy(buf)
+        for k, v in t64.items():
+            assert back[k].dtype == v.dtype and back[k].shape == v.shape, k
+            np.testing.assert_array_equal(np.ravel(back[k]).view(np.uint8), np.ravel(v).view(np.uint8))
+            assert np.shares_memory(back[k], buf) or back[k].size == 0  # views, no copies
+        assert back["f"][0] == 1.0 / 3.0 and back["g"][0] == 2**40
 
 
 def test_same_configuration_shares_one_compiled_engine():
@@ -192,3 +201,44 @@ def test_cpu_runtime_applies_in_a_fresh_process():
     assert words[:3] == ["['PJRT_NPROC',", "'jax_cpu_enable_async_dispatch']", "False"], out.stdout
     if os.path.isdir("/proc/self/task"):  # Linux (thread names): XLA made one pool thread
         assert words[3] == "1", out.stdout
+
+
+def _assert_identical(a, b, where="obs"):
+    """Same types, dict key order, dtypes, shapes and values, recursively."""
+    assert type(a) is type(b), (where, type(a), type(b))
+    if isinstance(a, dict):
+        assert list(a) == list(b), where
+        for k in a:
+            _assert_identical(a[k], b[k], f"{where}[{k!r}]")
+    elif isinstance(a, list):
+        assert len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b)):
+            _assert_identical(x, y, f"{where}[{i}]")
+    elif isinstance(a, (np.ndarray, np.generic)):
+        assert a.dtype == b.dtype and a.shape == b.shape, where
+        np.testing.assert_array_equal(a, b, err_msg=where)
+    else:
+        assert a == b, where
+
+
+def test_step_reader_builds_exactly_what_format_obs_builds():
+    """The all-jitted step's outputs read straight from its word buffer
+    (``StepReader``) are the general route's (unpack, then ``format_obs``)."""
+    env = foundation.make_env_instance(**_canonical(), seed=4)
+    obs = env.reset()
+    engine = env._engine
+    reader = engine.step_reader(env._observation_layout)
+    assert reader is not None
+    rng = np.random.default_rng(4)
+    for _ in range(4):
+        acts = engine.quick_actions(random_valid_actions(obs, env, rng))
+        sbuf, buf = engine.call_step(env._kd, env._device_buffers(), acts, env._params_buffers())
+        env._set_buffers(sbuf)
+        general = engine._out_packing.unpack_numpy(buf.copy())
+        kd, obs, rew_a, rew_p, done, info = reader.read(buf)
+        _assert_identical(obs, env._format_obs(general["obs"]))
+        _assert_identical(kd, general["kd"])
+        _assert_identical(info, general["info"])
+        assert rew_a == general["rew_a"].tolist() and rew_p == float(general["rew_p"])
+        assert done is bool(general["done"]) and type(rew_p) is float
+        env._kd = kd

@@ -52,9 +52,10 @@ What is measured, per economy:
 - ``foundation shim``: ``jaxecon.foundation.make_env_instance`` stepped from
   Python, as a Foundation user does (``jaxecon.bench.shim.measure_shim``):
   time inside ``env.step`` with random valid actions, alternating with the
-  reference in the same process; its ratio is against that alternated
-  reference figure, and its compile column is the first construction (to
-  the first step's return), the second construction reported beside it.
+  reference, both in a fresh child process (where the shim is the first JAX
+  user, as in a user's script); its ratio is against that alternated
+  reference figure, and its compile column is the child's first construction
+  (to the first step's return), the second construction reported beside it.
 - ``python loop``: one env stepped from Python, one call of the jitted
   ``env.sample_actions`` and one of the jitted ``env.step`` per step (after a
   warm-up call that compiles both, timed separately).
