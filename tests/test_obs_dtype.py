@@ -4,7 +4,8 @@ Every value of the observed ``map`` is a whole count (resource health, at most
 ``max_health``) or 0/1 (landmarks, the inside-the-world channel), so a
 bfloat16 or uint8 map must hold exactly the float32 map's values: the same
 economy stepped with the same keys gives the same observations (the map
-converted back to float32) and bit-identical states. The observation spaces
+converted back to float32) and bit-identical states; under "uint8" the
+index maps (whole numbers up to n_agents + 1) are uint8 with the same values. The observation spaces
 follow the dtype, and a dtype that cannot hold the scenario's ``max_health``
 is refused at construction.
 """
@@ -65,6 +66,13 @@ def test_compact_map_holds_the_float32_values(float32_run, dtype):
         assert got_map.dtype == jnp.dtype(dtype) and want_map.dtype == jnp.float32
         np.testing.assert_array_equal(np.asarray(got_map.astype(jnp.float32)), np.asarray(want_map))
         assert float(jnp.max(want_map)) >= 1.0  # the comparison saw resources, not only zeros
+    # the index maps: uint8 under obs_dtype="uint8" (20 agents: values up to 21), else int16
+    idx_dtype = np.uint8 if dtype == "uint8" else np.int16
+    for group in ("a", "p"):
+        assert obs[group]["world-idx_map"].dtype == idx_dtype
+        assert want_obs[group]["world-idx_map"].dtype == np.int16
+        assert env.observation_space(group).spaces["world-idx_map"].dtype == idx_dtype
+        assert int(jnp.max(want_obs[group]["world-idx_map"])) >= 2  # other agents were seen
     rest = {g: {k: v for k, v in want_obs[g].items() if k != "world-map"} for g in ("a", "p")}
     jax.tree.map(lambda a, b: np.testing.assert_array_equal(np.asarray(a), np.asarray(b)), obs, rest)
     jax.tree.map(lambda a, b: np.testing.assert_array_equal(np.asarray(a), np.asarray(b)), state, want_state)
@@ -105,3 +113,11 @@ def test_max_health_must_fit_the_dtype(dtype, max_health, ok):
     else:
         with pytest.raises(ValueError, match=rf"obs_dtype='{dtype}'.*{max_health}"):
             jaxecon.make_from_config(cfg)
+
+
+def test_idx_map_stays_int16_when_the_agents_do_not_fit_uint8():
+    # 255 agents: idx_map values reach 256, more than uint8 holds
+    env = jaxecon.make_from_config(small_config(obs_dtype="uint8", n_agents=255, world_size=[16, 16]))
+    assert env.idx_obs_dtype == np.int16
+    assert env.observation_space("a").spaces["world-idx_map"].dtype == np.int16
+    assert env.observation_space("a").spaces["world-map"].dtype == np.uint8

@@ -139,8 +139,11 @@ class WoodAndStoneScenario(BaseEnvironment):
             (uint8), checked at construction; uint8 saturates at 255 if a
             traced ``params.scenario.max_health`` is raised above that.
             float32 (Foundation's) is the default; the compact dtypes cut the
-            observations' memory traffic (4x for uint8). ``idx_map`` stays
-            int16 and the packed ``flat`` vector float32 in every mode.
+            observations' memory traffic (4x for uint8). With "uint8" the
+            ``idx_map`` (whole numbers 0..n_agents + 1) is uint8 too when
+            n_agents + 1 <= 255 (``idx_obs_dtype``); otherwise it stays
+            int16, as in the other modes. The packed ``flat`` vector is
+            float32 in every mode.
         **base_env_kwargs: ``BaseEnvironment``'s.
     Raises:
         ValueError: for out-of-range values, naming the argument (an
@@ -209,6 +212,15 @@ class WoodAndStoneScenario(BaseEnvironment):
     def map_obs_dtype(self) -> np.dtype:
         """The numpy dtype of the observed ``map`` (``obs_dtype``)."""
         return OBS_DTYPES[self.obs_dtype]
+
+    @property
+    def idx_obs_dtype(self) -> np.dtype:
+        """The numpy dtype of the observed ``idx_map``: uint8 under
+        ``obs_dtype="uint8"`` when its largest value, n_agents + 1, fits
+        (Foundation's index maps hold whole numbers), else int16."""
+        if self.obs_dtype == "uint8" and self.n_agents + 1 <= OBS_DTYPE_EXACT_UP_TO["uint8"]:
+            return np.dtype(np.uint8)
+        return np.dtype(np.int16)
 
     def components_built(self) -> None:
         """Check that a compact ``obs_dtype`` holds every map value exactly
@@ -397,10 +409,11 @@ class WoodAndStoneScenario(BaseEnvironment):
 
     # ------------------------------------------------------------ observation
     def idx_maps(self, state: EnvState) -> jax.Array:
-        """int16 [L + 1, H, W]: private-landmark owners and agent locations, +2 (0 = nobody)."""
+        """``idx_obs_dtype`` (int16 by default) [L + 1, H, W]: private-landmark owners
+        and agent locations, +2 (0 = nobody)."""
         owners = [state.owner[k] for k in self.private_landmarks]
         m = jnp.stack(owners + [world.loc_map(state, self.world_size)]) + 2
-        return jnp.where(m == 1, 0, m).astype(jnp.int16)
+        return jnp.where(m == 1, 0, m).astype(self.idx_obs_dtype)
 
     #: Up to this many agents, the agents in each window are found by comparing
     #: every agent's location with the window's tiles (n x n x window work, no
@@ -411,8 +424,8 @@ class WoodAndStoneScenario(BaseEnvironment):
         """Each mobile agent's egocentric (2r+1) x (2r+1) view, r = mobile_agent_observation_range.
 
         Returns ``(map, idx_map)``: ``curr_map``'s dtype [n, C + 1, 2r+1, 2r+1] (the C map
-        channels, then 1 on tiles inside the world; 0 outside) and int16
-        [n, L + 1, 2r+1, 2r+1] (``idx_maps``' channels; outside the world 0;
+        channels, then 1 on tiles inside the world; 0 outside) and ``idx_obs_dtype``
+        (int16 by default) [n, L + 1, 2r+1, 2r+1] (``idx_maps``' channels; outside the world 0;
         the observer itself -- its houses and its own tile -- as 1). Window
         (i, j) of agent a shows tile (row_a - r + i, col_a - r + j), as
         Foundation's padded-map slice does.
@@ -440,9 +453,10 @@ class WoodAndStoneScenario(BaseEnvironment):
         padded_map = pad(jnp.concatenate([curr_map, jnp.ones((1, h, w), curr_map.dtype)]), r_)
         ids = jnp.arange(n, dtype=jnp.int32)
         zero = jnp.zeros((), jnp.int32)
+        idt = self.idx_obs_dtype
         if idx_map is None and n <= self.compare_agents_up_to:
             owners = jnp.stack([state.owner[k] for k in self.private_landmarks]) + 2
-            owners = jnp.where(owners == 1, 0, owners).astype(jnp.int16)
+            owners = jnp.where(owners == 1, 0, owners).astype(idt)
             padded_idx = pad(owners, r_)
             off = jnp.arange(size, dtype=jnp.int32) - r_
             rows_b, cols_b = state.loc[:, 0], state.loc[:, 1]
@@ -460,9 +474,9 @@ class WoodAndStoneScenario(BaseEnvironment):
                     cols_b[:, None, None] == cols[None, None, :]
                 )
                 inside = ((rows >= 0) & (rows < h))[:, None] & ((cols >= 0) & (cols < w))[None, :]
-                val = jnp.where(ids == i, 1, ids + 2).astype(jnp.int16)
-                found = jnp.max(jnp.where(hit, val[:, None, None], jnp.int16(0)), axis=0)
-                return jnp.where(inside, found, jnp.int16(0))[None]
+                val = jnp.where(ids == i, 1, ids + 2).astype(idt)
+                found = jnp.max(jnp.where(hit, val[:, None, None], jnp.zeros((), idt)), axis=0)
+                return jnp.where(inside, found, jnp.zeros((), idt))[None]
         else:
             if idx_map is None:
                 idx_map = self.idx_maps(state)
@@ -473,7 +487,7 @@ class WoodAndStoneScenario(BaseEnvironment):
             loc = loc.astype(jnp.int32)
             vm = jax.lax.dynamic_slice(padded_map, (zero, loc[0], loc[1]), (padded_map.shape[0], size, size))
             vi = jax.lax.dynamic_slice(padded_idx, (zero, loc[0], loc[1]), (padded_idx.shape[0], size, size))
-            vi = jnp.where(vi == i + 2, 1, vi).astype(jnp.int16)
+            vi = jnp.where(vi == i + 2, 1, vi).astype(idt)
             if agents_in is not None:
                 vi = jnp.concatenate([vi, agents_in(loc, i)])
             return vm, vi
@@ -495,7 +509,7 @@ class WoodAndStoneScenario(BaseEnvironment):
         curr_map = self.obs_map(state)
         need_idx = self.planner_gets_spatial_info or self.full_observability
         idx_map = self.idx_maps(state) if need_idx else None
-        self_ids = (jnp.arange(n) + 2).astype(jnp.int16)
+        self_ids = (jnp.arange(n) + 2).astype(self.idx_obs_dtype)
         inv = {f"inventory-{r}": state.inventory[r] * scale for r in self.resources}
         locs = {
             "loc-row": state.loc[:, 0] / h,
@@ -508,7 +522,7 @@ class WoodAndStoneScenario(BaseEnvironment):
             my_idx = jnp.where(idx_map[None] == self_ids[:, None, None, None], 1, idx_map[None])
             agent = {
                 "map": jnp.broadcast_to(curr_map, (n,) + curr_map.shape),
-                "idx_map": my_idx.astype(jnp.int16),
+                "idx_map": my_idx.astype(self.idx_obs_dtype),
                 **inv,
             }
             return {"a": agent, "p": planner}
@@ -532,7 +546,7 @@ class WoodAndStoneScenario(BaseEnvironment):
 
         - ``map`` ``obs_dtype`` (float32 by default): full view [C, H, W], channel c in [0, ``map_channel_highs()[c]``];
           window [C + 1, 2r + 1, 2r + 1], the extra "inside the world" channel in [0, 1].
-        - ``idx_map`` int16, same spatial shape, [L + 1, ...]: 0 (nobody), 1 (the
+        - ``idx_map`` ``idx_obs_dtype`` (int16 by default), same spatial shape, [L + 1, ...]: 0 (nobody), 1 (the
           observer), 2 + i (agent i): in [0, n + 1].
         - ``loc-row``, ``loc-col`` float32 []: row / H in [-1/H, (H - 1)/H] (-1 for an
           agent left unplaced, which ``fixed_four_skill_and_loc`` allows), col / W alike;
@@ -547,7 +561,7 @@ class WoodAndStoneScenario(BaseEnvironment):
         idx_hi = n + 1
         inv = {f"inventory-{r}": Box(0.0, np.inf, (), f) for r in self.resources}
         full_map = Box(0.0, highs[:, None, None], (c, h, w), self.map_obs_dtype)
-        full_idx = Box(0, idx_hi, (len(self.private_landmarks) + 1, h, w), np.int16)
+        full_idx = Box(0, idx_hi, (len(self.private_landmarks) + 1, h, w), self.idx_obs_dtype)
         planner = dict(inv)
         if self.planner_gets_spatial_info:
             planner.update({"map": full_map, "idx_map": full_idx})
@@ -555,7 +569,7 @@ class WoodAndStoneScenario(BaseEnvironment):
             return {"a": {"map": full_map, "idx_map": full_idx, **inv}, "p": planner}
         size = 2 * self.mobile_agent_observation_range + 1
         win_map = Box(0.0, np.append(highs, 1.0)[:, None, None], (c + 1, size, size), self.map_obs_dtype)
-        win_idx = Box(0, idx_hi, (len(self.private_landmarks) + 1, size, size), np.int16)
+        win_idx = Box(0, idx_hi, (len(self.private_landmarks) + 1, size, size), self.idx_obs_dtype)
         locs = {
             # int32 / int is float32 in JAX, also under x64.
             "loc-row": Box(-1.0 / h, (h - 1) / h, (), np.float32).widen(),
