@@ -369,8 +369,10 @@ def _reference_match(orders, floats, commodities, P):
 
 
 @pytest.mark.reference
-def test_matching_runs_match_the_reference_on_busy_random_books():
-    """The matching, whose loop does runs of rounds at once, against Foundation's own
+@pytest.mark.parametrize("in_runs", [True, False])
+def test_matching_runs_match_the_reference_on_busy_random_books(in_runs):
+    """The matching, whose loop does runs of rounds at once (``in_runs``; else one round per
+    iteration, as below MATCH_IN_RUNS_FROM agents), against Foundation's own
     ``match_orders`` on random books of 24 agents with up to 5 orders each: the same trades
     in the same order, books left, and bit-for-bit coin, escrow, goods and price histories
     (each agent's trades added one at a time). The books include rounds where the best
@@ -382,6 +384,7 @@ def test_matching_runs_match_the_reference_on_busy_random_books():
     skipped_own_ask = n_trades = 0
     with jax.enable_x64(True):
         comp = jaxecon.make_from_config(cfg).get_component(CDA)
+        comp.match_in_runs = in_runs
         C, P = len(comp.commodities), comp.n_prices
         match = jax.jit(comp._match)
         for _ in range(12):
