@@ -369,14 +369,12 @@ def _reference_match(orders, floats, commodities, P):
 
 
 @pytest.mark.reference
-@pytest.mark.parametrize("in_runs", [True, False])
-def test_matching_runs_match_the_reference_on_busy_random_books(in_runs):
-    """The matching, whose loop does runs of rounds at once (``in_runs``; else one round per
-    iteration, as below MATCH_IN_RUNS_FROM agents), against Foundation's own
-    ``match_orders`` on random books of 24 agents with up to 5 orders each: the same trades
-    in the same order, books left, and bit-for-bit coin, escrow, goods and price histories
-    (each agent's trades added one at a time). The books include rounds where the best
-    bidder owns the best ask, which end a run."""
+def test_matching_matches_the_reference_on_busy_random_books():
+    """The matching against Foundation's own ``match_orders`` on random books of 24 agents
+    with up to 5 orders each: the same trades in the same order, books left, and
+    bit-for-bit coin, escrow, goods and price histories. The books include rounds where
+    the best bidder owns the best ask (the no-self-trade rule and the no-crossing test
+    are exercised)."""
     n, M = 24, 5
     cfg = _config({"max_bid_ask": 10, "max_num_orders": M, "order_duration": 50, "order_labor": 0.25}, 10,
                   n_agents=n, env_layout_file="quadrant_25x25_20each_30clump.txt", fixed_four_skill_and_loc=False)
@@ -384,7 +382,6 @@ def test_matching_runs_match_the_reference_on_busy_random_books(in_runs):
     skipped_own_ask = n_trades = 0
     with jax.enable_x64(True):
         comp = jaxecon.make_from_config(cfg).get_component(CDA)
-        comp.match_in_runs = in_runs
         C, P = len(comp.commodities), comp.n_prices
         match = jax.jit(comp._match)
         for _ in range(12):
@@ -419,7 +416,7 @@ def test_matching_runs_match_the_reference_on_busy_random_books(in_runs):
                     left = sorted((i, int(book[f"{side}_price"][ci, i, j]), int(book[f"{side}_lifetime"][ci, i, j]))
                                   for i, j in zip(*np.nonzero(out[f"{side}_active"][ci])))
                     assert left == sorted((o[who], o[side], o[f"{side}_lifetime"]) for o in getattr(ref, side + "s")[c])
-                # rounds where the buyer skipped its own best ask (a run ends there)
+                # rounds where the buyer skipped its own best ask
                 asks = sorted(orders[ci][1], key=lambda a: (a["ask"], -a["ask_lifetime"]))
                 for t in trades:
                     best = asks[0]

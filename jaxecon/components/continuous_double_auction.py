@@ -38,21 +38,15 @@ Step (``component_step``), in Foundation's order:
    at step t can trade at steps t..t+order_duration.
 
 Matching is sequential (each trade changes the next round), so it runs as one
-``lax.while_loop`` over all commodities. Until a buyer fails or meets its own
-ask at the top of the book, round r simply trades the r-th best bid with the
-r-th best ask, so (from ``MATCH_IN_RUNS_FROM`` = 32 agents; below, one round
-per iteration is cheaper) one loop iteration does that whole run of rounds at once
-(from the books' rank orders, sorted once per step) and then one round alone
-(a trade past the buyer's own best ask, a failure, or the move to the next
-commodity; a failed round ends the commodity unless the buyer failed only
-because the best ask is its own). The loop has about one iteration per
-commodity, plus one per round where the buyer owns the best ask, instead of
-one per trade, each linear in the book: a step's matching grows about
-linearly in the agents (n log n for the sort), not quadratically. Coin, goods and price histories take each agent's trades
-one at a time in the reference's order, so float64 results are bit-for-bit
-Foundation's. When no bid reaches another agent's ask in any
-book, no round can trade and the loop is skipped (a ``lax.cond``, decided
-in O(n M) from each agent's best bid and the others' best ask). Matching decisions never depend on coin or
+``lax.while_loop`` over all commodities (trades + at most 3 rounds per
+commodity: a failed round ends the commodity unless the buyer failed only
+because the best ask is its own), each round a few masked reductions over
+the fixed-size book, O(n M); coin and goods change in the reference's order, so float64 results are
+bit-for-bit Foundation's. When no bid reaches another agent's ask in any
+book, no round can trade and the loop is skipped (a ``lax.cond``, decided in
+O(n M) from each agent's best bid and the other agents' best ask). A step's
+matching is thus O(trades x n M): linear per agent-step while trades per step
+stay few, as in random play from reset. Matching decisions never depend on coin or
 inventories, so the loop runs on ``stop_gradient``-ed values and the
 derivative (1: trades add integer amounts) is re-attached: ``jax.grad`` flows
 through the market although a while_loop is not reverse-differentiable.
@@ -125,11 +119,6 @@ from jaxecon.spaces import Box
 PRICE_HISTORY_DECAY = 0.995
 
 _I32_MIN = np.iinfo(np.int32).min
-
-#: Agents from which the matching loop does runs of rounds at once (see ``_match``).
-#: Below, one round per iteration is cheaper (measured on the CPU, CDA step alone on
-#: busy books: 4x cheaper at 4 agents, even at 25, 1.7x dearer at 100).
-MATCH_IN_RUNS_FROM = 32
 
 TRADE_FIELDS = ("buyer", "seller", "bid", "ask", "bid_lifetime", "ask_lifetime", "price")
 BOOK_FIELDS = ("bid_price", "bid_lifetime", "bid_active", "ask_price", "ask_lifetime", "ask_active")
@@ -345,9 +334,6 @@ class ContinuousDoubleAuction(Component):
         self.commodities = tuple(spec.collectible)
         self.n_prices = self.max_bid_ask + 1
         self.trade_capacity = max(1, self.n_agents * self.max_num_orders // 2)
-        #: Match in runs of rounds (``_match``) or one round per loop iteration: the
-        #: same result; runs pay from about MATCH_IN_RUNS_FROM agents on.
-        self.match_in_runs = self.n_agents >= MATCH_IN_RUNS_FROM
 
     def default_params(self):
         return ContinuousDoubleAuctionParams(order_labor=self.order_labor)
@@ -502,39 +488,16 @@ class ContinuousDoubleAuction(Component):
     def _match(self, book, floats):
         """Foundation's ``match_orders``: every commodity's book, Stone then Wood.
 
-        One ``while_loop``; each iteration of the current commodity ``ci`` is a
-        run of rounds done at once (``run``; only with ``match_in_runs``, from
-        ``MATCH_IN_RUNS_FROM`` agents), then one round done alone
-        (``round_``): a trade, a failed buyer, or, once no matchable buyer has
-        a bid there, the move to the next commodity (all buyers matchable
-        again).
-
-        The run: while every buyer stays matchable, round r trades the r-th
-        best open bid with the r-th best open ask (the earlier ones traded),
-        as long as their owners differ and the bid reaches the ask; so the
-        rounds up to the first one that breaks this (the buyer's own ask is
-        the best, or the bid is too low) are computed together from the
-        books' rank orders (sorted once per step). Each agent's coin, goods
-        and price history then take the run's trades one at a time in trade
-        order (an agent has at most M of them), so every float sees the
-        reference's sequence of additions. The loop thus has about one
-        iteration per commodity plus one per round where a buyer's own ask
-        is the best, instead of one per trade; each iteration is O(C n (M +
-        P) + n M^2).
+        One ``while_loop``; each iteration is a matching round of the current
+        commodity ``ci``, or, once no matchable buyer has a bid there, the move
+        to the next commodity (all buyers matchable again).
         """
         C, n, M, T, P = len(self.commodities), self.n_agents, self.max_num_orders, self.trade_capacity, self.n_prices
         f = float_dtype()
         owner = jnp.repeat(jnp.arange(n, dtype=jnp.int32), M)  # slot -> agent
         flat = {k: book[k].reshape(C, n * M) for k in BOOK_FIELDS}
-        agents, slots, rows, levels, coms = (jnp.arange(n), jnp.arange(n * M), jnp.arange(T, dtype=jnp.int32),
+        agents, slots, rows, levels, coms = (jnp.arange(n), jnp.arange(n * M), jnp.arange(T),
                                              jnp.arange(P), jnp.arange(C))
-        # Rank orders of the books, best first (the orders _first_best picks):
-        # bids by price high, age old, slot low; asks by price low, age old, slot low.
-        # Prices and ages do not change while matching; only which orders are open.
-        # (Only runs read them: without match_in_runs XLA drops the sorts.)
-        slot_rows = jnp.broadcast_to(slots.astype(jnp.int32), (C, n * M))
-        bid_order = jax.lax.sort((-flat["bid_price"], -flat["bid_lifetime"], slot_rows), num_keys=3)[2]
-        ask_order = jax.lax.sort((flat["ask_price"], -flat["ask_lifetime"], slot_rows), num_keys=3)[2]
 
         # The loop carries three flat arrays (bools, floats, ints; see _Packed):
         # each round then writes three buffers instead of one per field, and the
@@ -545,70 +508,8 @@ class ContinuousDoubleAuction(Component):
             "i": {"ci": (), "k": (C,), "counts": (4, C, n), "rec": (len(TRADE_FIELDS), C, T)},
         })
 
-        def ranked(order, eligible):
-            """int32 [T]: slots of the eligible orders in rank order (first T); and their count."""
-            elig = eligible[order]
-            rank = jnp.cumsum(elig, dtype=jnp.int32) - 1
-            at = jnp.zeros(T, jnp.int32).at[jnp.where(elig, rank, T)].set(order, mode="drop")
-            return at, jnp.sum(elig, dtype=jnp.int32)
-
-        def run(carry):
-            ci = carry["ci"]
-            here = coms == ci
-            bid_price, bid_life = flat["bid_price"][ci], flat["bid_lifetime"][ci]
-            ask_price, ask_life = flat["ask_price"][ci], flat["ask_lifetime"][ci]
-            eb, nb = ranked(bid_order[ci], carry["bid_active"][ci] & carry["matchable"][owner])
-            ea, na = ranked(ask_order[ci], carry["ask_active"][ci])
-            bid, ask, bl, al = bid_price[eb], ask_price[ea], bid_life[eb], ask_life[ea]
-            buyer, seller = owner[eb], owner[ea]
-            simple = (rows < nb) & (rows < na) & (ask <= bid) & (buyer != seller)
-            in_run = jnp.cumprod(simple.astype(jnp.int32)).astype(bool)  # rounds before the first break
-            n_run = jnp.sum(in_run, dtype=jnp.int32)
-            price = jnp.where(bl <= al, ask, bid)
-            # Round of each slot's trade (T: none), then each agent's trades in round order.
-            bid_round = jnp.full(n * M, T, jnp.int32).at[jnp.where(in_run, eb, n * M)].set(rows, mode="drop")
-            ask_round = jnp.full(n * M, T, jnp.int32).at[jnp.where(in_run, ea, n * M)].set(rows, mode="drop")
-            rnd = jnp.concatenate([bid_round.reshape(n, M), ask_round.reshape(n, M)], axis=1)  # [n, 2M]
-            traded = rnd < T
-            r = jnp.minimum(rnd, T - 1)
-            is_bid = jnp.arange(2 * M) < M
-            coin_in = jnp.where(is_bid, bid[r] - price[r], price[r])  # [n, 2M] coin each trade gives
-            bid_paid = jnp.where(is_bid, bid[r], 0)  # escrow each purchase spends
-            order_of = jnp.sum(traded[:, None, :] & (rnd[:, None, :] < rnd[:, :, None]), axis=-1)  # [n, 2M]
-            coin, esc_coin, ph = carry["coin"], carry["esc_coin"], carry["ph"]
-            goods, goods_esc = carry["goods"], carry["goods_esc"]
-            for j in range(M):  # an agent has at most M orders, so at most M trades
-                sel = traded & (order_of == j)  # at most one per agent
-                bought = jnp.any(sel & is_bid, axis=-1)
-                sold = jnp.any(sel & ~is_bid, axis=-1)
-                sale_price = jnp.sum(jnp.where(sel & ~is_bid, price[r], 0), axis=-1)
-                # One trade per agent at a time (adding exact zeros elsewhere).
-                goods_esc = goods_esc - (here[:, None] & sold[None, :]).astype(f)
-                goods = goods + (here[:, None] & bought[None, :]).astype(f)
-                esc_coin = esc_coin - jnp.sum(jnp.where(sel, bid_paid, 0), axis=-1).astype(f)
-                coin = coin + jnp.sum(jnp.where(sel, coin_in, 0), axis=-1).astype(f)
-                ph = ph + (here[:, None, None] & (sold[:, None] & (levels == sale_price[:, None]))[None]).astype(f)
-            sold_n = jnp.sum(traded & ~is_bid, axis=-1, dtype=jnp.int32)
-            bought_n = jnp.sum(traded & is_bid, axis=-1, dtype=jnp.int32)
-            sold_v = jnp.sum(jnp.where(traded & ~is_bid, price[r], 0), axis=-1, dtype=jnp.int32)
-            bought_v = jnp.sum(jnp.where(traded & is_bid, price[r], 0), axis=-1, dtype=jnp.int32)
-            counts = jnp.stack([sold_n, sold_v, bought_n, bought_v])[:, None, :] * here[None, :, None]
-            # Trade records: row k + r for the run's round r.
-            k = carry["k"][ci]
-            src = rows - k
-            rec_rows = here[:, None] & ((src >= 0) & (src < n_run))[None, :]
-            vals = jnp.stack([buyer, seller, bid, ask, bl, al, price])[:, jnp.clip(src, 0, T - 1)]  # [7, T]
-            return {
-                **carry,
-                "bid_active": carry["bid_active"] & ~(here[:, None] & (bid_round < T)[None, :]),
-                "ask_active": carry["ask_active"] & ~(here[:, None] & (ask_round < T)[None, :]),
-                "coin": coin, "esc_coin": esc_coin, "goods": goods, "goods_esc": goods_esc, "ph": ph,
-                "k": carry["k"] + here * n_run,
-                "counts": carry["counts"] + counts,
-                "rec": jnp.where(rec_rows[None], vals[:, None, :], carry["rec"]),
-            }
-
-        def round_(carry):
+        def body(packed):
+            carry = layout.unpack(packed)
             ci = carry["ci"]
             bid_active, ask_active = carry["bid_active"][ci], carry["ask_active"][ci]
             bid_price, bid_life = flat["bid_price"][ci], flat["bid_lifetime"][ci]
@@ -639,7 +540,7 @@ class ContinuousDoubleAuction(Component):
             vals = jnp.stack([buyer, seller, bid, ask, bid_life[b], ask_life[a], price])  # TRADE_FIELDS order
             counts = jnp.stack([sold_c.astype(jnp.int32), jnp.where(sold_c, price, 0),
                                 bought_c.astype(jnp.int32), jnp.where(bought_c, price, 0)])
-            return {
+            return layout.pack({
                 "ci": ci + next_commodity.astype(jnp.int32),
                 "matchable": jnp.where(next_commodity, True, carry["matchable"] & ~(is_buyer & ~ok)),
                 "bid_active": carry["bid_active"] & ~(here[:, None] & (ok & (slots == b))[None, :]),
@@ -652,11 +553,7 @@ class ContinuousDoubleAuction(Component):
                 "k": carry["k"] + (here & ok).astype(jnp.int32),
                 "counts": carry["counts"] + counts,  # sell_count, sell_value, buy_count, buy_value
                 "rec": jnp.where(row[None], vals[:, None, None], carry["rec"]),
-            }
-
-        def body(packed):
-            carry = layout.unpack(packed)
-            return layout.pack(round_(run(carry) if self.match_in_runs else carry))
+            })
 
         carry = layout.pack({
             "ci": jnp.zeros((), jnp.int32),
