@@ -182,7 +182,7 @@ def run_benchmark(
     with ctx:
         bandwidth = measure_bandwidth()
         out["system"]["bandwidth_bytes_per_s"] = bandwidth
-        _log(f"device {dev}: streaming bandwidth {bandwidth / 1e9:.1f} GB/s (x + 1 over 256 MiB)", quiet)
+        _log(f"device {dev}: streaming bandwidth {bandwidth / 1e9:.1f} GB/s (in-place passes of x + 1 over 256 MiB)", quiet)
         for name in economies:
             cfg = makers[name]()
             comps = _canonical_components(cfg["components"])
