@@ -7,21 +7,21 @@
 # Runs from a source checkout with the machine's own Python (python3) and its
 # CUDA jax: nothing is installed (the machine may have no network), jaxecon
 # is imported from the checkout (PYTHONPATH). On the GPU it measures:
-#   1. `jaxecon bench --device gpu` for default (canonical), covid19 and gtb100
-#      at 1,024, 4,096, 16,384 and 65,536 envs (a batch that does not fit in
-#      memory ends that economy's list; rollouts of large batches are
-#      shortened to <= 4M env-steps); memory per env and the bytes-per-step
-#      floor are in the log and the JSON;
-#   2. gtb100 again with compact observations (--obs-dtype uint8);
+#   1. `jaxecon bench --device gpu` for default (canonical), covid19 and gtb100,
+#      one economy per bench, at 1,024, 4,096, 16,384 and 65,536 envs (a batch
+#      that does not fit in memory ends that economy's list; rollouts of large
+#      batches are shortened to <= 4M env-steps); memory per env and the
+#      bytes-per-step floor are in the log and the JSON;
+#   2. gtb100 at 65,536 envs with compact observations (--obs-dtype uint8);
 #   3. the trainer's env-steps/s (benchmarks/train_throughput.py: the bare
 #      rollout, the trainer's rollout and a whole PPO update);
 #   4. where a gtb100 step's time goes (benchmarks/profile_step.py, main parts).
-# Every phase has its own time limit (about 9 minutes in all, inside the lent
+# Every phase has its own time limit (about 9.5 minutes in all, inside the lent
 # machine's 10-minute command limit: run it with timeout_s=600) and a failed
 # phase does not stop the next. Results go to OUT_DIR (default $OUT, else
-# runs/gpu): devices.txt, bench.txt (both bench logs), bench.json/.png,
-# bench_uint8.json/.png, train_throughput.txt/.json, profile.txt, and
-# phases.txt (each phase's exit status and seconds): at most 10 files.
+# runs/gpu): devices.txt, bench.txt (all bench logs), bench_<economy>.json/.png
+# (default, covid19, gtb100, gtb100_uint8), train_throughput.txt/.json,
+# profile.txt, and phases.txt (each phase's exit status and seconds).
 # No reference is measured here (the numpy reference runs on the CPU;
 # compare with a CPU `jaxecon bench` run).
 #
@@ -41,7 +41,7 @@ if [ "$dry" = 1 ]; then
     export JAX_PLATFORMS=cpu
     device=cpu
     batches=4,8
-    uint8_batches=4,8
+    uint8_batches=8
     steps=10
     train_configs=default
     profile_batch=8
@@ -50,7 +50,7 @@ if [ "$dry" = 1 ]; then
 else
     device=gpu
     batches=1024,4096,16384,65536
-    uint8_batches=4096,65536
+    uint8_batches=65536
     steps=100
     train_configs=default,canonical-mlp
     profile_batch=8192
@@ -84,12 +84,16 @@ fi
 bench=(-m jaxecon.cli bench --device "$device" --steps "$steps" --max-env-steps 4000000 --loop-steps 0
        --shim-steps 0 --no-reference --no-episode-compile --min-time 1 --adapter-batch-sizes none)
 
-# gtb100 last: the slowest to compile and run; the log keeps each row as it is measured.
-phase bench 330 "$out/bench.txt" $py "${bench[@]}" --economies default,covid19,gtb100 \
-    --batch-sizes "$batches" --json "$out/bench.json"
-
-phase bench_uint8 90 "$out/bench.txt" $py "${bench[@]}" --economies gtb100 --obs-dtype uint8 \
-    --batch-sizes "$uint8_batches" --json "$out/bench_uint8.json"
+# One bench per economy, each with its own JSON and limit (a bench that runs out of time
+# loses only its own economy); gtb100 last: the slowest to compile and run.
+phase bench_default 80 "$out/bench.txt" $py "${bench[@]}" --economies default \
+    --batch-sizes "$batches" --json "$out/bench_default.json"
+phase bench_covid19 80 "$out/bench.txt" $py "${bench[@]}" --economies covid19 \
+    --batch-sizes "$batches" --json "$out/bench_covid19.json"
+phase bench_gtb100 170 "$out/bench.txt" $py "${bench[@]}" --economies gtb100 \
+    --batch-sizes "$batches" --json "$out/bench_gtb100.json"
+phase bench_gtb100_uint8 60 "$out/bench.txt" $py "${bench[@]}" --economies gtb100 --obs-dtype uint8 \
+    --batch-sizes "$uint8_batches" --json "$out/bench_gtb100_uint8.json"
 
 : > "$out/train_throughput.txt"
 phase train_throughput 90 "$out/train_throughput.txt" $py benchmarks/train_throughput.py \
@@ -99,6 +103,6 @@ phase train_throughput 90 "$out/train_throughput.txt" $py benchmarks/train_throu
 : > "$out/profile.txt"
 phase profile 60 "$out/profile.txt" $py benchmarks/profile_step.py --economy gtb100 \
     --batch "$profile_batch" --repeats "$repeats" --warm-steps 5 \
-    --parts step,observe,obs:scenario,step:ContinuousDoubleAuction,step:Gather
+    --parts step,obs:scenario,step:ContinuousDoubleAuction
 
 cat "$out/phases.txt"
