@@ -27,7 +27,8 @@ What is measured, per economy:
   state elements it changes (found by stepping a few warmed-up envs), its
   whole observation and the key, and reads the changed elements, the
   action mask and the key; with the device's streaming bandwidth
-  (``measure_bandwidth``, measured in the same run) this gives a physical
+  (``measure_bandwidth``, measured in the same run: in-place passes of
+  ``x + 1`` over 256 MiB in one jitted loop) this gives a physical
   floor, and ``of floor`` in the table is the measured env-steps/s as a
   fraction of it (a lower bound on the traffic: at most 100% once the
   batch's carry is well above the last-level cache).
@@ -41,7 +42,9 @@ What is measured, per economy:
   (``jit(...).lower(...).compile()``) is timed separately; the compiled
   rollout is then run until at least ``--min-time`` seconds have passed (a
   first run shorter than that is a discarded warm-up) and the mean time per
-  timed rollout is used: env-steps/s = B x steps / time.
+  timed rollout is used: env-steps/s = B x steps / time (the JSON also has
+  the process's CPU time per env-step, ``cpu_us_per_env_step``, and the
+  load average before and after the run).
 - ``object adapter``, at batch 1,024 (``--adapter-batch-sizes``): the same
   rollout of the env wrapped in ``jaxecon.wrappers.NativeObjectObservationWrapper``
   (one normalised vector per agent; random actions from the masks it keeps

@@ -102,8 +102,10 @@ def format_table(result: dict) -> str:
                 f"{ref['loop_steps_per_s']:,.0f} steps/s with action sampling"
             )
     s = result["system"]
+    loads = [x for x in (s.get("load_avg_start"), s.get("load_avg_end")) if x is not None]
+    load = "" if not loads else ", load " + " -> ".join(f"{x:.1f}" for x in loads)
     notes.append(
-        f"device {s['device']} ({s['platform']}), {s['cpu_count']} CPUs, jax {s['jax_version']}; "
+        f"device {s['device']} ({s['platform']}), {s['cpu_count']} CPUs{load}, jax {s['jax_version']}; "
         "steps = rollout length (batch x steps <= "
         f"{result['settings']['max_env_steps'] or 'no cap'}); ratio = jaxecon (incl. action "
         "sampling) / reference env.step only, except for the foundation shim: its env.step / the "

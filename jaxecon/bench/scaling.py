@@ -15,10 +15,15 @@ linearly in the agents. ``benchmarks/scaling.py`` is the command line.
 
 from __future__ import annotations
 
+import datetime
 import math
+import os
+import platform
+
+import jax
 
 import jaxecon
-from jaxecon.bench.measure import measure_rollout, rollout_steps
+from jaxecon.bench.measure import load_avg, measure_rollout, rollout_steps
 from jaxecon.bench.reference import measure_reference
 from jaxecon.configs import gtb100_config
 
@@ -64,13 +69,22 @@ def run_scaling(agent_counts=DEFAULT_AGENT_COUNTS, batch: int = 256, n_steps: in
             reference always runs the Foundation config.
         log: called with one progress line per measurement (None: silent).
     Returns:
-        ``{"settings": {...}, "rows": [{"n_agents", "world_size",
+        (``us_per_agent_step`` is wall time, ``cpu_us_per_agent_step`` this
+        process's CPU time, all threads: steadier on a loaded machine)
+        ``{"system": {versions, device, cpu_count, date, "load_avg_start",
+        "load_avg_end": 1-minute load averages around the run (None where the
+        OS has none)}, "settings": {...}, "rows": [{"n_agents", "world_size",
         "env_steps_per_s", "agent_steps_per_s", "us_per_agent_step",
         "compile_s", "n_steps", "reference_env_steps_per_s",
         "reference_agent_steps_per_s", "ratio"} ...]}`` (reference fields None
         when it is skipped, with ``reference_skipped`` giving the reason).
     """
     log = log or (lambda _msg: None)
+    dev = jax.devices()[0]
+    system = {"jax_version": jax.__version__, "jaxecon_version": jaxecon.__version__,
+              "python": platform.python_version(), "cpu_count": os.cpu_count(), "device": str(dev),
+              "platform": dev.platform, "date": datetime.datetime.now().isoformat(timespec="seconds"),
+              "load_avg_start": load_avg()}
     rows = []
     for n in agent_counts:
         cfg = scaling_config(n)
@@ -87,6 +101,7 @@ def run_scaling(agent_counts=DEFAULT_AGENT_COUNTS, batch: int = 256, n_steps: in
             "env_steps_per_s": r["env_steps_per_s"],
             "agent_steps_per_s": r["agent_steps_per_s"],
             "us_per_agent_step": 1e6 / r["agent_steps_per_s"],
+            "cpu_us_per_agent_step": r["cpu_us_per_env_step"] / n,
             "reference_env_steps_per_s": None,
             "reference_agent_steps_per_s": None,
             "ratio": None,
@@ -103,20 +118,21 @@ def run_scaling(agent_counts=DEFAULT_AGENT_COUNTS, batch: int = 256, n_steps: in
         ref_text = ("" if row["ratio"] is None else
                     f", reference {row['reference_env_steps_per_s']:,.1f} ({row['ratio']:,.0f}x)")
         log(f"[scaling] {n:4d} agents on {cfg['world_size'][0]}x{cfg['world_size'][1]}: "
-            f"{row['env_steps_per_s']:,.0f} env-steps/s, {row['agent_steps_per_s']:,.0f} agent-steps/s "
-            f"(compile {row['compile_s']:.0f} s){ref_text}")
+            f"{row['env_steps_per_s']:,.0f} env-steps/s, {row['agent_steps_per_s']:,.0f} agent-steps/s, "
+            f"{row['cpu_us_per_agent_step']:.2f} CPU-us per agent-step (compile {row['compile_s']:.0f} s){ref_text}")
     settings = {"agent_counts": list(agent_counts), "batch": batch, "n_steps": n_steps,
                 "max_env_steps": max_env_steps, "reference_steps": reference_steps if reference else None,
                 "obs_dtype": obs_dtype or "float32", "min_time_s": min_time, "seed": seed}
-    return {"settings": settings, "rows": rows}
+    system["load_avg_end"] = load_avg()
+    return {"system": system, "settings": settings, "rows": rows}
 
 
 def format_scaling_table(result: dict) -> str:
     """The scaling table as Markdown: one row per agent count, jaxecon beside the reference."""
     s = result["settings"]
-    head = ("| agents | map | env-steps/s | agent-steps/s | us per agent-step "
+    head = ("| agents | map | env-steps/s | agent-steps/s | us per agent-step | CPU us per agent-step "
             "| reference env-steps/s | reference agent-steps/s | ratio |")
-    lines = [head, "|" + "---|" * 8]
+    lines = [head, "|" + "---|" * 9]
     def num(x, fmt):
         return "-" if x is None else format(x, fmt)
 
@@ -124,9 +140,16 @@ def format_scaling_table(result: dict) -> str:
         h, w = r["world_size"]
         lines.append(
             f"| {r['n_agents']} | {h}x{w} | {r['env_steps_per_s']:,.0f} | {r['agent_steps_per_s']:,.0f} "
-            f"| {r['us_per_agent_step']:.2f} | {num(r['reference_env_steps_per_s'], ',.1f')} "
+            f"| {r['us_per_agent_step']:.2f} | {num(r.get('cpu_us_per_agent_step'), '.2f')} "
+            f"| {num(r['reference_env_steps_per_s'], ',.1f')} "
             f"| {num(r['reference_agent_steps_per_s'], ',.0f')} | {num(r['ratio'], ',.0f')}{'' if r['ratio'] is None else 'x'} |")
     lines.append("")
-    lines.append(f"jaxecon: scan+vmap rollout of {s['batch']} envs, random valid actions, observed map "
-                 f"{s['obs_dtype']}; reference: ai-economist 1.7.1, time inside env.step, same config.")
+    lines.append(f"jaxecon: scan+vmap rollout of {s['batch']} envs from reset, random valid actions, observed "
+                 f"map {s['obs_dtype']}; us per agent-step by wall time, CPU us by this process's CPU time "
+                 "(all threads); reference: ai-economist 1.7.1, wall time inside env.step, same config.")
+    sysinfo = result.get("system")
+    if sysinfo:
+        loads = [x for x in (sysinfo.get("load_avg_start"), sysinfo.get("load_avg_end")) if x is not None]
+        load = "" if not loads else ", load " + " -> ".join(f"{x:.1f}" for x in loads)
+        lines.append(f"{sysinfo['device']}, {sysinfo['cpu_count']} CPUs, jax {sysinfo['jax_version']}{load}.")
     return "\n".join(lines)

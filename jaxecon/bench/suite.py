@@ -19,6 +19,7 @@ import jax
 import jaxecon
 from jaxecon.bench.economies import DEFAULT_ECONOMIES, economy_makers
 from jaxecon.bench.measure import (
+    load_avg,
     measure_adapter_overhead,
     measure_bandwidth,
     measure_episode_compile,
@@ -120,7 +121,8 @@ def run_benchmark(
             always runs the Foundation config.
     Returns:
         JSON-ready dict: ``system`` (versions, device, cpu count, measured
-        ``bandwidth_bytes_per_s``), ``settings``, ``economies`` (name ->
+        ``bandwidth_bytes_per_s``, ``load_avg_start`` / ``load_avg_end``: the
+        1-minute load average before and after), ``settings``, ``economies`` (name ->
         config, components, n_agents, ``memory`` per env (see
         ``measure_memory``), ``step_traffic`` and ``bytes_per_env_step``
         (see ``measure_step_traffic``), ``episode_compile_s``, ``same_as``,
@@ -158,6 +160,7 @@ def run_benchmark(
             "device": str(dev),
             "platform": dev.platform,
             "date": datetime.datetime.now().isoformat(timespec="seconds"),
+            "load_avg_start": load_avg(),
         },
         "settings": {
             "batch_sizes": list(batch_sizes),
@@ -179,7 +182,7 @@ def run_benchmark(
     with ctx:
         bandwidth = measure_bandwidth()
         out["system"]["bandwidth_bytes_per_s"] = bandwidth
-        _log(f"device {dev}: streaming bandwidth {bandwidth / 1e9:.1f} GB/s (x + 1 over 256 MiB)", quiet)
+        _log(f"device {dev}: streaming bandwidth {bandwidth / 1e9:.1f} GB/s (in-place passes of x + 1 over 256 MiB)", quiet)
         for name in economies:
             cfg = makers[name]()
             comps = _canonical_components(cfg["components"])
@@ -287,4 +290,5 @@ def run_benchmark(
                     f"{r['env_steps_per_s']:12,.0f} env-steps/s{extra}",
                     quiet,
                 )
+    out["system"]["load_avg_end"] = load_avg()
     return out
