@@ -188,7 +188,7 @@ def test_side_channels_of_unflattened_fields(econ_unflat):
 
 
 def test_renderer_draws_render_worlds_picture(econ):
-    env, state = econ[0], econ[3]
+    state = econ[3]
     maps = {k: np.asarray(v) for k, v in state.maps.items()}
     owner, loc = np.asarray(state.owner["House"]), np.asarray(state.loc)
     for tile in (1, 4, TILE):
@@ -204,7 +204,7 @@ def test_renderer_draws_render_worlds_picture(econ):
 
 @pytest.fixture(scope="module")
 def world_frame(econ):
-    env, state = econ[0], econ[3]
+    state = econ[3]
     maps = {k: np.asarray(v) for k, v in state.maps.items()}
     return render_world(maps, owner=np.asarray(state.owner["House"]), loc=np.asarray(state.loc), scale=TILE)
 

@@ -15,6 +15,7 @@ import time
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from jaxecon.rollout import RolloutCarry, scan_steps
 
