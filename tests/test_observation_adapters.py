@@ -188,7 +188,7 @@ def test_side_channels_of_unflattened_fields(econ_unflat):
 
 
 def test_renderer_draws_render_worlds_picture(econ):
-    state = econ[3]
+    env, state = econ[0], econ[3]
     maps = {k: np.asarray(v) for k, v in state.maps.items()}
     owner, loc = np.asarray(state.owner["House"]), np.asarray(state.loc)
     for tile in (1, 4, TILE):
