@@ -346,14 +346,16 @@ class PPO:
             batch["carry"] = traj["carry"][g]
         return batch
 
-    def _minibatches(self, s: GroupSetup, batch, key):
-        """Shuffled minibatches with a leading minibatch axis."""
+    def _minibatch_indices(self, s: GroupSetup, key):
+        """A feed-forward group's shuffled samples: int32 ``[k, T * A / k]``, row i the
+        indices into the ``[T * A]``-flattened batch of minibatch i."""
         k = self.num_minibatches[s.group.name]
-        if not s.network.recurrent:
-            flat = jax.tree.map(lambda x: x.reshape((-1,) + x.shape[2:]), batch)
-            size = flat["value"].shape[0]
-            perm = jax.random.permutation(key, size)
-            return jax.tree.map(lambda x: x[perm].reshape((k, size // k) + x.shape[1:]), flat)
+        size = self.n_steps * self.num_envs * s.group.n
+        return jax.random.permutation(key, size).reshape(k, size // k)
+
+    def _minibatches(self, s: GroupSetup, batch, key):
+        """A recurrent group's shuffled minibatches of sequences, with a leading minibatch axis."""
+        k = self.num_minibatches[s.group.name]
         seq = s.policy.model.max_seq_len
         carry = batch.pop("carry")
         t, a = batch["value"].shape[:2]
@@ -411,7 +413,16 @@ class PPO:
             return PolicyState(optax.apply_updates(ps.params, updates), opt_state), aux
 
         def epoch(ps, k):
-            return jax.lax.scan(mb_step, ps, self._minibatches(s, dict(batch), k))
+            if s.network.recurrent:
+                return jax.lax.scan(mb_step, ps, self._minibatches(s, dict(batch), k))
+            # each step gathers its own rows: no shuffled copy of the whole batch
+            flat = jax.tree.map(lambda x: x.reshape((-1,) + x.shape[2:]), batch)
+
+            def gathered_step(ps, idx):
+                mb = jax.tree.map(lambda x: x.at[idx].get(mode="promise_in_bounds", unique_indices=True), flat)
+                return mb_step(ps, mb)
+
+            return jax.lax.scan(gathered_step, ps, self._minibatch_indices(s, k))
 
         ps, aux = jax.lax.scan(epoch, ps, jax.random.split(key, self.cfg.trainer.num_sgd_iter))
         return ps, jax.tree.map(jnp.mean, aux)
