@@ -68,14 +68,10 @@ class MaskedCategorical:
         for a mobile agent, a large share of a CPU rollout's time). With ``u``
         in (0, 1] the pick is the first action whose cumulative probability
         reaches ``u`` x the total, which is never a zero-probability (masked)
-        action. The cumulative sums are a product with the upper-triangular
-        ones matrix (XLA's CPU cumsum, a reduce-window, cost several times the
-        policy's forward pass); its sums accumulate in the same order for every
-        column, so they are non-decreasing as a cumsum's.
+        action.
         """
         p = jnp.exp(self.log_probs())
-        k = p.shape[-1]
-        cdf = p @ jnp.triu(jnp.ones((k, k), jnp.float32))
+        cdf = jnp.cumsum(p, axis=-1)
         u = 1.0 - jax.random.uniform(key, cdf.shape[:-1] + (1,), jnp.float32)
         idx = jnp.sum(cdf < u * cdf[..., -1:], axis=-1)
         return jnp.minimum(idx, p.shape[-1] - 1).astype(jnp.int32)
