@@ -311,7 +311,8 @@ class PPO:
             obs, env_state, reward, done, info = self.adapter.step(k_env, r.env_state, actions)
             out = {"first": r.first, "done": done, "info": info, "reward": reward}
             if record:
-                out.update(obs=self._recorded_obs(r.obs), carry=r.carry, action=actions, log_prob=logps, value=values)
+                out.update(obs=self._recorded_obs(r.obs), carry=r.carry, action=actions, log_prob=logps,
+                           value=values)
             r = r.replace(env_state=env_state, obs=obs, carry=carry, first=done, key=key,
                           env_steps=r.env_steps + self.num_envs)
             return r, out
@@ -419,7 +420,8 @@ class PPO:
             flat = jax.tree.map(lambda x: x.reshape((-1,) + x.shape[2:]), batch)
 
             def gathered_step(ps, idx):
-                mb = jax.tree.map(lambda x: x.at[idx].get(mode="promise_in_bounds", unique_indices=True), flat)
+                mb = jax.tree.map(lambda x: x.at[idx].get(mode="promise_in_bounds", unique_indices=True),
+                                  flat)
                 return mb_step(ps, mb)
 
             return jax.lax.scan(gathered_step, ps, self._minibatch_indices(s, k))
