@@ -29,7 +29,7 @@ import pytest
 from jaxecon import foundation
 from jaxecon.configs import default_config
 from jaxecon.foundation import compilation_cache, cpu_runtime
-from jaxecon.foundation.engine import engine_key
+from jaxecon.foundation.engine import clear_engine_cache, engine_key
 from jaxecon.foundation.host_engine import HostEngine
 from jaxecon.foundation.packing import TreePacking, WordPacking
 from jaxecon.interop.reference import random_valid_actions
@@ -92,6 +92,8 @@ def test_same_configuration_shares_one_compiled_engine():
     # shim-only kwargs share the engine; anything else is a new configuration
     third = foundation.make_env_instance(**_canonical(dense_log_frequency=2), seed=2)
     assert third._engine is first._engine
+    # so does the seed: it reaches only the key and the params
+    assert foundation.make_env_instance(**cfg, seed=3)._engine is first._engine
     assert engine_key(first._core.name, _canonical(episode_length=T + 1)) != engine_key(first._core.name, cfg)
 
 
@@ -241,3 +243,29 @@ def test_step_reader_builds_exactly_what_format_obs_builds():
         assert rew_a == general["rew_a"].tolist() and rew_p == float(general["rew_p"])
         assert done is bool(general["done"]) and type(rew_p) is float
         env._kd = kd
+
+
+def test_envs_of_other_seeds_share_the_engine_with_their_own_params():
+    """SimpleLabor draws its skills from the seed into Params.skills: an env
+    built with another seed through a cached engine steps exactly as one
+    built from scratch with that seed."""
+    cfg = {"scenario_name": "one-step-economy", "n_agents": 3, "world_size": [1, 1],
+           "episode_length": 2, "multi_action_mode_agents": False,
+           "multi_action_mode_planner": True, "flatten_observations": True, "flatten_masks": True,
+           "components": [{"SimpleLabor": {}}, {"PeriodicBracketTax": {"period": 2}}]}
+    runs = {}
+    for label, seed, fresh in (("seed 1", 1, True), ("seed 2 cached", 2, False), ("seed 2 fresh", 2, True)):
+        if fresh:
+            clear_engine_cache()
+        env = foundation.make_env_instance(**cfg, seed=seed)
+        obs0 = env.reset()
+        obs1, rew, _, _ = env.step({str(i): 3 for i in range(3)})
+        runs[label] = (env._engine, obs0, obs1, rew)
+    assert runs["seed 2 cached"][0] is runs["seed 1"][0]
+    assert runs["seed 2 fresh"][0] is not runs["seed 1"][0]
+    a, b = runs["seed 2 cached"][1:], runs["seed 2 fresh"][1:]
+    for x, y in zip(jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b)):
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+    differ = [not np.array_equal(np.asarray(x), np.asarray(y)) for x, y in
+              zip(jax.tree_util.tree_leaves(runs["seed 1"][1:]), jax.tree_util.tree_leaves(a))]
+    assert any(differ)  # the skills (and so the rewards) depend on the seed

@@ -58,6 +58,15 @@ _INT = {int}
 #: compiled functions, so environments that differ only in them share an engine.
 SHIM_ONLY_KWARGS = ("dense_log_frequency", "world_dense_log_frequency")
 
+#: Keyword arguments whose values reach only ``EnvParams`` (passed to the
+#: compiled functions as buffers), never the compiled structure: ``seed``
+#: seeds the environment's key and, in ``SimpleLabor``, draws the skills into
+#: ``Params.skills``. Environments that differ only in them share an engine,
+#: so a second environment with another seed builds without compiling. A
+#: component whose static structure depended on the seed would have to be
+#: listed here as an exception (none does).
+PARAMS_ONLY_KWARGS = ("seed",)
+
 
 @contextlib.contextmanager
 def unrolled_threefry_on_cpu():
@@ -112,11 +121,13 @@ def _freeze(value):
 
 def engine_key(scenario_name: str, kwargs: dict):
     """The cache key of a configuration: the scenario's registry name, the
-    frozen keyword arguments (without ``SHIM_ONLY_KWARGS``), whether x64 is
+    frozen keyword arguments (without ``SHIM_ONLY_KWARGS`` and
+    ``PARAMS_ONLY_KWARGS``), whether x64 is
     on and the default backend; None when a value cannot be frozen (such a
     configuration is not cached)."""
     try:
-        frozen = _freeze({k: v for k, v in kwargs.items() if k not in SHIM_ONLY_KWARGS})
+        skip = SHIM_ONLY_KWARGS + PARAMS_ONLY_KWARGS
+        frozen = _freeze({k: v for k, v in kwargs.items() if k not in skip})
     except TypeError:
         return None
     return (str(scenario_name).lower(), frozen, bool(jax.config.jax_enable_x64), jax.default_backend())
