@@ -10,7 +10,9 @@ For each config, with the config's batch (``trainer.num_envs`` economies x
 - ``update``: one whole ``PPO.update`` (what training runs per update).
 
 Each is timed as the best of ``--repeats`` calls after compilation (compile
-times are printed separately). ``ratio`` is the update's time per env step
+times are printed separately), in wall time, or with ``--cpu-time`` in the
+process's CPU time (all its threads; steadier than wall time on a shared
+machine, and the same on an idle one when every core is busy). ``ratio`` is the update's time per env step
 over the bare rollout's. Configs: ``default`` (the small config, MLP),
 ``canonical-mlp`` (the reference's phase-1 config with the default config's
 MLP policy), ``canonical`` (the reference's phase 1 as it is: conv-LSTM).
@@ -45,21 +47,28 @@ def make_config(name: str):
     return cfg
 
 
-def best_time(fn, arg, repeats: int) -> tuple[float, float]:
-    """``(compile_s, best run s)`` of ``jax.jit(fn)`` on ``arg``."""
+def best_time(fn, arg, repeats: int, clock=time.perf_counter) -> tuple[float, float]:
+    """``(compile_s, best run s)`` of ``jax.jit(fn)`` on ``arg``; runs timed by ``clock``."""
     t = time.perf_counter()
     compiled = jax.jit(fn).lower(arg).compile()
     compile_s = time.perf_counter() - t
     jax.block_until_ready(compiled(arg))
     runs = []
     for _ in range(repeats):
-        t = time.perf_counter()
+        t = clock()
         jax.block_until_ready(compiled(arg))
-        runs.append(time.perf_counter() - t)
+        runs.append(clock() - t)
     return compile_s, min(runs)
 
 
-def measure(name: str, repeats: int) -> dict:
+def _checksum(tree):
+    """One float from every array of ``tree``: the whole trajectory is computed
+    (nothing is pruned) without returning it (a fresh output buffer per call)."""
+    leaves = [x for x in jax.tree.leaves(tree) if not jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key)]
+    return sum(x.astype("float32").sum() for x in leaves)
+
+
+def measure(name: str, repeats: int, clock=time.perf_counter) -> dict:
     """Bare rollout, trainer rollout and update throughput of one config."""
     cfg = make_config(name)
     env = jaxecon.make_from_config(cfg.env)
@@ -68,12 +77,12 @@ def measure(name: str, repeats: int) -> dict:
     keys = jax.random.split(jax.random.key(0), b)
     obs, state = jax.vmap(env.reset, in_axes=(0, None))(keys, params)
     bare = best_time(lambda c: scan_steps(env, params, c, t, batched=True)[0],
-                     RolloutCarry(obs, state, keys), repeats)
+                     RolloutCarry(obs, state, keys), repeats, clock)
     ppo = PPO(cfg, env)
     runner = jax.jit(ppo.init)(jax.random.key(0))
     modes = {s.group.name: "sample" for s in ppo.setups}
-    roll = best_time(lambda r: ppo.rollout(r, t, modes), runner, repeats)
-    upd = best_time(lambda r: ppo.update(r)[1], runner, repeats)
+    roll = best_time(lambda r: _checksum(ppo.rollout(r, t, modes)[1]), runner, repeats, clock)
+    upd = best_time(lambda r: ppo.update(r)[1], runner, repeats, clock)
     steps = b * t
     return {
         "config": name, "model": cfg.agent_policy.model.custom_model, "num_envs": b, "steps": t,
@@ -88,6 +97,7 @@ def main(argv=None) -> int:
     p.add_argument("--configs", default=",".join(CONFIGS),
                    help=f"comma-separated, from {list(CONFIGS)}")
     p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--cpu-time", action="store_true", help="time with the process's CPU time")
     p.add_argument("--json", default=None, help="write the results here")
     args = p.parse_args(argv)
     names = [n.strip() for n in args.configs.split(",") if n.strip()]
@@ -95,12 +105,12 @@ def main(argv=None) -> int:
     if bad:
         p.error(f"--configs: unknown {bad}; choose from {list(CONFIGS)}")
     print(f"device: {jax.devices()[0].device_kind} ({jax.devices()[0].platform}), "
-          f"best of {args.repeats} after compilation")
+          f"best of {args.repeats} after compilation, {'CPU' if args.cpu_time else 'wall'} time")
     print(f"{'config':14} {'model':16} {'envs x steps':>12} {'bare /s':>10} {'rollout /s':>11} "
           f"{'update /s':>10} {'ratio':>6}  compile s (bare, rollout, update)")
     results = []
     for name in names:
-        r = measure(name, args.repeats)
+        r = measure(name, args.repeats, time.process_time if args.cpu_time else time.perf_counter)
         results.append(r)
         c = r["compile_s"]
         print(f"{name:14} {r['model']:16} {r['num_envs']:>5} x {r['steps']:<4} "

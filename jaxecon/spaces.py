@@ -60,7 +60,7 @@ def _dtype(dtype, what: str) -> np.dtype:
         out = np.dtype(dtype)
     except TypeError:
         raise ValueError(f"{what}: dtype must be a numpy/jax bool, integer or float dtype, got {dtype!r}") from None
-    if not (np.issubdtype(out, np.floating) or np.issubdtype(out, np.integer) or out == np.bool_):
+    if not (jnp.issubdtype(out, jnp.floating) or np.issubdtype(out, np.integer) or out == np.bool_):
         raise ValueError(f"{what}: dtype must be a bool, integer or float dtype, got {out}")
     return out
 
@@ -110,7 +110,7 @@ class Box(Space):
             raise ValueError("Box: low and high must not be NaN")
         if (low_a > high_a).any():
             raise ValueError(f"Box: low must be <= high everywhere, got low={low_a} high={high_a}")
-        if not np.issubdtype(self.dtype, np.floating):
+        if not jnp.issubdtype(self.dtype, jnp.floating):
             if not (np.isfinite(low_a).all() and np.isfinite(high_a).all()):
                 raise ValueError(f"Box: an {self.dtype} Box needs finite low and high")
             info = np.iinfo(self.dtype) if self.dtype != np.bool_ else None
@@ -150,7 +150,7 @@ class Box(Space):
         if tuple(x.shape) != self.shape:
             return _false()
         ok = jnp.all((x >= self.low) & (x <= self.high))
-        if not np.issubdtype(self.dtype, np.floating) and jnp.issubdtype(x.dtype, jnp.floating):
+        if not jnp.issubdtype(self.dtype, jnp.floating) and jnp.issubdtype(x.dtype, jnp.floating):
             ok = ok & jnp.all(x == jnp.round(x))
         return ok
 
@@ -161,7 +161,7 @@ class Box(Space):
         that maximum itself, are never drawn), ``low`` +
         Exponential(1) where only ``low`` is, ``high`` - Exponential(1) where
         only ``high`` is, Normal(0, 1) where neither (as gymnasium's Box)."""
-        if not np.issubdtype(self.dtype, np.floating):
+        if not jnp.issubdtype(self.dtype, jnp.floating):
             if self.dtype == np.bool_:
                 return jax.random.bernoulli(key, 0.5, self.shape) & jnp.asarray(self.high) | jnp.asarray(self.low)
             # randint's exclusive maxval = high + 1 (it takes a wider dtype for

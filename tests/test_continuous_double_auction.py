@@ -322,6 +322,111 @@ def test_order_limit_and_affordability():
     assert mask[1, 27:34].all()
 
 
+def _random_market(rng, n, M, P, C):
+    """A busy random market: per commodity and agent up to M orders (bids and asks), prices
+    biased to cross, lifetimes 0..3 (many exact ties); coin and price histories not whole."""
+    orders = []  # per commodity: (bids, asks) as Foundation's lists, agents in index order
+    for _ in range(C):
+        bids, asks = [], []
+        for i in range(n):
+            for _ in range(rng.integers(0, M + 1)):
+                if rng.random() < 0.5:
+                    bids.append({"buyer": i, "bid": int(rng.integers(P // 3, P)), "bid_lifetime": int(rng.integers(0, 4))})
+                else:
+                    asks.append({"seller": i, "ask": int(rng.integers(0, P - P // 3)), "ask_lifetime": int(rng.integers(0, 4))})
+        orders.append((bids, asks))
+    coin = rng.random(n) * 50
+    esc_coin = np.array([sum(b["bid"] for bids, _ in orders for b in bids if b["buyer"] == i) for i in range(n)], float)
+    goods = rng.integers(0, 5, (C, n)).astype(float)
+    goods_esc = np.array([[sum(a["seller"] == i for a in asks) for i in range(n)] for _, asks in orders], float)
+    ph = rng.random((C, n, P)) * 3
+    return orders, {"coin": coin, "esc_coin": esc_coin, "goods": goods, "goods_esc": goods_esc, "ph": ph}
+
+
+def _reference_match(orders, floats, commodities, P):
+    """Foundation's own ``match_orders`` on the market (its method, run on a stand-in component)."""
+    from types import SimpleNamespace
+
+    from ai_economist.foundation.components.continuous_double_auction import ContinuousDoubleAuction as RefCDA
+
+    n = len(floats["coin"])
+    agents = [SimpleNamespace(idx=i, state={
+        "inventory": {"Coin": float(floats["coin"][i]), **{c: float(floats["goods"][ci, i]) for ci, c in enumerate(commodities)}},
+        "escrow": {"Coin": float(floats["esc_coin"][i]), **{c: float(floats["goods_esc"][ci, i]) for ci, c in enumerate(commodities)}},
+    }) for i in range(n)]
+    fake = SimpleNamespace(
+        commodities=list(commodities), n_agents=n, price_floor=0, executed_trades=[],
+        bids={c: copy.deepcopy(orders[ci][0]) for ci, c in enumerate(commodities)},
+        asks={c: copy.deepcopy(orders[ci][1]) for ci, c in enumerate(commodities)},
+        bid_hists={c: {i: np.zeros(P, int) for i in range(n)} for c in commodities},
+        ask_hists={c: {i: np.zeros(P, int) for i in range(n)} for c in commodities},
+        n_orders={c: {i: 0 for i in range(n)} for c in commodities},
+        price_history={c: {i: floats["ph"][ci, i].copy() for i in range(n)} for ci, c in enumerate(commodities)},
+        world=SimpleNamespace(agents=agents),
+    )
+    RefCDA.match_orders(fake)
+    return fake
+
+
+@pytest.mark.reference
+def test_matching_matches_the_reference_on_busy_random_books():
+    """The matching against Foundation's own ``match_orders`` on random books of 24 agents
+    with up to 5 orders each: the same trades in the same order, books left, and
+    bit-for-bit coin, escrow, goods and price histories. The books include rounds where
+    the best bidder owns the best ask (the no-self-trade rule and the no-crossing test
+    are exercised)."""
+    n, M = 24, 5
+    cfg = _config({"max_bid_ask": 10, "max_num_orders": M, "order_duration": 50, "order_labor": 0.25}, 10,
+                  n_agents=n, env_layout_file="quadrant_25x25_20each_30clump.txt", fixed_four_skill_and_loc=False)
+    rng = np.random.default_rng(5)
+    skipped_own_ask = n_trades = 0
+    with jax.enable_x64(True):
+        comp = jaxecon.make_from_config(cfg).get_component(CDA)
+        C, P = len(comp.commodities), comp.n_prices
+        match = jax.jit(comp._match)
+        for _ in range(12):
+            orders, floats = _random_market(rng, n, M, P, C)
+            book = {k: np.zeros((C, n, M), bool if k.endswith("active") else np.int32) for k in
+                    ("bid_price", "bid_lifetime", "bid_active", "ask_price", "ask_lifetime", "ask_active")}
+            for ci, (bids, asks) in enumerate(orders):
+                for side, lst, who in (("bid", bids, "buyer"), ("ask", asks, "seller")):
+                    used = np.zeros(n, int)
+                    for o in lst:
+                        i, j = o[who], used[o[who]]
+                        book[f"{side}_price"][ci, i, j], book[f"{side}_lifetime"][ci, i, j] = o[side], o[f"{side}_lifetime"]
+                        book[f"{side}_active"][ci, i, j] = True
+                        used[i] += 1
+            out = jax.device_get(match({k: jnp.asarray(v) for k, v in book.items()},
+                                       {k: jnp.asarray(v) for k, v in floats.items()}))
+            ref = _reference_match(orders, floats, comp.commodities, P)
+            agents = ref.world.agents
+            np.testing.assert_array_equal(out["coin"], [a.state["inventory"]["Coin"] for a in agents])
+            np.testing.assert_array_equal(out["esc_coin"], [a.state["escrow"]["Coin"] for a in agents])
+            for ci, c in enumerate(comp.commodities):
+                np.testing.assert_array_equal(out["goods"][ci], [a.state["inventory"][c] for a in agents])
+                np.testing.assert_array_equal(out["goods_esc"][ci], [a.state["escrow"][c] for a in agents])
+                np.testing.assert_array_equal(out["ph"][ci], np.stack([ref.price_history[c][i] for i in range(n)]))
+                trades = [t for t in ref.executed_trades[-1] if t["commodity"] == c]
+                k = int(out["k"][ci])
+                ours = [tuple(int(out["rec"][f][ci, j]) for f in ("buyer", "seller", "bid", "ask", "bid_lifetime",
+                                                                  "ask_lifetime", "price")) for j in range(k)]
+                assert ours == [(t["buyer"], t["seller"], t["bid"], t["ask"], t["bid_lifetime"], t["ask_lifetime"],
+                                 t["price"]) for t in trades]
+                for side, who in (("bid", "buyer"), ("ask", "seller")):
+                    left = sorted((i, int(book[f"{side}_price"][ci, i, j]), int(book[f"{side}_lifetime"][ci, i, j]))
+                                  for i, j in zip(*np.nonzero(out[f"{side}_active"][ci])))
+                    assert left == sorted((o[who], o[side], o[f"{side}_lifetime"]) for o in getattr(ref, side + "s")[c])
+                # rounds where the buyer skipped its own best ask
+                asks = sorted(orders[ci][1], key=lambda a: (a["ask"], -a["ask_lifetime"]))
+                for t in trades:
+                    best = asks[0]
+                    skipped_own_ask += best["seller"] == t["buyer"]
+                    asks.remove(next(a for a in asks if a["seller"] == t["seller"] and a["ask"] == t["ask"]
+                                     and a["ask_lifetime"] == t["ask_lifetime"]))
+                n_trades += len(trades)
+    assert n_trades > 200 and skipped_own_ask >= 3, (n_trades, skipped_own_ask)
+
+
 def test_gradients_flow_through_matching():
     """Matching is a while_loop (not reverse-differentiable) but coin passes through it with
     derivative 1 (trades add integer amounts), and order_labor's derivative counts orders."""

@@ -10,10 +10,16 @@
 - Plain action dicts are packed by ``Engine.quick_actions`` exactly as the
   agents' parsers would pack them; anything else falls back to the parsers.
 - ``enable_persistent_cache`` honours the opt-out and a user's own cache dir.
+- ``configure_cpu_runtime`` sets its two CPU settings only before JAX's
+  backend exists, keeps the user's own values and honours its opt-out; in a
+  fresh process XLA's CPU client then runs one pool thread.
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 
 import jax
 import jax.numpy as jnp
@@ -22,8 +28,8 @@ import pytest
 
 from jaxecon import foundation
 from jaxecon.configs import default_config
-from jaxecon.foundation import compilation_cache
-from jaxecon.foundation.engine import engine_key
+from jaxecon.foundation import compilation_cache, cpu_runtime
+from jaxecon.foundation.engine import clear_engine_cache, engine_key
 from jaxecon.foundation.host_engine import HostEngine
 from jaxecon.foundation.packing import TreePacking, WordPacking
 from jaxecon.interop.reference import random_valid_actions
@@ -55,11 +61,20 @@ def test_packing_round_trips():
     for k in tree:
         np.testing.assert_array_equal(back[k], np.asarray(tree[k]))
         assert back[k].dtype == jnp.asarray(tree[k]).dtype
+    # narrow dtypes of odd sizes are packed densely, 8-byte ones after them aligned
+    odd = {"a": jnp.array([True, False, True]), "b": jnp.array([-3, 7, -32768], jnp.int16),
+           "c": jnp.arange(5, dtype=jnp.uint8) * 50, "d": jnp.array(False), "e": jnp.float32(-0.0)}
     with jax.enable_x64(True):
-        t64 = {"d": jnp.array([1.0 / 3.0], jnp.float64), "l": jnp.array([2**40], jnp.int64)}
+        t64 = dict(odd, f=jnp.array([1.0 / 3.0], jnp.float64), g=jnp.array([2**40, -1], jnp.int64))
         wp = WordPacking(t64)
-        back = wp.unpack_numpy(np.asarray(jax.jit(wp.pack)(t64)))
-        assert back["d"][0] == 1.0 / 3.0 and back["l"][0] == 2**40
+        assert wp.size == 1 + 2 + 2 + 1 + 1 + 1 + 2 + 4  # dense, f aligned to an even word
+        buf = np.array(jax.jit(wp.pack)(t64))
+        back = wp.unpack_numpy(buf)
+        for k, v in t64.items():
+            assert back[k].dtype == v.dtype and back[k].shape == v.shape, k
+            np.testing.assert_array_equal(np.ravel(back[k]).view(np.uint8), np.ravel(v).view(np.uint8))
+            assert np.shares_memory(back[k], buf) or back[k].size == 0  # views, no copies
+        assert back["f"][0] == 1.0 / 3.0 and back["g"][0] == 2**40
 
 
 def test_same_configuration_shares_one_compiled_engine():
@@ -77,6 +92,8 @@ def test_same_configuration_shares_one_compiled_engine():
     # shim-only kwargs share the engine; anything else is a new configuration
     third = foundation.make_env_instance(**_canonical(dense_log_frequency=2), seed=2)
     assert third._engine is first._engine
+    # so does the seed: it reaches only the key and the params
+    assert foundation.make_env_instance(**cfg, seed=3)._engine is first._engine
     assert engine_key(first._core.name, _canonical(episode_length=T + 1)) != engine_key(first._core.name, cfg)
 
 
@@ -137,3 +154,118 @@ def test_persistent_cache_setting(monkeypatch, tmp_path):
     finally:
         jax.config.update("jax_compilation_cache_dir", before)
         jax.config.update("jax_persistent_cache_min_compile_time_secs", saved)
+
+
+def test_cpu_runtime_setting(monkeypatch):
+    jnp.zeros(1).block_until_ready()  # JAX runs here: too late to change anything
+    monkeypatch.setattr(cpu_runtime, "_checked", False)
+    assert cpu_runtime.configure_cpu_runtime() == {}
+    saved = jax.config.values["jax_cpu_enable_async_dispatch"]
+    monkeypatch.setattr(cpu_runtime, "_backends_initialized", lambda: False)
+    for var in ("PJRT_NPROC", "NPROC", "JAX_CPU_ENABLE_ASYNC_DISPATCH"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(cpu_runtime, "_checked", False)
+    monkeypatch.setenv(cpu_runtime.ENV_VAR, "off")
+    assert cpu_runtime.configure_cpu_runtime() == {} and "PJRT_NPROC" not in os.environ
+    monkeypatch.delenv(cpu_runtime.ENV_VAR)
+    monkeypatch.setattr(cpu_runtime, "_checked", False)
+    monkeypatch.setenv("PJRT_NPROC", "2")  # the user's own value stays
+    try:
+        assert cpu_runtime.configure_cpu_runtime() == {"jax_cpu_enable_async_dispatch": False}
+        assert os.environ["PJRT_NPROC"] == "2" and jax.config.values["jax_cpu_enable_async_dispatch"] is False
+        monkeypatch.delenv("PJRT_NPROC")
+        monkeypatch.setattr(cpu_runtime, "_checked", False)
+        assert cpu_runtime.configure_cpu_runtime()["PJRT_NPROC"] == "1"
+        assert cpu_runtime.configure_cpu_runtime() == {}  # once per process
+    finally:
+        os.environ.pop("PJRT_NPROC", None)
+        jax.config.update("jax_cpu_enable_async_dispatch", saved)
+
+
+def test_cpu_runtime_applies_in_a_fresh_process():
+    code = (
+        "import collections, os\n"
+        "from jaxecon.foundation.cpu_runtime import configure_cpu_runtime\n"
+        "done = configure_cpu_runtime()\n"
+        "import jax, jax.numpy as jnp\n"
+        "jnp.arange(3).sum().block_until_ready()\n"
+        "tasks = os.listdir('/proc/self/task') if os.path.isdir('/proc/self/task') else []\n"
+        "pool = sum(open(f'/proc/self/task/{t}/comm').read().startswith('tf_XLAEigen') for t in tasks)\n"
+        "print(sorted(done), jax.config.values['jax_cpu_enable_async_dispatch'], pool)\n"
+    )
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PJRT_NPROC", "NPROC", "JAX_CPU_ENABLE_ASYNC_DISPATCH", cpu_runtime.ENV_VAR)}
+    env["JAX_PLATFORMS"] = "cpu"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    words = out.stdout.split()
+    assert words[:3] == ["['PJRT_NPROC',", "'jax_cpu_enable_async_dispatch']", "False"], out.stdout
+    if os.path.isdir("/proc/self/task"):  # Linux (thread names): XLA made one pool thread
+        assert words[3] == "1", out.stdout
+
+
+def _assert_identical(a, b, where="obs"):
+    """Same types, dict key order, dtypes, shapes and values, recursively."""
+    assert type(a) is type(b), (where, type(a), type(b))
+    if isinstance(a, dict):
+        assert list(a) == list(b), where
+        for k in a:
+            _assert_identical(a[k], b[k], f"{where}[{k!r}]")
+    elif isinstance(a, list):
+        assert len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b)):
+            _assert_identical(x, y, f"{where}[{i}]")
+    elif isinstance(a, (np.ndarray, np.generic)):
+        assert a.dtype == b.dtype and a.shape == b.shape, where
+        np.testing.assert_array_equal(a, b, err_msg=where)
+    else:
+        assert a == b, where
+
+
+def test_step_reader_builds_exactly_what_format_obs_builds():
+    """The all-jitted step's outputs read straight from its word buffer
+    (``StepReader``) are the general route's (unpack, then ``format_obs``)."""
+    env = foundation.make_env_instance(**_canonical(), seed=4)
+    obs = env.reset()
+    engine = env._engine
+    reader = engine.step_reader(env._observation_layout)
+    assert reader is not None
+    rng = np.random.default_rng(4)
+    for _ in range(4):
+        acts = engine.quick_actions(random_valid_actions(obs, env, rng))
+        sbuf, buf = engine.call_step(env._kd, env._device_buffers(), acts, env._params_buffers())
+        env._set_buffers(sbuf)
+        general = engine._out_packing.unpack_numpy(buf.copy())
+        kd, obs, rew_a, rew_p, done, info = reader.read(buf)
+        _assert_identical(obs, env._format_obs(general["obs"]))
+        _assert_identical(kd, general["kd"])
+        _assert_identical(info, general["info"])
+        assert rew_a == general["rew_a"].tolist() and rew_p == float(general["rew_p"])
+        assert done is bool(general["done"]) and type(rew_p) is float
+        env._kd = kd
+
+
+def test_envs_of_other_seeds_share_the_engine_with_their_own_params():
+    """SimpleLabor draws its skills from the seed into Params.skills: an env
+    built with another seed through a cached engine steps exactly as one
+    built from scratch with that seed."""
+    cfg = {"scenario_name": "one-step-economy", "n_agents": 3, "world_size": [1, 1],
+           "episode_length": 2, "multi_action_mode_agents": False,
+           "multi_action_mode_planner": True, "flatten_observations": True, "flatten_masks": True,
+           "components": [{"SimpleLabor": {}}, {"PeriodicBracketTax": {"period": 2}}]}
+    runs = {}
+    for label, seed, fresh in (("seed 1", 1, True), ("seed 2 cached", 2, False), ("seed 2 fresh", 2, True)):
+        if fresh:
+            clear_engine_cache()
+        env = foundation.make_env_instance(**cfg, seed=seed)
+        obs0 = env.reset()
+        obs1, rew, _, _ = env.step({str(i): 3 for i in range(3)})
+        runs[label] = (env._engine, obs0, obs1, rew)
+    assert runs["seed 2 cached"][0] is runs["seed 1"][0]
+    assert runs["seed 2 fresh"][0] is not runs["seed 1"][0]
+    a, b = runs["seed 2 cached"][1:], runs["seed 2 fresh"][1:]
+    for x, y in zip(jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b)):
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+    differ = [not np.array_equal(np.asarray(x), np.asarray(y)) for x, y in
+              zip(jax.tree_util.tree_leaves(runs["seed 1"][1:]), jax.tree_util.tree_leaves(a))]
+    assert any(differ)  # the skills (and so the rewards) depend on the seed

@@ -7,7 +7,7 @@ from hypothesis import given, settings, strategies as st
 
 from jaxecon.components.gather import MOVES, resolve_moves
 
-resolve = jax.jit(resolve_moves)
+resolve = jax.jit(resolve_moves, static_argnums=4)
 
 
 def sequential(loc, act, order, h, w, blocked):
@@ -46,7 +46,7 @@ def test_matches_sequential_processing_in_crowds(seed, n, size):
     grid[loc[:, 0], loc[:, 1]] = np.arange(n)
     rank = np.empty(n, np.int32)
     rank[order] = np.arange(n)
-    got = resolve(jnp.asarray(wants), jnp.asarray(tr * w + tc), jnp.asarray(grid[tr, tc]), jnp.asarray(rank))
+    got = resolve(jnp.asarray(wants), jnp.asarray(tr * w + tc), jnp.asarray(grid[tr, tc]), jnp.asarray(rank), h * w)
     np.testing.assert_array_equal(np.asarray(got), expected)
 
 
@@ -57,5 +57,5 @@ def test_chain_of_followers_needs_the_order():
     occupant = jnp.array([1, 2, -1])
     front_first = jnp.array([2, 1, 0])
     back_first = jnp.array([0, 1, 2])
-    np.testing.assert_array_equal(np.asarray(resolve(wants, target, occupant, front_first)), [True, True, True])
-    np.testing.assert_array_equal(np.asarray(resolve(wants, target, occupant, back_first)), [False, False, True])
+    np.testing.assert_array_equal(np.asarray(resolve(wants, target, occupant, front_first, 4)), [True, True, True])
+    np.testing.assert_array_equal(np.asarray(resolve(wants, target, occupant, back_first, 4)), [False, False, True])

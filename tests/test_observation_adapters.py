@@ -204,7 +204,7 @@ def test_renderer_draws_render_worlds_picture(econ):
 
 @pytest.fixture(scope="module")
 def world_frame(econ):
-    env, state = econ[0], econ[3]
+    state = econ[3]
     maps = {k: np.asarray(v) for k, v in state.maps.items()}
     return render_world(maps, owner=np.asarray(state.owner["House"]), loc=np.asarray(state.loc), scale=TILE)
 

@@ -79,6 +79,21 @@ def test_masked_categorical_never_samples_masked_actions():
     assert np.allclose(np.asarray(dist.log_prob(a)), ref_lp, atol=1e-4)
 
 
+def test_masked_categorical_samples_at_the_policys_frequencies():
+    """Inverse-CDF sampling draws each action of a
+    50-way masked head at its probability (within 4 standard errors)."""
+    rng = np.random.default_rng(1)
+    mask = (rng.random((1, 50)) < 0.5).astype(np.float32)
+    mask[0, [0, 49]] = 1.0
+    dist = MaskedCategorical.from_logits(jnp.asarray(rng.normal(size=(1, 50)), jnp.float32), jnp.asarray(mask))
+    n = 40000
+    samples = np.asarray(jax.jit(jax.vmap(dist.sample))(jax.random.split(jax.random.key(2), n)))[:, 0]
+    freq = np.bincount(samples, minlength=50) / n
+    p = np.exp(np.asarray(dist.log_probs()))[0]
+    assert np.all(freq[mask[0] == 0] == 0.0)
+    assert np.all(np.abs(freq - p) <= 4 * np.sqrt(p * (1 - p) / n) + 1e-12), np.abs(freq - p).max()
+
+
 def test_split_heads_pads_unequal_heads():
     flat = jnp.arange(1, 8, dtype=jnp.float32)  # heads of 3 and 4
     out = np.asarray(split_heads(flat, (3, 4)))
@@ -208,6 +223,8 @@ def test_resume_continues_bit_for_bit(tmp_path):
     rows_split = (tmp_path / "split" / "metrics.csv").read_text().splitlines()
     strip = lambda rows: [",".join(r.split(",")[:2] + r.split(",")[4:]) for r in rows]  # noqa: E731
     assert strip(rows_whole) == strip(rows_split)  # same metrics (wall times aside)
+    with pytest.raises(ConfigError, match="already holds the checkpoints"):  # not over a finished run
+        train(cfg, tmp_path / "whole", env=env, progress=False)
 
     other = cfg.replace(agent_policy=dataclasses.replace(cfg.agent_policy, lr=0.5))
     with pytest.raises(ConfigError, match="agent_policy.lr"):

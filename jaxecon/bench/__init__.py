@@ -21,10 +21,17 @@ Economies (``--economies``; each is a Foundation env config, see
 What is measured, per economy:
 
 - memory per env (``measure_memory``): bytes of the state, of one step's
-  observations, and of what a rollout carries per env; a step must at least
-  read and write that carry, which with the device's streaming bandwidth
-  (``measure_bandwidth``, measured in the same run) gives a physical floor;
-  ``of floor`` in the table is the measured env-steps/s as a fraction of it.
+  observations, and of what a rollout carries per env (state + observations
+  + key).
+- the bytes a step must move (``measure_step_traffic``): it writes the
+  state elements it changes (found by stepping a few warmed-up envs), its
+  whole observation and the key, and reads the changed elements, the
+  action mask and the key; with the device's streaming bandwidth
+  (``measure_bandwidth``, measured in the same run: in-place passes of
+  ``x + 1`` over 256 MiB in one jitted loop) this gives a physical
+  floor, and ``of floor`` in the table is the measured env-steps/s as a
+  fraction of it (a lower bound on the traffic: at most 100% once the
+  batch's carry is well above the last-level cache).
 - the compile time of a full-episode rollout (``episode_length`` steps).
 - ``scan+vmap``, for each batch size B: ``jax.jit`` of a ``lax.scan`` over
   ``--steps`` steps (fewer for large B: at most ``--max-env-steps`` env-steps
@@ -35,7 +42,9 @@ What is measured, per economy:
   (``jit(...).lower(...).compile()``) is timed separately; the compiled
   rollout is then run until at least ``--min-time`` seconds have passed (a
   first run shorter than that is a discarded warm-up) and the mean time per
-  timed rollout is used: env-steps/s = B x steps / time.
+  timed rollout is used: env-steps/s = B x steps / time (the JSON also has
+  the process's CPU time per env-step, ``cpu_us_per_env_step``, and the
+  load average before and after the run).
 - ``object adapter``, at batch 1,024 (``--adapter-batch-sizes``): the same
   rollout of the env wrapped in ``jaxecon.wrappers.NativeObjectObservationWrapper``
   (one normalised vector per agent; random actions from the masks it keeps
@@ -46,9 +55,10 @@ What is measured, per economy:
 - ``foundation shim``: ``jaxecon.foundation.make_env_instance`` stepped from
   Python, as a Foundation user does (``jaxecon.bench.shim.measure_shim``):
   time inside ``env.step`` with random valid actions, alternating with the
-  reference in the same process; its ratio is against that alternated
-  reference figure, and its compile column is the first construction (to
-  the first step's return), the second construction reported beside it.
+  reference, both in a fresh child process (where the shim is the first JAX
+  user, as in a user's script); its ratio is against that alternated
+  reference figure, and its compile column is the child's first construction
+  (to the first step's return), the second construction reported beside it.
 - ``python loop``: one env stepped from Python, one call of the jitted
   ``env.sample_actions`` and one of the jitted ``env.step`` per step (after a
   warm-up call that compiles both, timed separately).
@@ -64,8 +74,9 @@ file and a plot of throughput against batch size beside it. These are
 measurements, never unit tests.
 
 One job per module: ``economies`` (the named configs), ``measure`` (one
-economy's measurements), ``reference`` (the reference's figure), ``shim``
-(the stateful shim's figure), ``suite``
+economy's timings), ``memory`` (memory per env, bytes per step),
+``reference`` (the reference's figure), ``shim`` (the stateful shim's
+figure), ``suite``
 (``run_benchmark``: all of them), ``report`` (table and plot). The command
 line is ``jaxecon.cli.bench``.
 """
@@ -77,12 +88,11 @@ from jaxecon.bench.measure import (
     measure_adapter_overhead,
     measure_bandwidth,
     measure_episode_compile,
-    measure_memory,
     measure_python_loop,
     measure_rollout,
-    pytree_bytes,
     rollout_steps,
 )
+from jaxecon.bench.memory import measure_memory, measure_step_traffic, pytree_bytes
 from jaxecon.bench.reference import measure_reference
 from jaxecon.bench.shim import measure_shim
 from jaxecon.bench.report import format_table, plot_throughput
@@ -106,6 +116,7 @@ __all__ = [
     "measure_reference",
     "measure_rollout",
     "measure_shim",
+    "measure_step_traffic",
     "plot_throughput",
     "pytree_bytes",
     "rollout_steps",

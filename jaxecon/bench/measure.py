@@ -1,7 +1,8 @@
-"""The throughput measurements of one economy: rollouts, the Python loop, memory, bandwidth.
+"""The throughput measurements of one economy: rollouts, the Python loop, compile time, bandwidth.
 
 Each function builds what it times from an env and its ``EnvParams`` and
-returns plain numbers (seconds, bytes, env-steps/s); ``jaxecon.bench.suite``
+returns plain numbers (seconds, bytes/s, env-steps/s; memory and the bytes
+a step moves are in ``jaxecon.bench.memory``); ``jaxecon.bench.suite``
 runs them over economies and batch sizes. The rollout timed is
 ``jaxecon.rollout.scan_steps`` (batched, carried keys, uniformly random valid
 actions), the same scan ``jaxecon run`` uses.
@@ -9,6 +10,7 @@ actions), the same scan ``jaxecon run`` uses.
 
 from __future__ import annotations
 
+import os
 import time
 
 import jax
@@ -20,18 +22,26 @@ from jaxecon.rollout import RolloutCarry, scan_steps
 __all__ = [
     "MIN_ROLLOUT_STEPS",
     "make_rollout",
+    "load_avg",
     "measure_adapter_overhead",
     "measure_bandwidth",
     "measure_episode_compile",
-    "measure_memory",
     "measure_python_loop",
     "measure_rollout",
-    "pytree_bytes",
     "rollout_steps",
 ]
 
 #: The shortest rollout ``rollout_steps`` gives a large batch.
 MIN_ROLLOUT_STEPS = 10
+
+
+def load_avg() -> float | None:
+    """The machine's 1-minute load average (reported beside the figures: other processes
+    slow a timing down), or None where the OS does not report one."""
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return None
 
 
 def rollout_steps(batch: int, steps: int, max_env_steps: int | None) -> int:
@@ -63,8 +73,10 @@ def measure_rollout(env, params, batch: int, n_steps: int, seed: int = 0,
     """Time the jitted, vmapped ``lax.scan`` rollout of ``batch`` envs x ``n_steps`` steps.
 
     Returns ``{"mode": "scan+vmap", "batch", "n_steps", "compile_s", "run_s"
-    (mean seconds per rollout), "repeats", "env_steps_per_s",
-    "agent_steps_per_s"}``.
+    (mean wall seconds per rollout), "cpu_s" (mean CPU seconds of this
+    process per rollout, all threads: steadier than wall time where other
+    processes load the machine), "repeats", "env_steps_per_s",
+    "agent_steps_per_s" (by wall time), "cpu_us_per_env_step"}``.
     """
     keys = jax.random.split(jax.random.key(seed), 2 * batch)
     obs, state = jax.jit(jax.vmap(env.reset, in_axes=(0, None)))(keys[:batch], params)
@@ -75,17 +87,19 @@ def measure_rollout(env, params, batch: int, n_steps: int, seed: int = 0,
     compile_s = time.perf_counter() - t0
 
     def timed_run():
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         jax.block_until_ready(compiled(obs, state, step_keys, params))
-        return time.perf_counter() - t0
+        return time.perf_counter() - t0, time.process_time() - c0
 
     # The first call carries one-off costs (buffer allocation); it only counts
     # when it is long enough (>= min_time) for them not to matter.
     first = timed_run()
-    times = [first] if first >= min_time else []
-    while not times or (sum(times) < min_time and len(times) < max_repeats):
-        times.append(timed_run())
+    runs = [first] if first[0] >= min_time else []
+    while not runs or (sum(w for w, _ in runs) < min_time and len(runs) < max_repeats):
+        runs.append(timed_run())
+    times = [w for w, _ in runs]
     run_s = sum(times) / len(times)
+    cpu_s = sum(c for _, c in runs) / len(runs)
     sps = batch * n_steps / run_s
     return {
         "mode": "scan+vmap",
@@ -93,9 +107,11 @@ def measure_rollout(env, params, batch: int, n_steps: int, seed: int = 0,
         "n_steps": n_steps,
         "compile_s": compile_s,
         "run_s": run_s,
+        "cpu_s": cpu_s,
         "repeats": len(times),
         "env_steps_per_s": sps,
         "agent_steps_per_s": sps * env.n_agents,
+        "cpu_us_per_env_step": 1e6 * cpu_s / (batch * n_steps),
     }
 
 
@@ -206,24 +222,6 @@ def measure_python_loop(env, params, n_steps: int, seed: int = 0) -> dict:
     }
 
 
-def pytree_bytes(tree) -> int:
-    """Bytes of all array leaves of ``tree`` (its device-memory footprint, buffers only)."""
-    return int(sum(np.dtype(x.dtype).itemsize * int(np.prod(x.shape)) for x in jax.tree.leaves(tree)))
-
-
-def measure_memory(env, params, seed: int = 0) -> dict:
-    """Per-env footprint of one economy: ``{"state_bytes", "obs_bytes", "carry_bytes"}``.
-
-    ``state_bytes``: the ``EnvState`` pytree; ``obs_bytes``: one step's
-    observations (with action masks); ``carry_bytes``: what a rollout keeps
-    per env between steps (state + obs + a PRNG key). Shapes only; nothing runs.
-    """
-    obs, state = jax.eval_shape(env.reset, jax.random.key(seed), params)
-    key_bytes = pytree_bytes(jax.random.key_data(jax.random.key(0)))
-    sb, ob = pytree_bytes(state), pytree_bytes(obs)
-    return {"state_bytes": sb, "obs_bytes": ob, "carry_bytes": sb + ob + key_bytes}
-
-
 def measure_episode_compile(env, params, batch: int, seed: int = 0) -> float:
     """Seconds to lower and compile the jitted rollout of a full episode
     (``env.episode_length`` steps of ``batch`` envs). Nothing is run."""
@@ -234,20 +232,25 @@ def measure_episode_compile(env, params, batch: int, seed: int = 0) -> float:
     return time.perf_counter() - t0
 
 
-def measure_bandwidth(n_bytes: int = 256 * 2**20, min_time: float = 0.5) -> float:
+def measure_bandwidth(n_bytes: int = 256 * 2**20, min_time: float = 0.5, passes: int = 8) -> float:
     """The default device's streaming memory bandwidth in bytes/s.
 
-    Times the jitted ``x + 1`` over a float32 array of ``n_bytes`` (one read
-    and one write of every byte), best of the runs within ``min_time`` s.
-    The physical floor of a step is then bytes moved / this bandwidth.
+    Times ``passes`` in-place passes of ``x + 1`` over a float32 array of
+    ``n_bytes`` (one read and one write of every byte per pass) inside one
+    jitted loop on a donated buffer, so that neither fresh allocations
+    (page faults on the CPU) nor dispatch count; best of the calls within
+    ``min_time`` s (the quietest moment of a shared machine). The physical
+    floor of a step is then bytes moved / this bandwidth.
     """
-    x = jnp.zeros(n_bytes // 4, jnp.float32)
-    f = jax.jit(lambda a: a + 1)
-    jax.block_until_ready(f(x))
+    def one_pass(_i, a):
+        return jax.lax.optimization_barrier(a) + 1  # each pass reads and writes the whole array
+
+    f = jax.jit(lambda a: jax.lax.fori_loop(0, passes, one_pass, a), donate_argnums=0)
+    x = jax.block_until_ready(f(jnp.zeros(n_bytes // 4, jnp.float32)))
     best, spent = float("inf"), 0.0
     while spent < min_time or best == float("inf"):
         t0 = time.perf_counter()
-        jax.block_until_ready(f(x))
+        x = jax.block_until_ready(f(x))
         dt = time.perf_counter() - t0
         best, spent = min(best, dt), spent + dt
-    return 2 * n_bytes / best
+    return 2 * n_bytes * passes / best

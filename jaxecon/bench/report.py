@@ -69,12 +69,17 @@ def format_table(result: dict) -> str:
     notes = []
     for name, info in result["economies"].items():
         line = f"{name}: {', '.join(info['components'])} ({info['n_agents']} agents)"
+        if "obs_dtype" in info:
+            line += f", observed map {info['obs_dtype']}"
+        if "out_of_memory_from_batch" in info:
+            line += f", out of device memory from batch {info['out_of_memory_from_batch']}"
         if "same_as" in info:
             line += f" -- same config as {info['same_as']}, measured once"
         if "memory" in info:
             m = info["memory"]
             line += (f"; per env: state {m['state_bytes']:,} B, obs {m['obs_bytes']:,} B, "
-                     f"{info['bytes_per_env_step']:,} B moved per step")
+                     f"rollout carry {m['carry_bytes']:,} B; a step moves "
+                     f"{info['bytes_per_env_step']:,.0f} B")
         if "episode_compile_s" in info:
             line += f"; full-episode rollout compiles in {info['episode_compile_s']:.1f} s"
         notes.append(line)
@@ -97,13 +102,17 @@ def format_table(result: dict) -> str:
                 f"{ref['loop_steps_per_s']:,.0f} steps/s with action sampling"
             )
     s = result["system"]
+    loads = [x for x in (s.get("load_avg_start"), s.get("load_avg_end")) if x is not None]
+    load = "" if not loads else ", load " + " -> ".join(f"{x:.1f}" for x in loads)
     notes.append(
-        f"device {s['device']} ({s['platform']}), {s['cpu_count']} CPUs, jax {s['jax_version']}; "
+        f"device {s['device']} ({s['platform']}), {s['cpu_count']} CPUs{load}, jax {s['jax_version']}; "
         "steps = rollout length (batch x steps <= "
         f"{result['settings']['max_env_steps'] or 'no cap'}); ratio = jaxecon (incl. action "
         "sampling) / reference env.step only, except for the foundation shim: its env.step / the "
         "reference's env.step, timed alternately in the same rounds, compile = its first "
-        "construction to the first step; of floor = env-steps/s x bytes moved per step / "
-        f"measured bandwidth {s.get('bandwidth_bytes_per_s', float('nan')) / 1e9:.1f} GB/s"
+        "construction to the first step; of floor = env-steps/s x bytes a step moves (writes: the "
+        "state it changes, its observations, the key; reads: the changed state, the action mask, "
+        f"the key) / measured bandwidth {s.get('bandwidth_bytes_per_s', float('nan')) / 1e9:.1f} GB/s "
+        "(a lower bound on the traffic; batches whose carry fits in cache can pass 100%)"
     )
     return "\n".join(lines + [""] + notes)

@@ -2,24 +2,39 @@
 
 A Foundation user who changes one import steps ``foundation.make_env_instance``
 environments from Python, as the reference's users do. ``measure_shim`` times
-exactly that against the reference on the same config, in the same process,
-alternating: in each round the shim and the reference each run their share of
-the steps (random mask-valid actions from
-``jaxecon.interop.reference.random_valid_actions``, each env with its own
-sampler, resetting when done), and only the time inside ``env.step`` counts,
-as in ``reference_steps_per_second``. Alternating keeps a changing machine
-load from favouring either side. It also times construction: the first
-environment (compiles, or loads from the persistent compilation cache) and a
-second one of the same configuration (reuses the compiled steps).
+exactly that against the reference on the same config, alternating: in each
+round the shim and the reference each run their share of the steps (random
+mask-valid actions from ``jaxecon.interop.reference.random_valid_actions``,
+each env with its own sampler, resetting when done), and only the time inside
+``env.step`` counts, as in ``reference_steps_per_second``. Alternating keeps
+a changing machine load from favouring either side. It also times
+construction: the first environment (compiles, or loads from the persistent
+compilation cache) and a second one of the same configuration (reuses the
+compiled steps).
+
+By default the measurement runs in a fresh child process (the same Python,
+``sys.executable``), as a user's script does: there the shim is the process's
+first JAX user, so ``jaxecon.foundation.cpu_runtime`` sets up JAX's CPU
+runtime for stepping one economy from Python, and the first construction is
+what a new process pays (compilation cache included). A benchmark process has
+long been running JAX when it gets to the shim, and those settings can then
+no longer change. The reference is timed in the same child.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import time
 
 import numpy as np
 
 __all__ = ["measure_shim"]
+
+#: The line prefix of the child's result on its stdout.
+_RESULT_TAG = "JAXECON_SHIM_RESULT "
 
 
 def _timed_steps(env, obs, n: int, rng):
@@ -38,32 +53,12 @@ def _timed_steps(env, obs, n: int, rng):
     return spent, obs
 
 
-def measure_shim(config: dict, n_steps: int = 1000, seed: int = 1, reference: bool = True,
-                 rounds: int = 4) -> dict:
-    """The shim's steps/s on ``config`` (a Foundation env config), beside the reference's.
-
-    Args:
-        config: a Foundation env config dict (``scenario_name`` and kwargs).
-        n_steps: steps timed per implementation (split over ``rounds``).
-        seed: the environments' seed and the samplers' (``default_rng(seed)``).
-        reference: also time ai-economist, alternating with the shim (skipped
-            with the reason when it is not installed or cannot run the config).
-        rounds: alternations.
-    Returns:
-        ``{"mode": "foundation shim", "batch": 1, "n_steps", "compile_s"
-        (first construction to the first step's return: compile or cache
-        load), "construct_again_s" (a second environment of the config, to its
-        first step), "env_steps_per_s", "agent_steps_per_s", "round_steps_per_s"
-        (each round's), "reference_env_steps_per_s" (the reference in the same
-        rounds, or None), "reference_round_steps_per_s", "reference_skipped"
-        (reason, or None), "ratio"}``.
-    Raises:
-        ValueError: ``n_steps`` or ``rounds`` < 1.
-    """
+def _measure_here(config: dict, n_steps: int, seed: int, reference: bool, rounds: int) -> dict:
+    """``measure_shim``'s measurement in this process (its result, without ``"process"``)."""
     from jaxecon import foundation
+    from jaxecon.foundation.cpu_runtime import configure_cpu_runtime
 
-    if n_steps < 1 or rounds < 1:
-        raise ValueError(f"n_steps and rounds must be >= 1, got {n_steps}, {rounds}")
+    runtime = configure_cpu_runtime()  # what the first construction would set (see cpu_runtime)
     cfg = dict(config)
     cfg["dense_log_frequency"] = None
     kwargs = {k: v for k, v in cfg.items() if k != "scenario_name"}
@@ -113,4 +108,94 @@ def measure_shim(config: dict, n_steps: int = 1000, seed: int = 1, reference: bo
         "reference_round_steps_per_s": speeds.get("reference"),
         "reference_skipped": skipped,
         "ratio": sps / ref if ref else None,
+        "cpu_runtime": {k: str(v) for k, v in runtime.items()},
     }
+
+
+def _child_main() -> None:
+    """The child process's entry: the request as JSON on stdin, the result as
+    one ``_RESULT_TAG`` line of JSON on stdout."""
+    req = json.loads(sys.stdin.read())
+    if req["x64"]:
+        import jax
+
+        jax.config.update("jax_enable_x64", True)
+    res = _measure_here(req["config"], req["n_steps"], req["seed"], req["reference"], req["rounds"])
+    sys.stdout.write(_RESULT_TAG + json.dumps(res) + "\n")
+    sys.stdout.flush()
+
+
+def _measure_in_child(config: dict, n_steps: int, seed: int, reference: bool, rounds: int,
+                      timeout_s: float | None) -> dict:
+    """``_measure_here`` in a fresh ``sys.executable`` process (see ``measure_shim``)."""
+    import jax
+
+    import jaxecon
+
+    try:
+        payload = json.dumps({"config": config, "n_steps": n_steps, "seed": seed,
+                              "reference": bool(reference), "rounds": rounds,
+                              "x64": bool(jax.config.jax_enable_x64)})
+    except TypeError as exc:
+        raise ValueError(f"config must be JSON-serializable to be measured in a child process "
+                         f"(or pass in_process=True): {exc}") from None
+    root = os.path.dirname(os.path.dirname(os.path.abspath(jaxecon.__file__)))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+    code = "from jaxecon.bench.shim import _child_main; _child_main()"
+    proc = subprocess.run([sys.executable, "-c", code], input=payload, capture_output=True,
+                          text=True, env=env, timeout=timeout_s)
+    lines = [l for l in proc.stdout.splitlines() if l.startswith(_RESULT_TAG)]
+    if proc.returncode != 0 or not lines:
+        raise RuntimeError(f"the shim measurement's child process failed (exit {proc.returncode}):\n"
+                           f"{proc.stderr[-3000:]}")
+    return json.loads(lines[-1][len(_RESULT_TAG):])
+
+
+def measure_shim(config: dict, n_steps: int = 1000, seed: int = 1, reference: bool = True,
+                 rounds: int = 4, in_process: bool = False, timeout_s: float | None = 1800.0) -> dict:
+    """The shim's steps/s on ``config`` (a Foundation env config), beside the reference's.
+
+    By default it measures in a fresh child process (``sys.executable -c``,
+    the request and the result passed as JSON, ``jax_enable_x64`` as in this
+    process): the shim is then that process's first JAX user, as in a
+    Foundation user's script, so ``jaxecon.foundation.cpu_runtime`` applies
+    its CPU settings (reported as ``"cpu_runtime"``) and ``compile_s`` is a
+    new process's first construction. The reference is timed in the same
+    child. ``in_process=True`` measures in this process instead (tests; the
+    CPU settings apply only if JAX has not run here yet).
+
+    Args:
+        config: a Foundation env config dict (``scenario_name`` and kwargs;
+            JSON-serializable unless ``in_process``).
+        n_steps: steps timed per implementation (split over ``rounds``).
+        seed: the environments' seed and the samplers' (``default_rng(seed)``).
+        reference: also time ai-economist, alternating with the shim (skipped
+            with the reason when it is not installed or cannot run the config).
+        rounds: alternations.
+        in_process: measure in this process rather than in a child.
+        timeout_s: the child's wall-clock limit in seconds (None: no limit).
+    Returns:
+        ``{"mode": "foundation shim", "batch": 1, "n_steps", "compile_s"
+        (first construction to the first step's return: compile or cache
+        load), "construct_again_s" (a second environment of the config, to its
+        first step), "env_steps_per_s", "agent_steps_per_s", "round_steps_per_s"
+        (each round's), "reference_env_steps_per_s" (the reference in the same
+        rounds, or None), "reference_round_steps_per_s", "reference_skipped"
+        (reason, or None), "ratio", "cpu_runtime" ({setting: value} that
+        ``cpu_runtime`` applied, empty when none), "process" ("child" or
+        "in-process")}``.
+    Raises:
+        ValueError: ``n_steps`` or ``rounds`` < 1; a config that is not
+            JSON-serializable (child process).
+        RuntimeError: the child process failed (its stderr's tail attached).
+        subprocess.TimeoutExpired: it ran past ``timeout_s``.
+    """
+    if n_steps < 1 or rounds < 1:
+        raise ValueError(f"n_steps and rounds must be >= 1, got {n_steps}, {rounds}")
+    if in_process:
+        res = _measure_here(config, n_steps, seed, reference, rounds)
+    else:
+        res = _measure_in_child(config, n_steps, seed, reference, rounds, timeout_s)
+    res["process"] = "in-process" if in_process else "child"
+    return res

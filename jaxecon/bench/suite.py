@@ -19,18 +19,21 @@ import jax
 import jaxecon
 from jaxecon.bench.economies import DEFAULT_ECONOMIES, economy_makers
 from jaxecon.bench.measure import (
+    load_avg,
     measure_adapter_overhead,
     measure_bandwidth,
     measure_episode_compile,
-    measure_memory,
     measure_python_loop,
     measure_rollout,
     rollout_steps,
 )
+from jaxecon.bench.memory import measure_memory, measure_step_traffic
 from jaxecon.bench.reference import measure_reference
 from jaxecon.bench.shim import measure_shim
 from jaxecon.core.env import parse_components
 from jaxecon.wrappers.native import NativeObjectObservationWrapper
+from jaxecon.core.registry import scenario_registry
+from jaxecon.scenarios.simple_wood_and_stone.base import WoodAndStoneScenario
 
 __all__ = [
     "ADAPTER_BATCH_SIZE",
@@ -50,6 +53,17 @@ DEFAULT_MAX_ENV_STEPS = 100_000
 
 def _canonical_components(components) -> list:
     return [[n, kw] for n, kw in parse_components(components)]
+
+
+def _has_obs_dtype(cfg: dict) -> bool:
+    """Whether the scenario of ``cfg`` takes ``obs_dtype`` (the wood-and-stone scenarios)."""
+    return issubclass(scenario_registry.get(cfg["scenario_name"]), WoodAndStoneScenario)
+
+
+def _out_of_memory(exc: Exception) -> bool:
+    """Whether ``exc`` is XLA running out of device memory (its RESOURCE_EXHAUSTED status)."""
+    text = str(exc)
+    return "RESOURCE_EXHAUSTED" in text or "Out of memory" in text
 
 
 def _log(msg: str, quiet: bool) -> None:
@@ -72,6 +86,7 @@ def run_benchmark(
     min_time: float = 1.0,
     seed: int = 0,
     quiet: bool = False,
+    obs_dtype: str | None = None,
 ) -> dict:
     """Measure every economy x batch size (plus the Python loop and the reference).
 
@@ -99,11 +114,20 @@ def run_benchmark(
             else none; ``()`` skips the row.
         device: a ``jax.Device`` or None (JAX's default).
         min_time: run each compiled rollout until this many seconds have passed.
+        obs_dtype: None (the configs as they are) or the ``obs_dtype`` of the
+            wood-and-stone scenarios' observed map ("float32", "bfloat16",
+            "uint8"), given to jaxecon's env of every economy whose scenario
+            has it (recorded as the economy's ``obs_dtype``); the reference
+            always runs the Foundation config.
     Returns:
         JSON-ready dict: ``system`` (versions, device, cpu count, measured
-        ``bandwidth_bytes_per_s``), ``settings``, ``economies`` (name ->
+        ``bandwidth_bytes_per_s``, ``load_avg_start`` / ``load_avg_end``: the
+        1-minute load average before and after), ``settings``, ``economies`` (name ->
         config, components, n_agents, ``memory`` per env (see
-        ``measure_memory``), ``episode_compile_s``, ``same_as``),
+        ``measure_memory``), ``step_traffic`` and ``bytes_per_env_step``
+        (see ``measure_step_traffic``), ``episode_compile_s``, ``same_as``,
+        ``out_of_memory_from_batch``: the first batch size that did not fit
+        in device memory; it and the larger ones are skipped),
         ``reference`` (economy -> reference result or ``{"skipped": reason}``)
         and ``results`` (one row per measurement with ``economy``, ``mode``
         (``foundation shim``, ``python loop``, ``scan+vmap``, ``object
@@ -136,6 +160,7 @@ def run_benchmark(
             "device": str(dev),
             "platform": dev.platform,
             "date": datetime.datetime.now().isoformat(timespec="seconds"),
+            "load_avg_start": load_avg(),
         },
         "settings": {
             "batch_sizes": list(batch_sizes),
@@ -147,6 +172,7 @@ def run_benchmark(
             "reference_steps": reference_steps if reference else None,
             "min_time_s": min_time,
             "seed": seed,
+            "obs_dtype": obs_dtype,
         },
         "economies": {},
         "reference": {},
@@ -156,7 +182,7 @@ def run_benchmark(
     with ctx:
         bandwidth = measure_bandwidth()
         out["system"]["bandwidth_bytes_per_s"] = bandwidth
-        _log(f"device {dev}: streaming bandwidth {bandwidth / 1e9:.1f} GB/s (x + 1 over 256 MiB)", quiet)
+        _log(f"device {dev}: streaming bandwidth {bandwidth / 1e9:.1f} GB/s (in-place passes of x + 1 over 256 MiB)", quiet)
         for name in economies:
             cfg = makers[name]()
             comps = _canonical_components(cfg["components"])
@@ -169,17 +195,22 @@ def run_benchmark(
                 continue
             measured[sig] = name
             out["economies"][name] = info
-            env = jaxecon.make_from_config(cfg)
+            jax_cfg = dict(cfg)
+            if obs_dtype is not None and _has_obs_dtype(cfg):
+                jax_cfg["obs_dtype"] = info["obs_dtype"] = obs_dtype
+            env = jaxecon.make_from_config(jax_cfg)
             params = env.default_params
             mem = measure_memory(env, params, seed=seed)
             info["memory"] = mem
-            # a step reads and writes the carry (state, obs, key) once at least
-            step_bytes = 2 * mem["carry_bytes"]
+            traffic = measure_step_traffic(env, params, seed=seed)
+            info["step_traffic"] = traffic
+            step_bytes = traffic["bytes_per_env_step"]
             info["bytes_per_env_step"] = step_bytes
             _log(
                 f"[{name}] {env.n_agents} agents: state {mem['state_bytes']:,} B, obs "
-                f"{mem['obs_bytes']:,} B per env; floor {bandwidth / step_bytes:,.0f} env-steps/s "
-                "at the measured bandwidth",
+                f"{mem['obs_bytes']:,} B, rollout carry {mem['carry_bytes']:,} B per env; a step "
+                f"moves {step_bytes:,.0f} B (changes {traffic['state_changed_bytes']:,.0f} B of state): "
+                f"floor {bandwidth / step_bytes:,.0f} env-steps/s at the measured bandwidth",
                 quiet,
             )
 
@@ -234,7 +265,14 @@ def run_benchmark(
                                                  steps_b, seed=seed, min_time=min_time)
                 else:
                     steps_b = rollout_steps(b, n_steps, max_env_steps)
-                    r = measure_rollout(env, params, b, steps_b, seed=seed, min_time=min_time)
+                    try:
+                        r = measure_rollout(env, params, b, steps_b, seed=seed, min_time=min_time)
+                    except Exception as exc:  # noqa: BLE001 - only running out of memory is caught
+                        if not _out_of_memory(exc):
+                            raise
+                        info["out_of_memory_from_batch"] = b
+                        _log(f"[{name}] batch {b}: out of device memory; larger batches skipped", quiet)
+                        break
                 r["economy"] = name
                 r["components"] = info["components"]
                 r["n_agents"] = env.n_agents
@@ -252,4 +290,5 @@ def run_benchmark(
                     f"{r['env_steps_per_s']:12,.0f} env-steps/s{extra}",
                     quiet,
                 )
+    out["system"]["load_avg_end"] = load_avg()
     return out

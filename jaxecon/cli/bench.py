@@ -103,6 +103,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="do not measure the reference (ai-economist)")
     parser.add_argument("--reference-steps", type=positive_int, default=1000, metavar="N",
                         help="steps of the reference measurement (default 1000)")
+    parser.add_argument("--obs-dtype", choices=("float32", "bfloat16", "uint8"), default=None,
+                        help="observed map dtype of the wood-and-stone economies (their obs_dtype; "
+                             "default: the config's, float32); the reference runs the config as is")
     parser.add_argument("--min-time", type=float, default=1.0, metavar="S",
                         help="run each compiled rollout for at least S seconds (default 1)")
     parser.add_argument("--seed", type=nonnegative_int, default=0, metavar="S",
@@ -146,6 +149,7 @@ def run_from_args(args, parser: argparse.ArgumentParser) -> dict:
         min_time=args.min_time,
         seed=args.seed,
         quiet=args.quiet,
+        obs_dtype=args.obs_dtype,
     )
     result["wall_s"] = time.perf_counter() - t0
     print()

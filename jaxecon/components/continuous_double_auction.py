@@ -41,9 +41,12 @@ Matching is sequential (each trade changes the next round), so it runs as one
 ``lax.while_loop`` over all commodities (trades + at most 3 rounds per
 commodity: a failed round ends the commodity unless the buyer failed only
 because the best ask is its own), each round a few masked reductions over
-the fixed-size book; coin and goods change in the reference's order, so float64 results are
+the fixed-size book, O(n M); coin and goods change in the reference's order, so float64 results are
 bit-for-bit Foundation's. When no bid reaches another agent's ask in any
-book, no round can trade and the loop is skipped (a ``lax.cond``). Matching decisions never depend on coin or
+book, no round can trade and the loop is skipped (a ``lax.cond``, decided in
+O(n M) from each agent's best bid and the other agents' best ask). A step's
+matching is thus O(trades x n M): linear per agent-step while trades per step
+stay few, as in random play from reset. Matching decisions never depend on coin or
 inventories, so the loop runs on ``stop_gradient``-ed values and the
 derivative (1: trades add integer amounts) is re-attached: ``jax.grad`` flows
 through the market although a while_loop is not reverse-differentiable.
@@ -205,6 +208,30 @@ def _first_best(eligible, primary, secondary):
     best_s = jnp.max(jnp.where(e, secondary, _I32_MIN))
     e = e & (secondary == best_s)
     return jnp.argmax(e), jnp.any(eligible)
+
+
+def _any_cross(book, n_prices):
+    """bool []: some open bid is at or above an open ask of another agent, in some book.
+
+    O(C n M): each agent's best bid is compared with the best ask of the other
+    agents, which is the book's lowest ask unless that agent owns it, then the
+    lowest ask of the rest (the same answer as comparing every bid with every
+    ask, an O(C (n M)^2) pairwise test).
+
+    Args:
+        book: ``BOOK_FIELDS`` arrays, [C, n, M] each.
+        n_prices: P, the number of price levels (prices 0..P-1).
+    """
+    none_ask = jnp.int32(n_prices)  # above every price
+    ask_min = jnp.min(jnp.where(book["ask_active"], book["ask_price"], none_ask), axis=-1)  # [C, n]
+    bid_max = jnp.max(jnp.where(book["bid_active"], book["bid_price"], -1), axis=-1)  # [C, n]
+    lowest = jnp.argmin(ask_min, axis=-1)  # [C] (the first agent with the lowest ask)
+    is_lowest = jnp.arange(ask_min.shape[1])[None, :] == lowest[:, None]  # [C, n]
+    first = jnp.min(ask_min, axis=-1, keepdims=True)
+    second = jnp.min(jnp.where(is_lowest, none_ask, ask_min), axis=-1, keepdims=True)
+    others_ask = jnp.where(is_lowest, second, first)  # [C, n] best ask of the other agents
+    # No bid (-1) is below every ask, no ask (P) above every bid: one comparison.
+    return jnp.any(bid_max >= others_ask)
 
 
 class _Packed:
@@ -539,11 +566,8 @@ class ContinuousDoubleAuction(Component):
         })
         # Without a bid at or above another agent's ask in some book no round can
         # trade: the loop would only walk the books. Skip it then (same outputs).
-        cross = (flat["bid_active"][:, :, None] & flat["ask_active"][:, None, :]
-                 & (owner[:, None] != owner[None, :])
-                 & (flat["ask_price"][:, None, :] <= flat["bid_price"][:, :, None]))
         packed = jax.lax.cond(
-            jnp.any(cross),
+            _any_cross(book, P),
             lambda c: jax.lax.while_loop(lambda c: layout.unpack(c)["ci"] < C, body, c),
             lambda c: c,  # (ci stays 0: only the loop reads it)
             carry,

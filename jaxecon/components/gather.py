@@ -46,7 +46,7 @@ SKILL_DISTS = ("none", "pareto", "lognormal")
 MOVES = np.array([[0, 0], [0, -1], [0, 1], [-1, 0], [1, 0]], dtype=np.int32)
 
 
-def resolve_moves(wants, target, occupant, rank):
+def resolve_moves(wants, target, occupant, rank, n_tiles: int):
     """bool [n]: which agents move when they move one by one in order of ``rank``.
 
     Foundation processes agents sequentially in a random order; an agent moves
@@ -58,25 +58,35 @@ def resolve_moves(wants, target, occupant, rank):
     reaches the sequential outcome exactly, after at most n rounds (usually
     two): array operations instead of a loop over agents.
 
+    Each round costs O(n + n_tiles), linear in the agents on a map sized to
+    them: "an earlier agent moved onto my target" is read from the lowest
+    rank among this round's movers per tile (one scatter-min over the
+    tiles), not from an n x n comparison of every pair of agents.
+
     Args:
         wants: bool [n].
-        target: int [n] flat index of each agent's target tile.
+        target: int [n] flat index in [0, n_tiles) of each agent's target tile.
         occupant: int32 [n] agent standing on each target at the start, -1 if none.
         rank: int32 [n] position of each agent in the processing order.
+        n_tiles: int, static: the number of tiles (H x W).
     """
-    earlier = rank[None, :] < rank[:, None]  # [i, k]: k goes before i
-    same_target = target[:, None] == target[None, :]
+    n = wants.shape[0]
+    rank = rank.astype(jnp.int32)
     occ = jnp.maximum(occupant, 0)
     vacated_in_time = (occupant < 0) | (rank[occ] < rank)
+    nobody = jnp.full(n_tiles, n, jnp.int32)  # a rank no agent has
+
+    def taken_by(moved):
+        first = nobody.at[target].min(jnp.where(moved, rank, n), mode="drop")
+        return first[target] < rank
 
     def update(moved):
-        taken = jnp.any(earlier & same_target & moved[None, :], axis=1)
         vacated = vacated_in_time & ((occupant < 0) | moved[occ])
-        return wants & ~taken & vacated
+        return wants & ~taken_by(moved) & vacated
 
     def cond(carry):
         prev, curr, i = carry
-        return jnp.any(prev != curr) & (i < wants.shape[0])
+        return jnp.any(prev != curr) & (i < n)
 
     def body(carry):
         _, curr, i = carry
@@ -193,7 +203,7 @@ class Gather(Component):
 
         rank = jnp.zeros(n, jnp.int32).at[jax.random.permutation(k_perm, n)].set(jnp.arange(n, dtype=jnp.int32))
         occupant = world.loc_map(state, self.world_size)[tr, tc]
-        moved = resolve_moves(wants, tr * w + tc, occupant, rank)
+        moved = resolve_moves(wants, tr * w + tc, occupant, rank, h * w)
         loc = jnp.where(moved[:, None], jnp.stack([tr, tc], axis=1), state.loc)
 
         # Collection: every placed agent, on its (new) tile.

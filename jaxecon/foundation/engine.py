@@ -10,9 +10,11 @@ time for one static configuration, over packed buffers
   data's words, then the actions) and the packed parameters; inside it
   splits the key (as the shim always did: ``next, use = split(key)``),
   unpacks, runs ``core.step`` and packs the state and the outputs
-  (observations, rewards, done, the scenario's step info) again. The host
-  then fetches exactly the outputs and the next key data and reads them as
-  numpy views of one fresh copy.
+  (observations, rewards, done, the scenario's step info) again, those as
+  one word buffer (``WordPacking``). The host then fetches exactly that
+  buffer and reads it as numpy views of one fresh copy (``call_step``; an
+  environment builds Foundation's dicts straight from it with the engine's
+  ``step_reader``, see ``jaxecon.foundation.step_reader``).
 - ``reset``: the same for ``core.reset`` (with the previous state, so what
   Foundation keeps across episodes is carried over).
 - ``metrics``, ``init``: compiled with the others at construction, so no
@@ -39,6 +41,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxecon.foundation.packing import TreePacking, WordPacking
+from jaxecon.foundation.step_reader import StepReader
 
 __all__ = [
     "ENGINE_CACHE_SIZE", "Engine", "clear_engine_cache", "engine_for", "engine_key",
@@ -48,9 +51,21 @@ __all__ = [
 #: How many engines (static configurations) a process keeps compiled.
 ENGINE_CACHE_SIZE = 16
 
+#: The types of a list of Python ints (``quick_actions``' check).
+_INT = {int}
+
 #: Keyword arguments that only the stateful shim reads; they do not change the
 #: compiled functions, so environments that differ only in them share an engine.
 SHIM_ONLY_KWARGS = ("dense_log_frequency", "world_dense_log_frequency")
+
+#: Keyword arguments whose values reach only ``EnvParams`` (passed to the
+#: compiled functions as buffers), never the compiled structure: ``seed``
+#: seeds the environment's key and, in ``SimpleLabor``, draws the skills into
+#: ``Params.skills``. Environments that differ only in them share an engine,
+#: so a second environment with another seed builds without compiling. A
+#: component whose static structure depended on the seed would have to be
+#: listed here as an exception (none does).
+PARAMS_ONLY_KWARGS = ("seed",)
 
 
 @contextlib.contextmanager
@@ -106,11 +121,13 @@ def _freeze(value):
 
 def engine_key(scenario_name: str, kwargs: dict):
     """The cache key of a configuration: the scenario's registry name, the
-    frozen keyword arguments (without ``SHIM_ONLY_KWARGS``), whether x64 is
+    frozen keyword arguments (without ``SHIM_ONLY_KWARGS`` and
+    ``PARAMS_ONLY_KWARGS``), whether x64 is
     on and the default backend; None when a value cannot be frozen (such a
     configuration is not cached)."""
     try:
-        frozen = _freeze({k: v for k, v in kwargs.items() if k not in SHIM_ONLY_KWARGS})
+        skip = SHIM_ONLY_KWARGS + PARAMS_ONLY_KWARGS
+        frozen = _freeze({k: v for k, v in kwargs.items() if k not in skip})
     except TypeError:
         return None
     return (str(scenario_name).lower(), frozen, bool(jax.config.jax_enable_x64), jax.default_backend())
@@ -153,8 +170,11 @@ class Engine:
         obs = jax.eval_shape(core.observe, self._state_shape, core.default_params)
         kd_sds = self._sds["kd"]
         info = jax.eval_shape(core.step_info, self._state_shape, core.default_params)
-        self._reset_out_packing = TreePacking({"kd": kd_sds, "obs": obs, "info": info})
-        self._out_packing = TreePacking({
+        # The outputs go to the host as ONE word buffer (one transfer, one copy).
+        self._obs_shapes = obs
+        self._reader = None  # the StepReader, made on first use (step_reader)
+        self._reset_out_packing = WordPacking({"kd": kd_sds, "obs": obs, "info": info})
+        self._out_packing = WordPacking({
             "kd": kd_sds,
             "obs": obs,
             "rew_a": jax.ShapeDtypeStruct((core.n_agents,), f),
@@ -188,7 +208,6 @@ class Engine:
             "kd": sds(self.key_shape, kd.dtype),
             "sbuf": tuple(sds((s,), d) for s, d in zip(self.state_packing.sizes, self.state_packing.dtypes)),
             "pbuf": tuple(sds((s,), d) for s, d in zip(self.params_packing.sizes, self.params_packing.dtypes)),
-            "acts": sds((self.n_actions,), jnp.int32),
             # the step's one host input: key data (as int32 words), then the actions
             "inputs": sds((self._n_kd + self.n_actions,), jnp.int32),
             "count": sds((), jnp.int32),
@@ -200,9 +219,9 @@ class Engine:
         unrolled, then compile them in parallel threads; each is set as
         ``self._<name>`` and waits for its compile on first call."""
         kd, sbuf, pbuf = self._sds["kd"], self._sds["sbuf"], self._sds["pbuf"]
-        acts, count = self._sds["acts"], self._sds["count"]
+        inputs, count = self._sds["inputs"], self._sds["count"]
         lowerers = {
-            "step": lambda: jax.jit(self._step_fn, donate_argnums=(0,)).lower(sbuf, self._sds["inputs"], pbuf),
+            "step": lambda: jax.jit(self._step_fn, donate_argnums=(0,)).lower(sbuf, inputs, pbuf),
             "reset": lambda: jax.jit(self._reset_fn, donate_argnums=(3,)).lower(kd, pbuf, count, sbuf),
             "metrics": lambda: jax.jit(self._metrics_fn).lower(sbuf, pbuf),
             "init": lambda: jax.jit(self._init_fn).lower(pbuf),
@@ -319,10 +338,13 @@ class Engine:
             elif type(v) is list or type(v) is tuple:
                 if len(v) != len(dims):
                     return None
-                for j, (x, d) in enumerate(zip(v, dims)):
-                    if not isinstance(x, (int, np.integer)) or isinstance(x, (bool, np.bool_)) or not 0 <= x < d:
-                        return None
-                    out[off + j] = int(x)
+                # Python ints in range (bools are not: their type is bool), checked
+                # in C; numpy integers take the loop
+                if set(map(type, v)) != _INT or min(v) < 0 or not all(map(int.__lt__, v, dims)):
+                    for x, d in zip(v, dims):
+                        if type(x) is not int and not isinstance(x, np.integer) or not 0 <= x < d:
+                            return None
+                out[off:off + len(dims)] = v
             else:
                 return None
         return np.array(out, np.int32)
@@ -341,25 +363,50 @@ class Engine:
             ``core.step_info`` (numpy views).
         """
         sbuf, obuf = self._reset(np.asarray(kd, np.uint32), pbuf, np.int32(completions), prev_sbuf)
-        out = self._reset_out_packing.unpack_numpy([np.array(b) for b in jax.device_get(obuf)])
-        return out["kd"], sbuf, out["obs"], out["info"]
+        out = self._reset_out_packing.unpack_numpy(np.array(obuf))  # fresh, writable
+        return out["kd"].copy(), sbuf, out["obs"], out["info"]
+
+    def call_step(self, kd, sbuf, acts: np.ndarray, pbuf):
+        """The jitted ``core.step`` alone (``sbuf`` is donated: do not use it afterwards).
+
+        Args:
+            kd: the key data (uint32 ``key_shape``). acts: ``pack_actions``'
+                int32 array. sbuf, pbuf: the state's and the parameters'
+                device buffers.
+        Returns:
+            ``(sbuf, buf)``: the new state's device buffers and a fresh,
+            writable host copy of the outputs' word buffer (read it with
+            ``step_reader`` or as ``step`` does).
+        """
+        inputs = np.empty(self._n_kd + self.n_actions, np.int32)  # one transfer for both
+        inputs[: self._n_kd] = kd.reshape(-1).view(np.int32)
+        inputs[self._n_kd:] = acts
+        sbuf, obuf = self._step(sbuf, inputs, pbuf)
+        return sbuf, np.array(obuf)
 
     def step(self, kd, sbuf, acts: np.ndarray, pbuf):
         """``core.step`` (``sbuf`` is donated: do not use it afterwards).
 
         Returns:
             ``(next_kd, sbuf, obs, rew_a, rew_p, done, info)``: numpy key
-            data, the new state's device buffers, the observations (numpy
+            data (a copy: the replay log keeps it), the new state's device
+            buffers, the observations (numpy
             views of fresh, writable host copies: the caller owns them),
             float rewards [n] and [], done (bool) and the new state's
             ``core.step_info`` (numpy views).
         """
-        inputs = np.empty(self._n_kd + self.n_actions, np.int32)  # one transfer for both
-        inputs[: self._n_kd] = np.ravel(kd).view(np.int32)
-        inputs[self._n_kd:] = acts
-        sbuf, obuf = self._step(sbuf, inputs, pbuf)
-        out = self._out_packing.unpack_numpy([np.array(b) for b in obuf])  # fresh, writable
-        return out["kd"], sbuf, out["obs"], out["rew_a"], out["rew_p"], bool(out["done"]), out["info"]
+        sbuf, buf = self.call_step(np.asarray(kd, np.uint32), sbuf, acts, pbuf)
+        out = self._out_packing.unpack_numpy(buf)
+        return out["kd"].copy(), sbuf, out["obs"], out["rew_a"], out["rew_p"], bool(out["done"]), out["info"]
+
+    def step_reader(self, layout):
+        """The ``step_reader.StepReader`` of ``call_step``'s buffer (made once
+        per engine, with ``layout``, the core's ``formats.ObservationLayout``),
+        or None where the observations need the general route."""
+        if self._reader is None:
+            self._reader = StepReader.for_engine(self._out_packing, self._obs_shapes, layout,
+                                                 self.core.n_agents) or False
+        return self._reader or None
 
     def metrics(self, sbuf, pbuf) -> dict:
         """``core.metrics`` as ``{key: numpy scalar}``."""

@@ -23,6 +23,7 @@ from jaxecon.foundation import formats
 from jaxecon.foundation._convert import as_index, key_data, seed_state_to_key
 from jaxecon.foundation.agent_views import BasicMobileAgent, BasicPlanner
 from jaxecon.foundation.compilation_cache import enable_persistent_cache
+from jaxecon.foundation.cpu_runtime import configure_cpu_runtime
 from jaxecon.foundation.engine import engine_for
 from jaxecon.foundation.env_attributes import EnvAttributes
 from jaxecon.foundation.host_engine import CoreScenarioHooks, HostEngine
@@ -73,6 +74,7 @@ class FoundationEnv(EnvAttributes):
         keyword arguments; ``hooks`` are the scenario hooks that run on the
         host (``{name: callable}``, see ``jaxecon.foundation.host_engine``)."""
         self._config = (None, copy.deepcopy(kwargs))
+        configure_cpu_runtime()  # before anything creates JAX's backend
         enable_persistent_cache()
         core = build_scenario(core_cls, kwargs, host_components=True)
         self._core = core
@@ -519,7 +521,7 @@ class FoundationEnv(EnvAttributes):
         acts = None  # the packed actions, straight from a plain action dict when possible
         host = self._engine.runs_on_host
         if not host and type(actions) is dict and not any(
-            any(a.action.values()) for a in self._agent_lookup.values()
+            [any(a.action.values()) for a in self._agent_lookup.values()]
         ):
             acts = self._engine.quick_actions(actions)
         if acts is None:
@@ -547,16 +549,27 @@ class FoundationEnv(EnvAttributes):
                 self._written_state_entries(),
             )
 
-        self._kd, sbuf, obs, rew_a, rew_p, done, step_info = self._engine.step(
-            kd, self._device_buffers(), acts, self._params_buffers()
-        )
-        self._set_buffers(sbuf)
-        rew_d = dict(zip(self._mobile_keys, rew_a.tolist()))  # Python floats
-        rew_d["p"] = float(rew_p)
+        collate = self.collate_agent_step_and_reset_data
+        reader = None if host or collate else self._engine.step_reader(self._observation_layout)
+        if reader is not None:  # Foundation's dicts straight from the step's buffer
+            sbuf, buf = self._engine.call_step(kd, self._device_buffers(), acts, self._params_buffers())
+            self._set_buffers(sbuf)
+            # (plain attribute: skips EnvAttributes.__setattr__)
+            self.__dict__["_kd"], obs, rew_a, rew_p, done, step_info = reader.read(buf)
+            rew_d = dict(zip(self._mobile_keys, rew_a))
+            rew_d["p"] = rew_p
+        else:
+            self._kd, sbuf, obs, rew_a, rew_p, done, step_info = self._engine.step(
+                kd, self._device_buffers(), acts, self._params_buffers()
+            )
+            self._set_buffers(sbuf)
+            rew_d = dict(zip(self._mobile_keys, rew_a.tolist()))  # Python floats
+            rew_d["p"] = float(rew_p)
+            obs = self._format_obs(obs)
         done_d = {"__all__": done}
         self._record_global_state(step_info)
         info = {k: {} for k in self._agent_lookup}
-        if self.collate_agent_step_and_reset_data:
+        if collate:
             rew_d = formats.collated_rewards(np.asarray(rew_a), rew_p)
             info = formats.collated_info()
         if dense:
@@ -567,12 +580,10 @@ class FoundationEnv(EnvAttributes):
         if done_d["__all__"]:
             self._finalize_logs()
             self._count += 1
-            if dense and self.collate_agent_step_and_reset_data:
+            if dense and collate:
                 # Foundation returns the dense log's own rewards dict, which its
                 # _finalize_logs has just cast: "a" is a list on this step.
                 rew_d["a"] = rew_d["a"].tolist()
-
-        obs = self._format_obs(obs)
         return obs, rew_d, done_d, info
 
     def _format_obs(self, obs) -> dict:

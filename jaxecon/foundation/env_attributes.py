@@ -163,10 +163,15 @@ class EnvAttributes:
                 None to compute it here from the current state (a
                 ``HostEngine``: host hooks ran after the jitted parts).
         """
+        d = self.__dict__
+        rows = d.get("_global_state_rows")
+        if rows is not None and not first and row is not None:  # (once per step: the short way)
+            rows.append({k: v.copy() for k, v in row.items()})
+            return
         core = self.core
         if type(core).step_info is _CoreEnv.step_info:
             return
-        if "_global_state_keys" not in self.__dict__:
+        if "_global_state_keys" not in d:
             keys = []  # the scenario's key order (jit and the packing sort the dict)
 
             def probe(state):

@@ -209,6 +209,13 @@ def _plan(oa: dict, op: dict, n_agents: int, layout: ObservationLayout, fixed: b
     return plan
 
 
+def step_plan(oa: dict, op: dict, n_agents: int, layout: ObservationLayout) -> _Plan:
+    """The plan ``format_obs(..., fixed=True)`` follows for observations of this
+    key structure (``oa``/``op`` as in ``format_obs``; cached on ``layout``),
+    for readers that build the same dicts another way (``step_reader``)."""
+    return _plan(oa, op, n_agents, layout, True)
+
+
 def _agent_column(k: str, kind: str, v, layout: ObservationLayout, n: int) -> list:
     """Entry ``k`` of every agent's dict: ``[agent 0's, ..., agent n-1's]``."""
     if kind == "array":

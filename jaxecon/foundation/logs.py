@@ -32,12 +32,15 @@ def _copy_actions(actions):
         for k, v in actions.items():
             if type(v) is int:
                 out[k] = v
-            elif type(v) is list and all(type(x) is int for x in v):
-                out[k] = list(v)
+            elif type(v) is list and set(map(type, v)) <= _INT:
+                out[k] = v.copy()
             else:
                 return copy.deepcopy(actions)
         return out
     return copy.deepcopy(actions)
+
+
+_INT = {int}
 
 
 def _empty_dense_log() -> dict:

@@ -29,7 +29,7 @@ try:  # keeps a leaf weakly typed (Python scalars passed to jit are weak)
 except ImportError:  # pragma: no cover - a future jax without it
     _convert_weak = None
 
-__all__ = ["TreePacking", "WEAK_TYPES_SUPPORTED"]
+__all__ = ["TreePacking", "WEAK_TYPES_SUPPORTED", "WordPacking", "WordSlot"]
 
 #: Whether weak types can be restored after unpacking (see ``TreePacking``).
 WEAK_TYPES_SUPPORTED = _convert_weak is not None
@@ -135,59 +135,107 @@ class TreePacking:
         return self.treedef.unflatten([buffers[b][lo:hi].reshape(shape) for b, lo, hi, shape in self._views])
 
 
-def _word_dtype(dtype: np.dtype):
-    """The 32-bit word view of a leaf dtype: (dtype to convert to first, words per element)."""
-    if dtype.itemsize == 8:
-        return dtype, 2
-    if dtype.itemsize == 4:
-        return dtype, 1
-    if dtype.kind == "f":
-        return np.dtype(np.float32), 1  # float16/bfloat16: exact in float32
-    if dtype.kind == "u" or dtype.kind == "b":
-        return np.dtype(np.uint32), 1
-    return np.dtype(np.int32), 1
+def _store_dtype(dtype: np.dtype) -> np.dtype:
+    """The dtype a leaf is stored as in the word buffer: its own, except bools
+    (stored as uint8 0/1, which a host ``bool`` view reads back exactly)."""
+    return np.dtype(np.uint8) if dtype == np.bool_ else dtype
+
+
+@dataclasses.dataclass(frozen=True)
+class WordSlot:
+    """Where one leaf lies in a ``WordPacking`` buffer.
+
+    Attributes:
+        shape: the leaf's shape. dtype: its dtype.
+        view: index into ``WordPacking.view_dtypes``: the host reads the leaf
+            from the whole buffer viewed as that dtype.
+        lo, hi: the leaf's elements in that view (``hi - lo`` = its size).
+    """
+
+    shape: tuple
+    dtype: np.dtype
+    view: int
+    lo: int
+    hi: int
 
 
 class WordPacking:
     """A pytree of arrays as ONE uint32 buffer (for outputs fetched to the host).
 
-    Every leaf is stored bit-exactly as 32-bit words: 4-byte dtypes are
-    bitcast, 8-byte dtypes take two words per element, narrower integers and
-    bools are widened to int32/uint32 first (value-preserving) and narrowed
-    again on the host. One buffer means one transfer and one array to wrap.
+    Every leaf is stored bit-exactly and densely: 4-byte dtypes are bitcast
+    to one word per element, 8-byte dtypes to two (at an even word offset),
+    1- and 2-byte dtypes (bools as uint8 0/1) are packed 4 or 2 to a word
+    (the leaf padded with zeros to whole words). So on the host every leaf is
+    a slice of the whole buffer viewed as its dtype: no conversion, no copy.
+    One buffer means one transfer and one array to wrap.
 
     Args:
         example: a pytree of arrays or ``jax.ShapeDtypeStruct`` s (no PRNG keys).
+
+    Attributes:
+        size: the buffer's length in words.
+        view_dtypes: the dtypes the host views the buffer as (``WordSlot.view``).
+        slots: per leaf, in flattening order, its ``WordSlot``.
+        treedef: the tree structure.
     """
 
     def __init__(self, example):
         flat, self.treedef = jax.tree.flatten(jax.eval_shape(lambda t: t, example))
-        self._leaves = []
-        off = 0
+        views: dict = {}
+        slots, self._pads = [], []  # _pads: per leaf, zero words before it (8-byte alignment)
+        off = 0  # in words
         for x in flat:
             dtype = np.dtype(x.dtype)
-            wide, words = _word_dtype(dtype)
-            wide = dtype if wide == dtype else wide  # identity marks "no conversion"
             size = int(np.prod(x.shape))
-            self._leaves.append((tuple(x.shape), dtype, wide, words, off, size))
-            off += size * words
+            pad = off % 2 if dtype.itemsize == 8 else 0
+            off += pad
+            view = views.setdefault(dtype, len(views))
+            lo = off * 4 // dtype.itemsize  # (off is even for 8-byte dtypes)
+            slots.append(WordSlot(tuple(x.shape), dtype, view, lo, lo + size))
+            self._pads.append(pad)
+            off += -(-size * dtype.itemsize // 4)
+        if any(d.itemsize == 8 for d in views):
+            off += off % 2  # the buffer viewed as an 8-byte dtype
         self.size = off
+        self.slots = tuple(slots)
+        self.view_dtypes = tuple(views)
+        # host plan per leaf: (view index, lo, hi, shape or None when 1-D)
+        self._plan = [(sl.view, sl.lo, sl.hi, None if len(sl.shape) == 1 else sl.shape) for sl in slots]
 
     def pack(self, tree):
         """``tree`` as one uint32 [size] buffer. Traceable."""
         parts = []
-        for x, (shape, dtype, wide, words, off, size) in zip(self.treedef.flatten_up_to(tree), self._leaves):
+        for x, sl, pad in zip(self.treedef.flatten_up_to(tree), self.slots, self._pads):
             x = jnp.ravel(jnp.asarray(x))
-            if wide != dtype:
-                x = x.astype(wide)
+            if pad:
+                parts.append(jnp.zeros((pad,), jnp.uint32))
+            itemsize = sl.dtype.itemsize
+            if itemsize < 4:
+                per = 4 // itemsize
+                x = x.astype(_store_dtype(sl.dtype))
+                extra = -x.shape[0] % per
+                if extra:
+                    x = jnp.concatenate([x, jnp.zeros((extra,), x.dtype)])
+                x = x.reshape(-1, per)
             parts.append(jnp.ravel(jax.lax.bitcast_convert_type(x, jnp.uint32)))
-        return jnp.concatenate(parts) if parts else jnp.zeros((0,), jnp.uint32)
+        total = sum(p.shape[0] for p in parts)
+        if total < self.size:
+            parts.append(jnp.zeros((self.size - total,), jnp.uint32))
+        return fusible_concatenate(parts) if parts else jnp.zeros((0,), jnp.uint32)
+
+    def host_views(self, buf: np.ndarray) -> list:
+        """``buf`` (a host copy of ``pack``'s buffer) viewed as each of
+        ``view_dtypes``, in that order (index them with ``WordSlot``)."""
+        return [buf.view(d) for d in self.view_dtypes]
 
     def unpack_numpy(self, buf: np.ndarray):
-        """The tree from a host copy of ``pack``'s buffer: numpy views into it
-        for 32- and 64-bit leaves, small converted copies for narrower ones."""
+        """The tree from a host copy of ``pack``'s buffer: every leaf a numpy
+        view into it (writes into a view write into ``buf``). Runs once per
+        step in the shim, so the loop does as little as it can."""
+        views = self.host_views(buf)
         out = []
-        for shape, dtype, wide, words, off, size in self._leaves:
-            x = buf[off:off + size * words].view(wide).reshape(shape)
-            out.append(x if wide is dtype else x.astype(dtype))
+        append = out.append
+        for view, lo, hi, shape in self._plan:
+            x = views[view][lo:hi]
+            append(x if shape is None else x.reshape(shape))
         return self.treedef.unflatten(out)

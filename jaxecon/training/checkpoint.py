@@ -37,6 +37,7 @@ __all__ = [
     "config_differences",
     "latest_step",
     "read_config",
+    "resolve",
     "restore_agent_policy",
     "restore_runner",
     "save",
@@ -53,10 +54,13 @@ def _ocp():
 
 
 def checkpoint_manager(directory, max_to_keep: int = 3, read_only: bool = False):
-    """An orbax ``CheckpointManager`` for ``directory`` (created unless ``read_only``)."""
+    """An orbax ``CheckpointManager`` for ``directory`` (created and pruned to
+    ``max_to_keep`` steps unless ``read_only``: then it is only read)."""
     ocp = _ocp()
-    options = ocp.CheckpointManagerOptions(max_to_keep=max_to_keep, create=not read_only,
-                                           read_only=read_only, enable_async_checkpointing=False)
+    # Readers open without orbax's read_only flag (it logs a warning per open);
+    # they never save, and create=False writes nothing.
+    options = ocp.CheckpointManagerOptions(max_to_keep=None if read_only else max_to_keep,
+                                           create=not read_only, enable_async_checkpointing=False)
     return ocp.CheckpointManager(pathlib.Path(directory).absolute(), options=options,
                                  item_names=("state", "meta"))
 

@@ -41,7 +41,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax.linen.initializers import constant, orthogonal
 
-__all__ = ["ActorCritic", "spatial_leaves"]
+__all__ = ["ActorCritic", "mlp_inputs", "spatial_leaves"]
 
 _SPATIAL_NDIM = 3  # [C, h, w] per actor
 
@@ -60,6 +60,21 @@ def spatial_leaves(features, batch_ndim: int = 1) -> tuple[list, list]:
 def _flatten(leaves, batch_ndim: int = 1) -> jax.Array:
     parts = [x.reshape(x.shape[:batch_ndim] + (-1,)).astype(jnp.float32) for x in leaves]
     return jnp.concatenate(parts, axis=-1)
+
+
+def mlp_inputs(features, index=None) -> jax.Array:
+    """The ``"mlp"`` model's input layer: float32 ``[A, D]``.
+
+    Every leaf of ``features`` (a pytree ``[A, ...]``, any numeric dtype)
+    flattened and cast to float32, spatial leaves first (``spatial_leaves``),
+    then the one-hot ``index`` ``[A, n]`` (None: omitted). ``ActorCritic``
+    (``"mlp"``) given this array as its features and ``index=None`` computes
+    exactly what it computes from ``features`` and ``index``: the trainer
+    builds it once per step and stores it, so that SGD does not rebuild it.
+    """
+    spatial, flat = spatial_leaves(features)
+    parts = [_flatten(spatial + flat)] + ([] if index is None else [index.astype(jnp.float32)])
+    return jnp.concatenate(parts, axis=-1) if len(parts) > 1 else parts[0]
 
 
 class _ConvTorso(nn.Module):
@@ -117,8 +132,7 @@ class _Tower(nn.Module):
             carry = jax.tree.map(lambda z, c: jnp.where(reset[:, None], z, c), zeros, carry)
             carry, h = nn.OptimizedLSTMCell(self.lstm_cell_size)(carry, h)
             return carry, h
-        parts = [_flatten(spatial + flat)] + ([] if index is None else [index])
-        h = jnp.concatenate(parts, axis=-1)
+        h = mlp_inputs(features, index)
         for _ in range(self.num_fc):
             h = nn.tanh(nn.Dense(self.fc_dim, kernel_init=orthogonal(np.sqrt(2)),
                                  bias_init=constant(0.0))(h))

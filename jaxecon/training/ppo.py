@@ -52,7 +52,7 @@ from jaxecon.training.distributions import MaskedCategorical
 from jaxecon.training.env_adapters import AgentGroup, GroupObs, make_adapter
 from jaxecon.training.gae import gae
 from jaxecon.training.losses import ppo_loss
-from jaxecon.training.networks import ActorCritic
+from jaxecon.training.networks import ActorCritic, mlp_inputs
 
 __all__ = ["ACT_MODES", "GroupSetup", "PPO", "PolicyState", "RunnerState"]
 
@@ -239,9 +239,8 @@ class PPO:
         b, n = first.shape[0], s.group.n
         mask = _merge(gobs.mask)
         if s.trained and mode in ("sample", "greedy"):
-            feats = jax.tree.map(_merge, gobs.features)
-            carry, logits, value = s.network.apply(params, carry, feats, _index(s.group, b),
-                                                   jnp.repeat(first, n))
+            x, index = self._inputs(s, jax.tree.map(_merge, gobs.features), b)
+            carry, logits, value = s.network.apply(params, carry, x, index, jnp.repeat(first, n))
         else:
             logits, value = jnp.zeros(mask.shape, jnp.float32), jnp.zeros(mask.shape[:1], jnp.float32)
         dist = MaskedCategorical.from_logits(logits, mask)
@@ -253,6 +252,30 @@ class PPO:
             action = dist.sample(key)
         split = lambda x: x.reshape((b, n) + x.shape[1:])  # noqa: E731
         return carry, split(action), split(dist.log_prob(action)), split(value)
+
+    def _inputs(self, s: GroupSetup, features, batch: int):
+        """A trained group's network inputs ``(x, index)`` from its features ``[batch * n, ...]``.
+
+        ``"mlp"``: ``(networks.mlp_inputs(features, index) [batch * n, D], None)``,
+        the flat input layer, which the rollout records in place of the
+        observation; otherwise ``(features, one-hot index or None)``.
+        """
+        index = _index(s.group, batch)
+        if s.network.recurrent:
+            return features, index
+        return mlp_inputs(features, index), None
+
+    def _recorded_obs(self, obs: dict) -> dict:
+        """What the trajectory keeps of ``obs`` for SGD: per trained group, its
+        network inputs ``[B, n, ...]`` (``_inputs``) and its mask as bool."""
+        out = {}
+        for s in self.setups:
+            if s.trained:
+                g, n = s.group.name, s.group.n
+                x, _ = self._inputs(s, jax.tree.map(_merge, obs[g].features), self.num_envs)
+                split = lambda v: v.reshape((self.num_envs, n) + v.shape[1:])  # noqa: E731
+                out[g] = GroupObs(jax.tree.map(split, x), obs[g].mask > 0)
+        return out
 
     def act(self, policies: dict, carry: dict, obs: dict, first, key, modes: dict):
         """Every group's actions: ``(carry, actions {g: [B, n, H]}, log_probs, values)``.
@@ -275,10 +298,11 @@ class PPO:
     def rollout(self, runner: RunnerState, n_steps: int, modes: dict, record: bool = True):
         """``n_steps`` steps from ``runner`` under ``lax.scan``: ``(runner, trajectory)``.
 
-        The trajectory (leading axis T) holds per group the observations,
-        actions, log-probs, values, rewards and the LSTM state before each step
-        (``record``), and for every step ``first``, ``done`` and the adapter's
-        episode ``info``.
+        The trajectory (leading axis T) holds per group the actions, log-probs,
+        values, rewards and LSTM state before each step and, per trained group,
+        the observation as its network takes it (``_recorded_obs``: an MLP's
+        flat input layer, a bool mask) (``record``), and for every step
+        ``first``, ``done`` and the adapter's episode ``info``.
         """
 
         def step(r: RunnerState, _):
@@ -287,7 +311,8 @@ class PPO:
             obs, env_state, reward, done, info = self.adapter.step(k_env, r.env_state, actions)
             out = {"first": r.first, "done": done, "info": info, "reward": reward}
             if record:
-                out.update(obs=r.obs, carry=r.carry, action=actions, log_prob=logps, value=values)
+                out.update(obs=self._recorded_obs(r.obs), carry=r.carry, action=actions, log_prob=logps,
+                           value=values)
             r = r.replace(env_state=env_state, obs=obs, carry=carry, first=done, key=key,
                           env_steps=r.env_steps + self.num_envs)
             return r, out
@@ -315,21 +340,23 @@ class PPO:
             "advantage": adv,
             "target": targets,
         }
-        if n > 1:
+        if s.network.recurrent and n > 1:  # an MLP's recorded input holds the index
             batch["index"] = jnp.broadcast_to(_index(s.group, self.num_envs)[None],
                                               (t, self.num_envs * n, n))
         if s.network.recurrent:
             batch["carry"] = traj["carry"][g]
         return batch
 
-    def _minibatches(self, s: GroupSetup, batch, key):
-        """Shuffled minibatches with a leading minibatch axis."""
+    def _minibatch_indices(self, s: GroupSetup, key):
+        """A feed-forward group's shuffled samples: int32 ``[k, T * A / k]``, row i the
+        indices into the ``[T * A]``-flattened batch of minibatch i."""
         k = self.num_minibatches[s.group.name]
-        if not s.network.recurrent:
-            flat = jax.tree.map(lambda x: x.reshape((-1,) + x.shape[2:]), batch)
-            size = flat["value"].shape[0]
-            perm = jax.random.permutation(key, size)
-            return jax.tree.map(lambda x: x[perm].reshape((k, size // k) + x.shape[1:]), flat)
+        size = self.n_steps * self.num_envs * s.group.n
+        return jax.random.permutation(key, size).reshape(k, size // k)
+
+    def _minibatches(self, s: GroupSetup, batch, key):
+        """A recurrent group's shuffled minibatches of sequences, with a leading minibatch axis."""
+        k = self.num_minibatches[s.group.name]
         seq = s.policy.model.max_seq_len
         carry = batch.pop("carry")
         t, a = batch["value"].shape[:2]
@@ -349,7 +376,7 @@ class PPO:
         """Logits and values of a minibatch (replaying sequences for a recurrent policy)."""
         index = mb.get("index")
         if not s.network.recurrent:
-            _, logits, value = s.network.apply(params, {}, mb["features"], index, mb["first"])
+            _, logits, value = s.network.apply(params, {}, mb["features"], None, mb["first"])
             return logits, value
 
         def f(carry, x):
@@ -368,10 +395,16 @@ class PPO:
         def loss_fn(params, mb):
             logits, value = self._apply_batch(s, params, mb)
             dist = MaskedCategorical.from_logits(logits, mb["mask"])
-            return ppo_loss(dist.log_prob(mb["action"]), dist.entropy(), value, mb["log_prob"],
-                            mb["value"], mb["advantage"], mb["target"], clip_param=p.clip_param,
-                            vf_clip_param=p.vf_clip_param, vf_loss_coeff=p.vf_loss_coeff,
-                            entropy_coeff=entropy_coeff)
+            entropy = dist.entropy()
+            total, aux = ppo_loss(dist.log_prob(mb["action"]), entropy, value, mb["log_prob"],
+                                  mb["value"], mb["advantage"], mb["target"], clip_param=p.clip_param,
+                                  vf_clip_param=p.vf_clip_param, vf_loss_coeff=p.vf_loss_coeff,
+                                  entropy_coeff=entropy_coeff)
+            # the reported entropy: over the samples with a choice (the planner has
+            # one only on the first step of each tax period)
+            choice = (jnp.sum(mb["mask"] > 0, axis=-1) > 1).any(axis=-1)
+            aux["entropy"] = jnp.sum(jnp.where(choice, entropy, 0.0)) / jnp.maximum(choice.sum(), 1)
+            return total, aux
 
         def mb_step(ps: PolicyState, mb):
             (total, aux), grads = jax.value_and_grad(loss_fn, has_aux=True)(ps.params, mb)
@@ -381,7 +414,17 @@ class PPO:
             return PolicyState(optax.apply_updates(ps.params, updates), opt_state), aux
 
         def epoch(ps, k):
-            return jax.lax.scan(mb_step, ps, self._minibatches(s, dict(batch), k))
+            if s.network.recurrent:
+                return jax.lax.scan(mb_step, ps, self._minibatches(s, dict(batch), k))
+            # each step gathers its own rows: no shuffled copy of the whole batch
+            flat = jax.tree.map(lambda x: x.reshape((-1,) + x.shape[2:]), batch)
+
+            def gathered_step(ps, idx):
+                mb = jax.tree.map(lambda x: x.at[idx].get(mode="promise_in_bounds", unique_indices=True),
+                                  flat)
+                return mb_step(ps, mb)
+
+            return jax.lax.scan(gathered_step, ps, self._minibatch_indices(s, k))
 
         ps, aux = jax.lax.scan(epoch, ps, jax.random.split(key, self.cfg.trainer.num_sgd_iter))
         return ps, jax.tree.map(jnp.mean, aux)

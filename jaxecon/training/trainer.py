@@ -81,6 +81,31 @@ def _row(m: dict, update: int, wall: float, dt: float, batch: int) -> dict:
     return row
 
 
+def _check_fresh_out_dir(out: pathlib.Path, resume) -> None:
+    """Refuse to write a new run over the checkpoints of an earlier one.
+
+    ``out / "checkpoints"`` may hold checkpoints only when ``resume`` is that
+    run (its directory or its ``checkpoints/``): orbax would otherwise fail at
+    the first save whose step already exists, after the training time is spent.
+
+    Raises:
+        ConfigError: ``out`` holds another run's checkpoints.
+    """
+    ckdir = out / "checkpoints"
+    if not ckdir.is_dir() or not any(p.name.isdigit() for p in ckdir.iterdir()):
+        return
+    if resume is not None:
+        r = pathlib.Path(resume).absolute()
+        if ckdir.absolute() in (r, r / "checkpoints"):
+            return
+    raise ConfigError(
+        f"out_dir {str(out)!r} already holds the checkpoints of an earlier run "
+        f"(steps {sorted(int(p.name) for p in ckdir.iterdir() if p.name.isdigit())}); "
+        f"continue it with resume={str(out)!r} (jaxecon train --resume {out}), "
+        f"or write the new run elsewhere (out_dir / --out), or delete that directory"
+    )
+
+
 def train(cfg: TrainConfig, out_dir=None, *, env=None, resume=None, progress: bool = True,
           max_updates: Optional[int] = None, tensorboard: bool = True, plot: bool = True) -> dict:
     """Train per ``cfg``; see the module docstring for what is written.
@@ -101,8 +126,9 @@ def train(cfg: TrainConfig, out_dir=None, *, env=None, resume=None, progress: bo
         ``steps_per_s`` (training env steps per second, compile excluded),
         ``metrics`` (the last update's row), ``runner`` (the final ``RunnerState``).
     Raises:
-        ConfigError: bad config, missing phase-1 checkpoint, or a checkpoint
-            from another config.
+        ConfigError: bad config, missing phase-1 checkpoint, a checkpoint
+            from another config, or an ``out_dir`` holding the checkpoints of
+            another run (checked before any training).
     """
     enable_persistent_cache()
     if env is None:
@@ -116,6 +142,7 @@ def train(cfg: TrainConfig, out_dir=None, *, env=None, resume=None, progress: bo
     else:
         runner = start_runner(ppo, cfg)
     out = pathlib.Path(out_dir) if out_dir is not None else default_out_dir(cfg)
+    _check_fresh_out_dir(out, resume)
     out.mkdir(parents=True, exist_ok=True)
     _write_yaml(out / "config.yaml", cfg.to_dict())
 

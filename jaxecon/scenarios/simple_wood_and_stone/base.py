@@ -44,6 +44,35 @@ PLANNER_REWARD_TYPES = (
     "inv_income_weighted_utility",
 )
 
+#: ``obs_dtype`` choices: the dtype of the observed ``map`` (float32 is Foundation's).
+OBS_DTYPES = {"float32": np.dtype(np.float32), "bfloat16": np.dtype(jnp.bfloat16), "uint8": np.dtype(np.uint8)}
+#: The largest whole count each compact ``obs_dtype`` holds exactly (every
+#: integer 0..limit): bfloat16 has an 8-bit significand, uint8 8 bits.
+OBS_DTYPE_EXACT_UP_TO = {"bfloat16": 256, "uint8": 255}
+
+
+def pad_onto_canvas(x: jax.Array, r: int, zero: jax.Array) -> jax.Array:
+    """``x`` [K, H, W] zero-padded by ``r`` on both spatial sides: [K, H + 2r, W + 2r].
+
+    The same values as ``jnp.pad``, written into a zero canvas by a
+    ``dynamic_update_slice`` at (``zero``, ``zero`` + r, ``zero`` + r), where
+    ``zero`` is an int32 [] equal to 0 that XLA cannot fold to a constant
+    (the caller passes ``min(timestep, 0)``). Why: XLA's CPU compiler fuses
+    a pad and everything that computes ``x`` (the step's regeneration
+    arithmetic, the channel concatenation) into each consumer; a window
+    gather reads every tile about n (2r+1)^2 / (H W) times, so the whole
+    chain was recomputed per window element (44% of a 100-agent step,
+    measured). Under ``vmap`` an update at a traced start becomes a
+    scatter, which XLA never fuses into its consumers: ``x`` is computed
+    once and the windows read a plain buffer. It only pays when the windows
+    read each tile more than once (``observation_windows`` uses it when
+    n (2r+1)^2 > H W): with few agents on a large map the extra pass costs
+    more than the recomputation (2x slower on the 4-agent canonical economy).
+    """
+    k, h, w = x.shape
+    canvas = jnp.zeros((k, h + 2 * r, w + 2 * r), x.dtype)
+    return jax.lax.dynamic_update_slice(canvas, x, (zero, zero + r, zero + r))
+
 
 @struct.dataclass
 class WoodAndStoneParams:
@@ -101,9 +130,25 @@ class WoodAndStoneScenario(BaseEnvironment):
             ("coin_eq_times_productivity"). Foundation accepts any string and
             fails at reset (quirk Q24); jaxecon rejects it at construction.
         mixing_weight_gini_vs_coin: float in [0, 1] (0).
+        obs_dtype: "float32" | "bfloat16" | "uint8" ("float32"), jaxecon only:
+            the dtype of the observed ``map`` (agents' windows or full view,
+            the planner's map). Every map value is a whole count (resource
+            health, capped at ``max_health``) or 0/1 (landmarks, the
+            inside-the-world channel), so the compact dtypes hold it exactly
+            as long as every ``max_health`` is at most 256 (bfloat16) or 255
+            (uint8), checked at construction; uint8 saturates at 255 if a
+            traced ``params.scenario.max_health`` is raised above that.
+            float32 (Foundation's) is the default; the compact dtypes cut the
+            observations' memory traffic (4x for uint8). With "uint8" the
+            ``idx_map`` (whole numbers 0..n_agents + 1) is uint8 too when
+            n_agents + 1 <= 255 (``idx_obs_dtype``); otherwise it stays
+            int16, as in the other modes. The packed ``flat`` vector is
+            float32 in every mode.
         **base_env_kwargs: ``BaseEnvironment``'s.
     Raises:
-        ValueError: for out-of-range values, naming the argument.
+        ValueError: for out-of-range values, naming the argument (an
+            ``obs_dtype`` that cannot hold this scenario's ``max_health``
+            exactly names both).
     """
 
     Params = WoodAndStoneParams
@@ -122,6 +167,7 @@ class WoodAndStoneScenario(BaseEnvironment):
         energy_warmup_method="decay",
         planner_reward_type="coin_eq_times_productivity",
         mixing_weight_gini_vs_coin=0.0,
+        obs_dtype="float32",
         **base_env_kwargs,
     ):
         super().__init__(**base_env_kwargs)
@@ -155,6 +201,43 @@ class WoodAndStoneScenario(BaseEnvironment):
         self.mixing_weight_gini_vs_coin = cfg.check_float(
             "mixing_weight_gini_vs_coin", mixing_weight_gini_vs_coin, 0.0, 1.0
         )
+        if not isinstance(obs_dtype, str):
+            try:
+                obs_dtype = np.dtype(obs_dtype).name
+            except TypeError:
+                raise ValueError(f"obs_dtype must be one of {sorted(OBS_DTYPES)}, got {obs_dtype!r}") from None
+        self.obs_dtype = cfg.check_choice("obs_dtype", obs_dtype, OBS_DTYPES)
+
+    @property
+    def map_obs_dtype(self) -> np.dtype:
+        """The numpy dtype of the observed ``map`` (``obs_dtype``)."""
+        return OBS_DTYPES[self.obs_dtype]
+
+    @property
+    def idx_obs_dtype(self) -> np.dtype:
+        """The numpy dtype of the observed ``idx_map``: uint8 under
+        ``obs_dtype="uint8"`` when its largest value, n_agents + 1, fits
+        (Foundation's index maps hold whole numbers), else int16."""
+        if self.obs_dtype == "uint8" and self.n_agents + 1 <= OBS_DTYPE_EXACT_UP_TO["uint8"]:
+            return np.dtype(np.uint8)
+        return np.dtype(np.int16)
+
+    def components_built(self) -> None:
+        """Check that a compact ``obs_dtype`` holds every map value exactly
+        (the largest is the largest ``max_health``, see ``map_channel_highs``).
+
+        Raises:
+            ValueError: naming ``obs_dtype``, its limit and the offending value.
+        """
+        super().components_built()
+        limit = OBS_DTYPE_EXACT_UP_TO.get(self.obs_dtype)
+        if limit is not None:
+            high = float(np.max(self.map_channel_highs(), initial=1.0))
+            if high > limit:
+                raise ValueError(
+                    f"obs_dtype={self.obs_dtype!r} holds whole counts up to {limit} exactly, but this "
+                    f"scenario's map values reach {high:g} (max_health); use obs_dtype='float32'"
+                )
 
     # ------------------------------------------------------------------ params
     def regen_specs(self) -> dict:
@@ -326,10 +409,11 @@ class WoodAndStoneScenario(BaseEnvironment):
 
     # ------------------------------------------------------------ observation
     def idx_maps(self, state: EnvState) -> jax.Array:
-        """int16 [L + 1, H, W]: private-landmark owners and agent locations, +2 (0 = nobody)."""
+        """``idx_obs_dtype`` (int16 by default) [L + 1, H, W]: private-landmark owners
+        and agent locations, +2 (0 = nobody)."""
         owners = [state.owner[k] for k in self.private_landmarks]
         m = jnp.stack(owners + [world.loc_map(state, self.world_size)]) + 2
-        return jnp.where(m == 1, 0, m).astype(jnp.int16)
+        return jnp.where(m == 1, 0, m).astype(self.idx_obs_dtype)
 
     #: Up to this many agents, the agents in each window are found by comparing
     #: every agent's location with the window's tiles (n x n x window work, no
@@ -339,31 +423,41 @@ class WoodAndStoneScenario(BaseEnvironment):
     def observation_windows(self, state: EnvState, curr_map, idx_map):
         """Each mobile agent's egocentric (2r+1) x (2r+1) view, r = mobile_agent_observation_range.
 
-        Returns ``(map, idx_map)``: float32 [n, C + 1, 2r+1, 2r+1] (the C map
-        channels, then 1 on tiles inside the world; 0 outside) and int16
-        [n, L + 1, 2r+1, 2r+1] (``idx_maps``' channels; outside the world 0;
+        Returns ``(map, idx_map)``: ``curr_map``'s dtype [n, C + 1, 2r+1, 2r+1] (the C map
+        channels, then 1 on tiles inside the world; 0 outside) and ``idx_obs_dtype``
+        (int16 by default) [n, L + 1, 2r+1, 2r+1] (``idx_maps``' channels; outside the world 0;
         the observer itself -- its houses and its own tile -- as 1). Window
         (i, j) of agent a shows tile (row_a - r + i, col_a - r + j), as
         Foundation's padded-map slice does.
 
-        ``curr_map`` is ``world.map_stack``; ``idx_map`` is ``idx_maps`` or
-        None (then only the private-landmark owners are read from the state
-        and the agent channel is computed from the locations directly).
+        ``curr_map`` is ``world.map_stack`` in the observed dtype
+        (``obs_map``); ``idx_map`` is ``idx_maps`` or None (then only the
+        private-landmark owners are read from the state and the agent channel
+        is computed from the locations directly).
+
+        When the windows read each tile more than once, the padded maps are
+        written once per env (``pad_onto_canvas``) and every window is a plain
+        slice of them.
         """
         h, w = self.world_size
         n = self.n_agents
         r_ = self.mobile_agent_observation_range
         size = 2 * r_ + 1
-        padded_map = jnp.pad(
-            jnp.concatenate([curr_map, jnp.ones((1, h, w), jnp.float32)]),
-            ((0, 0), (r_, r_), (r_, r_)),
-        )
+        traced_zero = jnp.minimum(state.timestep.astype(jnp.int32), 0)  # 0, not a constant to XLA
+
+        def pad(x, r):
+            if n * size * size > h * w:  # the windows read each tile more than once
+                return pad_onto_canvas(x, r, traced_zero)
+            return jnp.pad(x, ((0, 0), (r, r), (r, r)))
+
+        padded_map = pad(jnp.concatenate([curr_map, jnp.ones((1, h, w), curr_map.dtype)]), r_)
         ids = jnp.arange(n, dtype=jnp.int32)
         zero = jnp.zeros((), jnp.int32)
+        idt = self.idx_obs_dtype
         if idx_map is None and n <= self.compare_agents_up_to:
             owners = jnp.stack([state.owner[k] for k in self.private_landmarks]) + 2
-            owners = jnp.where(owners == 1, 0, owners).astype(jnp.int16)
-            padded_idx = jnp.pad(owners, ((0, 0), (r_, r_), (r_, r_)))
+            owners = jnp.where(owners == 1, 0, owners).astype(idt)
+            padded_idx = pad(owners, r_)
             off = jnp.arange(size, dtype=jnp.int32) - r_
             rows_b, cols_b = state.loc[:, 0], state.loc[:, 1]
 
@@ -380,34 +474,42 @@ class WoodAndStoneScenario(BaseEnvironment):
                     cols_b[:, None, None] == cols[None, None, :]
                 )
                 inside = ((rows >= 0) & (rows < h))[:, None] & ((cols >= 0) & (cols < w))[None, :]
-                val = jnp.where(ids == i, 1, ids + 2).astype(jnp.int16)
-                found = jnp.max(jnp.where(hit, val[:, None, None], jnp.int16(0)), axis=0)
-                return jnp.where(inside, found, jnp.int16(0))[None]
+                val = jnp.where(ids == i, 1, ids + 2).astype(idt)
+                found = jnp.max(jnp.where(hit, val[:, None, None], jnp.zeros((), idt)), axis=0)
+                return jnp.where(inside, found, jnp.zeros((), idt))[None]
         else:
             if idx_map is None:
                 idx_map = self.idx_maps(state)
-            padded_idx = jnp.pad(idx_map, ((0, 0), (r_, r_), (r_, r_)))
+            padded_idx = pad(idx_map, r_)
             agents_in = None
 
         def window(loc, i):
             loc = loc.astype(jnp.int32)
             vm = jax.lax.dynamic_slice(padded_map, (zero, loc[0], loc[1]), (padded_map.shape[0], size, size))
             vi = jax.lax.dynamic_slice(padded_idx, (zero, loc[0], loc[1]), (padded_idx.shape[0], size, size))
-            vi = jnp.where(vi == i + 2, 1, vi).astype(jnp.int16)
+            vi = jnp.where(vi == i + 2, 1, vi).astype(idt)
             if agents_in is not None:
                 vi = jnp.concatenate([vi, agents_in(loc, i)])
             return vm, vi
 
         return jax.vmap(window)(state.loc, ids)
 
+    def obs_map(self, state: EnvState) -> jax.Array:
+        """``obs_dtype`` [C, H, W]: ``world.map_stack`` as observed (exact in every
+        ``obs_dtype``, see the class docstring; uint8 saturates at 255)."""
+        curr_map = world.map_stack(state, self.map_keys)
+        if self.obs_dtype == "uint8":
+            curr_map = jnp.minimum(curr_map, OBS_DTYPE_EXACT_UP_TO["uint8"])
+        return curr_map.astype(self.map_obs_dtype)
+
     def generate_observations(self, state: EnvState, params) -> dict:
         h, w = self.world_size
         n = self.n_agents
         scale = self.inv_scale
-        curr_map = world.map_stack(state, self.map_keys)
+        curr_map = self.obs_map(state)
         need_idx = self.planner_gets_spatial_info or self.full_observability
         idx_map = self.idx_maps(state) if need_idx else None
-        self_ids = (jnp.arange(n) + 2).astype(jnp.int16)
+        self_ids = (jnp.arange(n) + 2).astype(self.idx_obs_dtype)
         inv = {f"inventory-{r}": state.inventory[r] * scale for r in self.resources}
         locs = {
             "loc-row": state.loc[:, 0] / h,
@@ -420,7 +522,7 @@ class WoodAndStoneScenario(BaseEnvironment):
             my_idx = jnp.where(idx_map[None] == self_ids[:, None, None, None], 1, idx_map[None])
             agent = {
                 "map": jnp.broadcast_to(curr_map, (n,) + curr_map.shape),
-                "idx_map": my_idx.astype(jnp.int16),
+                "idx_map": my_idx.astype(self.idx_obs_dtype),
                 **inv,
             }
             return {"a": agent, "p": planner}
@@ -442,9 +544,9 @@ class WoodAndStoneScenario(BaseEnvironment):
     def generate_observation_spaces(self) -> dict:
         """Spaces of ``generate_observations`` (one agent's entry each):
 
-        - ``map`` float32: full view [C, H, W], channel c in [0, ``map_channel_highs()[c]``];
+        - ``map`` ``obs_dtype`` (float32 by default): full view [C, H, W], channel c in [0, ``map_channel_highs()[c]``];
           window [C + 1, 2r + 1, 2r + 1], the extra "inside the world" channel in [0, 1].
-        - ``idx_map`` int16, same spatial shape, [L + 1, ...]: 0 (nobody), 1 (the
+        - ``idx_map`` ``idx_obs_dtype`` (int16 by default), same spatial shape, [L + 1, ...]: 0 (nobody), 1 (the
           observer), 2 + i (agent i): in [0, n + 1].
         - ``loc-row``, ``loc-col`` float32 []: row / H in [-1/H, (H - 1)/H] (-1 for an
           agent left unplaced, which ``fixed_four_skill_and_loc`` allows), col / W alike;
@@ -458,16 +560,16 @@ class WoodAndStoneScenario(BaseEnvironment):
         highs = self.map_channel_highs()
         idx_hi = n + 1
         inv = {f"inventory-{r}": Box(0.0, np.inf, (), f) for r in self.resources}
-        full_map = Box(0.0, highs[:, None, None], (c, h, w), np.float32)
-        full_idx = Box(0, idx_hi, (len(self.private_landmarks) + 1, h, w), np.int16)
+        full_map = Box(0.0, highs[:, None, None], (c, h, w), self.map_obs_dtype)
+        full_idx = Box(0, idx_hi, (len(self.private_landmarks) + 1, h, w), self.idx_obs_dtype)
         planner = dict(inv)
         if self.planner_gets_spatial_info:
             planner.update({"map": full_map, "idx_map": full_idx})
         if self.full_observability:
             return {"a": {"map": full_map, "idx_map": full_idx, **inv}, "p": planner}
         size = 2 * self.mobile_agent_observation_range + 1
-        win_map = Box(0.0, np.append(highs, 1.0)[:, None, None], (c + 1, size, size), np.float32)
-        win_idx = Box(0, idx_hi, (len(self.private_landmarks) + 1, size, size), np.int16)
+        win_map = Box(0.0, np.append(highs, 1.0)[:, None, None], (c + 1, size, size), self.map_obs_dtype)
+        win_idx = Box(0, idx_hi, (len(self.private_landmarks) + 1, size, size), self.idx_obs_dtype)
         locs = {
             # int32 / int is float32 in JAX, also under x64.
             "loc-row": Box(-1.0 / h, (h - 1) / h, (), np.float32).widen(),
