@@ -59,41 +59,37 @@ def main(argv=None) -> int:
             cfg = cfg.replace(general=dataclasses.replace(cfg.general, episodes=episodes))
         return cfg
 
-    cfg1 = configure(load_train_config("default"), args.phase1_episodes)
-    t = time.perf_counter()
-    r1 = train(cfg1, out / "phase1", progress=False)
-    t1 = time.perf_counter() - t
-    print(f"phase 1: {r1['env_steps']:,} env steps in {t1:.0f} s (compile {r1['compile_s']:.0f} s, "
-          f"{r1['steps_per_s']:,.0f} env-steps/s), seed {args.seed}")
-    t = time.perf_counter()
-    e1 = evaluate(out / "phase1", num_envs=args.eval_envs, episodes=args.eval_episodes,
-                  seed=args.eval_seed, schedules=False)
-    print(f"evaluation ({time.perf_counter() - t:.0f} s, seed {args.eval_seed}, "
-          f"{args.eval_envs} x {args.eval_episodes} episodes per row):")
-    print(format_table(e1["rows"]))
+    def train_and_evaluate(phase: int, cfg, schedules: bool):
+        """Train ``cfg`` into ``out/phase<phase>``, print its times and evaluation table:
+        (training seconds, evaluation rows)."""
+        t = time.perf_counter()
+        r = train(cfg, out / f"phase{phase}", progress=False)
+        spent = time.perf_counter() - t
+        print(f"phase {phase}: {r['env_steps']:,} env steps in {spent:.0f} s (compile {r['compile_s']:.0f} s, "
+              f"{r['steps_per_s']:,.0f} env-steps/s), seed {args.seed}")
+        t = time.perf_counter()
+        e = evaluate(out / f"phase{phase}", num_envs=args.eval_envs, episodes=args.eval_episodes,
+                     seed=args.eval_seed, schedules=schedules)
+        print(f"evaluation ({time.perf_counter() - t:.0f} s, seed {args.eval_seed}, "
+              f"{args.eval_envs} x {args.eval_episodes} episodes per row):")
+        print(format_table(e["rows"]))
+        return spent, e["rows"]
+
+    t1, rows1 = train_and_evaluate(1, configure(load_train_config("default"), args.phase1_episodes), False)
     for trained in ("trained (sampled)", "trained (greedy)"):
         for base in ("random", "no-op"):
-            print(f"  {trained} - {base}: return {margin(e1['rows'], trained, base, 'a/episode_return')}, "
-                  f"productivity {margin(e1['rows'], trained, base, 'episode/social/productivity')}")
+            print(f"  {trained} - {base}: return {margin(rows1, trained, base, 'a/episode_return')}, "
+                  f"productivity {margin(rows1, trained, base, 'episode/social/productivity')}")
     if args.skip_phase2:
         return 0
 
     cfg2 = configure(apply_phase(load_train_config("default"), 2), args.phase2_episodes)
     cfg2 = cfg2.replace(general=dataclasses.replace(cfg2.general, restore_agents=str(out / "phase1")))
-    t = time.perf_counter()
-    r2 = train(cfg2, out / "phase2", progress=False)
-    t2 = time.perf_counter() - t
-    print(f"phase 2: {r2['env_steps']:,} env steps in {t2:.0f} s (compile {r2['compile_s']:.0f} s, "
-          f"{r2['steps_per_s']:,.0f} env-steps/s)")
-    t = time.perf_counter()
-    e2 = evaluate(out / "phase2", num_envs=args.eval_envs, episodes=args.eval_episodes,
-                  seed=args.eval_seed, schedules=True)
-    print(f"evaluation ({time.perf_counter() - t:.0f} s):")
-    print(format_table(e2["rows"]))
+    t2, rows2 = train_and_evaluate(2, cfg2, True)
     key = "episode/social_welfare/coin_eq_times_productivity"
     for base in ("free market", "US federal", "Saez"):
         print(f"  learned planner - {base}: equality x productivity "
-              f"{margin(e2['rows'], 'trained (sampled)', base, key)}")
+              f"{margin(rows2, 'trained (sampled)', base, key)}")
     print(f"total {t1 + t2:.0f} s of training")
     return 0
 

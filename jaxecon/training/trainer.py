@@ -92,7 +92,8 @@ def _check_fresh_out_dir(out: pathlib.Path, resume) -> None:
         ConfigError: ``out`` holds another run's checkpoints.
     """
     ckdir = out / "checkpoints"
-    if not ckdir.is_dir() or not any(p.name.isdigit() for p in ckdir.iterdir()):
+    steps = sorted(int(p.name) for p in ckdir.iterdir() if p.name.isdigit()) if ckdir.is_dir() else []
+    if not steps:
         return
     if resume is not None:
         r = pathlib.Path(resume).absolute()
@@ -100,7 +101,7 @@ def _check_fresh_out_dir(out: pathlib.Path, resume) -> None:
             return
     raise ConfigError(
         f"out_dir {str(out)!r} already holds the checkpoints of an earlier run "
-        f"(steps {sorted(int(p.name) for p in ckdir.iterdir() if p.name.isdigit())}); "
+        f"(steps {steps}); "
         f"continue it with resume={str(out)!r} (jaxecon train --resume {out}), "
         f"or write the new run elsewhere (out_dir / --out), or delete that directory"
     )
