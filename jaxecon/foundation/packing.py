@@ -147,8 +147,9 @@ class WordSlot:
 
     Attributes:
         shape: the leaf's shape. dtype: its dtype.
-        view: index into ``WordPacking.view_dtypes``: the host reads the leaf
-            from the whole buffer viewed as that dtype.
+        view: index into ``WordPacking.host_views``: below
+            ``len(view_dtypes)``, the whole word buffer viewed as that dtype;
+            above, a separate leaf, flattened.
         lo, hi: the leaf's elements in that view (``hi - lo`` = its size).
     """
 
