@@ -45,6 +45,7 @@ __all__ = [
     "COLORS",
     "LEGEND_LABELS",
     "MAP_NAMES",
+    "SOURCE_TINT",
     "AgentLabel",
     "add_world_legend",
     "agent_colors",
@@ -74,8 +75,8 @@ COLORS = {
     "HouseOutline": np.array([40, 30, 30], np.uint8),
     "AgentBorder": np.array([255, 255, 255], np.uint8),
 }
-# Source blocks: the resource colour blended into the background at this weight.
-_SOURCE_TINT = 0.3
+#: Source blocks: the resource colour blended into the background at this weight.
+SOURCE_TINT = 0.3
 
 
 def agent_colors(n: int) -> np.ndarray:
@@ -218,7 +219,7 @@ def render_world(
     img[:] = COLORS["background"]
     for src, res in (("StoneSourceBlock", "Stone"), ("WoodSourceBlock", "Wood")):
         if src in layers:
-            _blend(img, COLORS[res], _SOURCE_TINT * (layers[src] > 0))
+            _blend(img, COLORS[res], SOURCE_TINT * (layers[src] > 0))
     alpha = {}
     for name in ("Stone", "Wood"):
         if name in layers:
@@ -339,7 +340,7 @@ def source_block_color(resource: str) -> np.ndarray:
     """
     if resource not in ("Wood", "Stone"):
         raise ValueError(f"resource must be 'Wood' or 'Stone', got {resource!r}")
-    rgb = (1.0 - _SOURCE_TINT) * COLORS["background"] + _SOURCE_TINT * COLORS[resource].astype(np.float64)
+    rgb = (1.0 - SOURCE_TINT) * COLORS["background"] + SOURCE_TINT * COLORS[resource].astype(np.float64)
     return np.clip(np.round(rgb), 0, 255).astype(np.uint8)
 
 

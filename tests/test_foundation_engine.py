@@ -57,7 +57,7 @@ def test_packing_round_trips():
     host = tp.unpack_numpy(tp.pack_numpy(jax.device_get(tree)))
     np.testing.assert_array_equal(host["i16"], [-3, 7])
     wp = WordPacking(tree)
-    back = wp.unpack_numpy(np.asarray(jax.jit(wp.pack)(tree)))
+    back = wp.unpack_numpy([np.asarray(b) for b in jax.jit(wp.pack)(tree)])
     for k in tree:
         np.testing.assert_array_equal(back[k], np.asarray(tree[k]))
         assert back[k].dtype == jnp.asarray(tree[k]).dtype
@@ -68,13 +68,34 @@ def test_packing_round_trips():
         t64 = dict(odd, f=jnp.array([1.0 / 3.0], jnp.float64), g=jnp.array([2**40, -1], jnp.int64))
         wp = WordPacking(t64)
         assert wp.size == 1 + 2 + 2 + 1 + 1 + 1 + 2 + 4  # dense, f aligned to an even word
-        buf = np.array(jax.jit(wp.pack)(t64))
-        back = wp.unpack_numpy(buf)
+        buf, = (np.array(b) for b in jax.jit(wp.pack)(t64))
+        back = wp.unpack_numpy([buf])
         for k, v in t64.items():
             assert back[k].dtype == v.dtype and back[k].shape == v.shape, k
             np.testing.assert_array_equal(np.ravel(back[k]).view(np.uint8), np.ravel(v).view(np.uint8))
             assert np.shares_memory(back[k], buf) or back[k].size == 0  # views, no copies
         assert back["f"][0] == 1.0 / 3.0 and back["g"][0] == 2**40
+
+
+
+def test_word_packing_sends_maps_as_their_own_arrays():
+    """With ``separate_ndim``, leaves of that many dimensions leave beside the
+    word buffer, and the host reads every leaf back exactly, as views."""
+    tree = {"map": jnp.arange(24, dtype=jnp.int16).reshape(2, 3, 4), "v": jnp.array([1.5, -2.0]),
+            "b": jnp.array([True, False, True]), "m": jnp.ones((2, 2, 2), bool)}
+    wp = WordPacking(tree, separate_ndim=3)
+    out = jax.jit(wp.pack)(tree)
+    assert wp.n_separate == 2 and len(out) == 3 and wp.size == 2 + 1
+    # the leaves in flattening order (b, m, map, v): m and map leave as they are
+    assert out[1].dtype == jnp.bool_ and out[2].shape == (2, 3, 4) and out[2].dtype == jnp.int16
+    bufs = [np.array(b) for b in out]
+    back = wp.unpack_numpy(bufs)
+    for k, v in tree.items():
+        assert back[k].dtype == v.dtype and back[k].shape == v.shape, k
+        np.testing.assert_array_equal(back[k], np.asarray(v))
+    assert np.shares_memory(back["map"], bufs[2]) and np.shares_memory(back["v"], bufs[0])
+    with pytest.raises(ValueError, match="separate_ndim must be None or an int >= 1"):
+        WordPacking(tree, separate_ndim=0)
 
 
 def test_same_configuration_shares_one_compiled_engine():
@@ -233,10 +254,10 @@ def test_step_reader_builds_exactly_what_format_obs_builds():
     rng = np.random.default_rng(4)
     for _ in range(4):
         acts = engine.quick_actions(random_valid_actions(obs, env, rng))
-        sbuf, buf = engine.call_step(env._kd, env._device_buffers(), acts, env._params_buffers())
+        sbuf, bufs = engine.call_step(env._kd, env._device_buffers(), acts, env._params_buffers())
         env._set_buffers(sbuf)
-        general = engine._out_packing.unpack_numpy(buf.copy())
-        kd, obs, rew_a, rew_p, done, info = reader.read(buf)
+        general = engine._out_packing.unpack_numpy([b.copy() for b in bufs])
+        kd, obs, rew_a, rew_p, done, info = reader.read(bufs)
         _assert_identical(obs, env._format_obs(general["obs"]))
         _assert_identical(kd, general["kd"])
         _assert_identical(info, general["info"])

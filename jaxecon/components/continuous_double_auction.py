@@ -494,10 +494,11 @@ class ContinuousDoubleAuction(Component):
         """
         C, n, M, T, P = len(self.commodities), self.n_agents, self.max_num_orders, self.trade_capacity, self.n_prices
         f = float_dtype()
-        owner = jnp.repeat(jnp.arange(n, dtype=jnp.int32), M)  # slot -> agent
+        # numpy index vectors: constants inside the loop (a jnp.arange there is
+        # computed by a kernel of its own on every step)
+        owner = jnp.asarray(np.repeat(np.arange(n, dtype=np.int32), M))  # slot -> agent
         flat = {k: book[k].reshape(C, n * M) for k in BOOK_FIELDS}
-        agents, slots, rows, levels, coms = (jnp.arange(n), jnp.arange(n * M), jnp.arange(T),
-                                             jnp.arange(P), jnp.arange(C))
+        agents, slots, rows, levels, coms = (jnp.asarray(np.arange(k, dtype=np.int32)) for k in (n, n * M, T, P, C))
 
         # The loop carries three flat arrays (bools, floats, ints; see _Packed):
         # each round then writes three buffers instead of one per field, and the

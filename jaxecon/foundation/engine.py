@@ -11,8 +11,8 @@ time for one static configuration, over packed buffers
   splits the key (as the shim always did: ``next, use = split(key)``),
   unpacks, runs ``core.step`` and packs the state and the outputs
   (observations, rewards, done, the scenario's step info) again, those as
-  one word buffer (``WordPacking``). The host then fetches exactly that
-  buffer and reads it as numpy views of one fresh copy (``call_step``; an
+  one word buffer and the observed maps (``WordPacking``). The host then
+  fetches exactly those and reads them as numpy views of fresh copies (``call_step``; an
   environment builds Foundation's dicts straight from it with the engine's
   ``step_reader``, see ``jaxecon.foundation.step_reader``).
 - ``reset``: the same for ``core.reset`` (with the previous state, so what
@@ -50,6 +50,11 @@ __all__ = [
 
 #: How many engines (static configurations) a process keeps compiled.
 ENGINE_CACHE_SIZE = 16
+
+#: Output leaves of this many dimensions or more (the observed maps) leave
+#: the step as arrays of their own, beside the word buffer (see
+#: ``WordPacking``'s ``separate_ndim``).
+MAP_NDIM = 3
 
 #: The types of a list of Python ints (``quick_actions``' check).
 _INT = {int}
@@ -173,7 +178,8 @@ class Engine:
         # The outputs go to the host as ONE word buffer (one transfer, one copy).
         self._obs_shapes = obs
         self._reader = None  # the StepReader, made on first use (step_reader)
-        self._reset_out_packing = WordPacking({"kd": kd_sds, "obs": obs, "info": info})
+        self._reset_out_packing = WordPacking({"kd": kd_sds, "obs": obs, "info": info},
+                                              separate_ndim=MAP_NDIM)
         self._out_packing = WordPacking({
             "kd": kd_sds,
             "obs": obs,
@@ -181,7 +187,7 @@ class Engine:
             "rew_p": jax.ShapeDtypeStruct((), f),
             "done": jax.ShapeDtypeStruct((), jnp.bool_),
             "info": info,
-        })
+        }, separate_ndim=MAP_NDIM)
         metrics = jax.eval_shape(core.metrics, self._state_shape, core.default_params)
         self._metrics_packing = WordPacking(metrics)
         self._compile(self.COMPILED)
@@ -362,8 +368,8 @@ class Engine:
             writable host copies: the caller owns them) and the new state's
             ``core.step_info`` (numpy views).
         """
-        sbuf, obuf = self._reset(np.asarray(kd, np.uint32), pbuf, np.int32(completions), prev_sbuf)
-        out = self._reset_out_packing.unpack_numpy(np.array(obuf))  # fresh, writable
+        sbuf, obufs = self._reset(np.asarray(kd, np.uint32), pbuf, np.int32(completions), prev_sbuf)
+        out = self._reset_out_packing.unpack_numpy([np.array(b) for b in obufs])  # fresh, writable
         return out["kd"].copy(), sbuf, out["obs"], out["info"]
 
     def call_step(self, kd, sbuf, acts: np.ndarray, pbuf):
@@ -374,15 +380,16 @@ class Engine:
                 int32 array. sbuf, pbuf: the state's and the parameters'
                 device buffers.
         Returns:
-            ``(sbuf, buf)``: the new state's device buffers and a fresh,
-            writable host copy of the outputs' word buffer (read it with
-            ``step_reader`` or as ``step`` does).
+            ``(sbuf, bufs)``: the new state's device buffers and fresh,
+            writable host copies of the outputs' arrays, a list: the word
+            buffer, then the maps (read them with ``step_reader`` or as
+            ``step`` does).
         """
         inputs = np.empty(self._n_kd + self.n_actions, np.int32)  # one transfer for both
         inputs[: self._n_kd] = kd.reshape(-1).view(np.int32)
         inputs[self._n_kd:] = acts
-        sbuf, obuf = self._step(sbuf, inputs, pbuf)
-        return sbuf, np.array(obuf)
+        sbuf, obufs = self._step(sbuf, inputs, pbuf)
+        return sbuf, [np.array(b) for b in obufs]
 
     def step(self, kd, sbuf, acts: np.ndarray, pbuf):
         """``core.step`` (``sbuf`` is donated: do not use it afterwards).
@@ -395,8 +402,8 @@ class Engine:
             float rewards [n] and [], done (bool) and the new state's
             ``core.step_info`` (numpy views).
         """
-        sbuf, buf = self.call_step(np.asarray(kd, np.uint32), sbuf, acts, pbuf)
-        out = self._out_packing.unpack_numpy(buf)
+        sbuf, bufs = self.call_step(np.asarray(kd, np.uint32), sbuf, acts, pbuf)
+        out = self._out_packing.unpack_numpy(bufs)
         return out["kd"].copy(), sbuf, out["obs"], out["rew_a"], out["rew_p"], bool(out["done"]), out["info"]
 
     def step_reader(self, layout):
@@ -410,7 +417,7 @@ class Engine:
 
     def metrics(self, sbuf, pbuf) -> dict:
         """``core.metrics`` as ``{key: numpy scalar}``."""
-        return self._metrics_packing.unpack_numpy(np.array(self._metrics(sbuf, pbuf)))
+        return self._metrics_packing.unpack_numpy([np.array(b) for b in self._metrics(sbuf, pbuf)])
 
     def state(self, sbuf):
         """The device ``EnvState`` held in ``sbuf`` (fresh arrays)."""

@@ -552,10 +552,10 @@ class FoundationEnv(EnvAttributes):
         collate = self.collate_agent_step_and_reset_data
         reader = None if host or collate else self._engine.step_reader(self._observation_layout)
         if reader is not None:  # Foundation's dicts straight from the step's buffer
-            sbuf, buf = self._engine.call_step(kd, self._device_buffers(), acts, self._params_buffers())
+            sbuf, bufs = self._engine.call_step(kd, self._device_buffers(), acts, self._params_buffers())
             self._set_buffers(sbuf)
             # (plain attribute: skips EnvAttributes.__setattr__)
-            self.__dict__["_kd"], obs, rew_a, rew_p, done, step_info = reader.read(buf)
+            self.__dict__["_kd"], obs, rew_a, rew_p, done, step_info = reader.read(bufs)
             rew_d = dict(zip(self._mobile_keys, rew_a))
             rew_d["p"] = rew_p
         else:

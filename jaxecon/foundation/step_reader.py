@@ -1,10 +1,10 @@
-"""Foundation's step outputs read straight from the engine's word buffer.
+"""Foundation's step outputs read straight from the engine's output buffers.
 
 The jitted step of an all-jitted shim environment returns ONE uint32 buffer
 (``packing.WordPacking``) holding the next key data, the observations, the
-rewards, ``done`` and the step info. The general route unpacks it into the
-core's observation dicts (``{"a": {field: [n, ...]}, "p": {...}}``) and
-then builds Foundation's per-agent dicts from them (``formats.format_obs``).
+rewards, ``done`` and the step info, and beside it the observed maps. The
+general route unpacks them into the core's observation dicts (``{"a":
+{field: [n, ...]}, "p": {...}}``) and then builds Foundation's per-agent dicts from them (``formats.format_obs``).
 Once per Python step that is a few hundred small Python operations, a
 noticeable share of a step of the canonical economy. ``StepReader`` does
 both at once, from a plan made once per engine: every per-agent array is a
@@ -79,7 +79,7 @@ class StepReader:
         slots = {}  # key path, e.g. ("obs", "a", "flat") -> WordSlot
         for keypath, i in jax.tree_util.tree_flatten_with_path(indexed)[0]:
             slots[tuple(k.key for k in keypath)] = packing.slots[i]
-        self._dtypes = packing.view_dtypes
+        self._host_views = packing.host_views
         self._agent_keys = tuple(str(i) for i in range(n_agents))
 
         def where(*path):
@@ -117,8 +117,9 @@ class StepReader:
             return None
         return cls(packing, plan, n_agents)
 
-    def read(self, buf: np.ndarray):
-        """Foundation's outputs from a fresh host copy ``buf`` of the step's word buffer.
+    def read(self, bufs):
+        """Foundation's outputs from fresh host copies ``bufs`` of the step's
+        output arrays (``Engine.call_step``'s: the word buffer, then the maps).
 
         Returns:
             ``(kd, obs, rew_a, rew_p, done, info)``: the next key data (uint32,
@@ -127,7 +128,7 @@ class StepReader:
             ``rew_p`` the planner's (Python float), ``done`` (bool), ``info``
             ``{key: numpy view}`` (the new state's ``core.step_info``).
         """
-        views = [buf.view(d) for d in self._dtypes]
+        views = self._host_views(bufs)
         v, lo, hi = self._kd
         kd = views[v][lo:hi].copy()  # (kept in the replay log: not a view of the whole buffer)
         v, lo, hi = self._rew_a

@@ -31,7 +31,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxecon.render import _SOURCE_TINT, COLORS, MAP_NAMES, agent_colors
+from jaxecon.render import COLORS, MAP_NAMES, SOURCE_TINT, agent_colors
 
 __all__ = ["WorldRenderer", "check_resize", "render_frame", "resize_frames"]
 
@@ -96,7 +96,7 @@ def render_frame(maps: dict, owner, loc, palette, scale: int) -> jax.Array:
     img = jnp.broadcast_to(jnp.asarray(COLORS["background"], jnp.float32), (height, width, 3))
     for src, res in (("StoneSourceBlock", "Stone"), ("WoodSourceBlock", "Wood")):
         if src in layers:
-            img = _blend(img, COLORS[res], _SOURCE_TINT * (layers[src] > 0))
+            img = _blend(img, COLORS[res], SOURCE_TINT * (layers[src] > 0))
     alpha = {k: jnp.clip(layers[k], 0.0, 1.0) for k in ("Stone", "Wood", "Water", "House") if k in layers}
     for name in ("Stone", "Wood", "Water"):
         if name in alpha:
