@@ -498,7 +498,8 @@ class ContinuousDoubleAuction(Component):
         # computed by a kernel of its own on every step)
         owner = jnp.asarray(np.repeat(np.arange(n, dtype=np.int32), M))  # slot -> agent
         flat = {k: book[k].reshape(C, n * M) for k in BOOK_FIELDS}
-        agents, slots, rows, levels, coms = (jnp.asarray(np.arange(k, dtype=np.int32)) for k in (n, n * M, T, P, C))
+        agents, slots, rows, levels, coms = (jnp.asarray(np.arange(k, dtype=np.int32))
+                                             for k in (n, n * M, T, P, C))
 
         # The loop carries three flat arrays (bools, floats, ints; see _Packed):
         # each round then writes three buffers instead of one per field, and the

@@ -12,9 +12,10 @@ time for one static configuration, over packed buffers
   unpacks, runs ``core.step`` and packs the state and the outputs
   (observations, rewards, done, the scenario's step info) again, those as
   one word buffer and the observed maps (``WordPacking``). The host then
-  fetches exactly those and reads them as numpy views of fresh copies (``call_step``; an
-  environment builds Foundation's dicts straight from it with the engine's
-  ``step_reader``, see ``jaxecon.foundation.step_reader``).
+  fetches exactly those and reads them as numpy views of fresh copies
+  (``call_step``; an environment builds Foundation's dicts straight from
+  them with the engine's ``step_reader``, see
+  ``jaxecon.foundation.step_reader``).
 - ``reset``: the same for ``core.reset`` (with the previous state, so what
   Foundation keeps across episodes is carried over).
 - ``metrics``, ``init``: compiled with the others at construction, so no
@@ -175,7 +176,7 @@ class Engine:
         obs = jax.eval_shape(core.observe, self._state_shape, core.default_params)
         kd_sds = self._sds["kd"]
         info = jax.eval_shape(core.step_info, self._state_shape, core.default_params)
-        # The outputs go to the host as ONE word buffer (one transfer, one copy).
+        # The outputs go to the host as one word buffer and the maps (MAP_NDIM).
         self._obs_shapes = obs
         self._reader = None  # the StepReader, made on first use (step_reader)
         self._reset_out_packing = WordPacking({"kd": kd_sds, "obs": obs, "info": info},

@@ -4,7 +4,8 @@ The jitted step of an all-jitted shim environment returns ONE uint32 buffer
 (``packing.WordPacking``) holding the next key data, the observations, the
 rewards, ``done`` and the step info, and beside it the observed maps. The
 general route unpacks them into the core's observation dicts (``{"a":
-{field: [n, ...]}, "p": {...}}``) and then builds Foundation's per-agent dicts from them (``formats.format_obs``).
+{field: [n, ...]}, "p": {...}}``) and then builds Foundation's per-agent
+dicts from them (``formats.format_obs``).
 Once per Python step that is a few hundred small Python operations, a
 noticeable share of a step of the canonical economy. ``StepReader`` does
 both at once, from a plan made once per engine: every per-agent array is a

@@ -151,6 +151,10 @@ class ActorCritic(nn.Module):
         num_conv, idx_emb_dim, input_emb_vocab: the conv encoder (``keras_conv_lstm``).
         vf_share_layers: one tower for policy and value (``mlp`` only).
 
+    Every attribute is required: the trainer builds the module from a
+    ``config.ModelConfig`` (and the policy's ``vf_share_layers``), whose
+    defaults are the one place they are set.
+
     ``__call__(carry, features, index, reset) -> (carry, logits, value)``:
     ``carry`` is ``initial_carry(A)``'s pytree (empty for ``mlp``),
     ``features`` a pytree ``[A, ...]``, ``index`` float ``[A, n]`` or None,
@@ -158,14 +162,14 @@ class ActorCritic(nn.Module):
     """
 
     heads: tuple
-    model: str = "mlp"
-    fc_dim: int = 128
-    num_fc: int = 2
-    lstm_cell_size: int = 128
-    num_conv: int = 2
-    idx_emb_dim: int = 4
-    input_emb_vocab: int = 100
-    vf_share_layers: bool = False
+    model: str
+    fc_dim: int
+    num_fc: int
+    lstm_cell_size: int
+    num_conv: int
+    idx_emb_dim: int
+    input_emb_vocab: int
+    vf_share_layers: bool
 
     @property
     def recurrent(self) -> bool:
