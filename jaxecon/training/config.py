@@ -56,7 +56,7 @@ __all__ = [
 
 #: Names accepted by ``load_train_config`` for the configs shipped in
 #: ``jaxecon/training/configs/``.
-BUILTIN_CONFIGS = ("default", "phase1", "phase2")
+BUILTIN_CONFIGS = ("default", "one_step", "phase1", "phase2")
 
 MODELS = ("mlp", "keras_conv_lstm", "random")
 

@@ -70,6 +70,7 @@ TRAIN_METRICS = (
     "social/productivity",
     "social/equality",
     "social_welfare/coin_eq_times_productivity",
+    "social_welfare/inv_income_weighted_utility",
     "PeriodicTax/total_collected_taxes",
     "labor/warmup_integrator",
 )
