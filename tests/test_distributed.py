@@ -66,8 +66,9 @@ def test_one_device_mesh_is_the_plain_update_bit_for_bit():
 def test_device_count_must_divide_num_envs():
     with pytest.raises(ConfigError, match=r"trainer.num_envs \(6\) is not a multiple of the 4 devices"):
         distributed.DataParallel(6, jax.devices()[:1] * 4)
-    with pytest.raises(ValueError, match="devices must be in 1..1"):
-        distributed.select_devices(2)
+    n = len(jax.devices())
+    with pytest.raises(ValueError, match=f"devices must be in 1..{n}"):
+        distributed.select_devices(n + 1)
     assert distributed.select_devices() == jax.devices()
 
 
@@ -75,7 +76,8 @@ def test_device_count_must_divide_num_envs():
     (["--num-processes", "2"], "need --coordinator"),
     (["--coordinator", "localhost:1234"], "needs num_processes and process_id"),
     (["--coordinator", "nohost", "--num-processes", "2", "--process-id", "0"], "HOST:PORT"),
-    (["--coordinator", "localhost:1234", "--num-processes", "2", "--process-id", "2"], r"process_id must be in 0..1"),
+    (["--coordinator", "localhost:1234", "--num-processes", "2", "--process-id", "2"],
+     "process_id must be in 0..1"),
 ])
 def test_cli_multihost_options_are_checked(argv, message, capsys):
     with pytest.raises(SystemExit):
@@ -105,7 +107,8 @@ FOUR_DEVICES = textwrap.dedent('''
         assert len(x.sharding.device_set) == 4 and x.sharding.is_fully_replicated
     resumed = train(cfg, resume=out / "four", devices=1, max_updates=1, **kw)  # 4-device checkpoint, 1 device
     assert int(resumed["runner"].updates) == 3
-    rows_one, rows_four = read_metrics(out / "one" / "metrics.csv"), read_metrics(out / "four" / "metrics.csv")
+    rows_one = read_metrics(out / "one" / "metrics.csv")
+    rows_four = read_metrics(out / "four" / "metrics.csv")
     keys = [k for k in rows_one[0] if k not in ("wall_s", "steps_per_s")]
     for a, b in zip(rows_one, rows_four):
         np.testing.assert_allclose([b[k] for k in keys], [a[k] for k in keys], rtol=1e-4, atol=1e-5)
@@ -156,8 +159,9 @@ def _free_port() -> int:
 
 def test_two_processes_match_one_process(tmp_path):
     port, run = _free_port(), tmp_path / "two"
-    procs = [subprocess.Popen([sys.executable, "-c", PROCESS, str(port), str(i), str(run)],
-                              env=_subprocess_env(2), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    cmd = [sys.executable, "-c", PROCESS, str(port)]
+    procs = [subprocess.Popen(cmd + [str(i), str(run)], env=_subprocess_env(2), stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
              for i in range(2)]
     try:
         outs = [p.communicate(timeout=600) for p in procs]

@@ -50,7 +50,7 @@ def add_arguments(p) -> None:
     p.add_argument("--episodes", type=positive_int, default=None,
                    help="override general.episodes (the run's length: env steps = episodes x episode_length)")
     p.add_argument("--seed", type=int, default=None, help="override trainer.seed")
-    p.add_argument("--device", choices=DEVICE_KINDS, default=None, help="JAX device (default: JAX's)")
+    p.add_argument("--device", choices=DEVICE_KINDS, default=None, help="JAX device kind (default: JAX's); with --devices, the kind split over")
     p.add_argument("--devices", type=positive_int, default=None, metavar="N",
                    help="split the economies over N devices (default: every device, all hosts'; "
                         "trainer.num_envs must be a multiple of N)")

@@ -176,7 +176,8 @@ class DataParallel:
         return self.mesh.devices.size
 
     def shardings(self, runner):
-        """A ``RunnerState`` (or its ``jax.eval_shape``) of ``NamedSharding``s: env axes split, the rest replicated."""
+        """``runner``'s (a ``RunnerState`` or its ``jax.eval_shape``) ``NamedSharding``s:
+        the env axes split over ``"envs"``, the rest replicated."""
         rep = lambda tree: jax.tree.map(lambda _: self.replicated, tree)  # noqa: E731
         split = lambda tree: jax.tree.map(lambda _: self.batch, tree)  # noqa: E731
         return runner.replace(policies=rep(runner.policies), env_state=split(runner.env_state),
@@ -192,7 +193,8 @@ class DataParallel:
         """
         if not recurrent:
             return jax.lax.with_sharding_constraint(mb, jax.tree.map(lambda _: self.batch, mb))
-        specs = {k: jax.tree.map(lambda _: self.batch if k == "carry" else self._seq, v) for k, v in mb.items()}
+        specs = {k: jax.tree.map(lambda _: self.batch if k == "carry" else self._seq, v)
+                 for k, v in mb.items()}
         return jax.lax.with_sharding_constraint(mb, specs)
 
     def init(self, ppo):

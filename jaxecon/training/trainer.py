@@ -139,9 +139,11 @@ def train(cfg: TrainConfig, out_dir=None, *, env=None, resume=None, progress: bo
         devices: the devices to split the economies over: a list
             (``distributed.select_devices``), a count, or None for every device
             JAX has (all processes' after ``distributed.initialize``). One
-            device runs the plain ``jax.jit(ppo.update)``.
+            device runs the plain ``jax.jit(ppo.update)`` on JAX's default
+            device (choose it with ``jax.default_device``).
     Returns:
-        dict: ``out_dir``, ``updates``, ``env_steps``, ``devices``, ``compile_s``, ``wall_s``,
+        dict: ``out_dir``, ``updates``, ``env_steps``, ``devices`` and ``processes``
+        (how many ran it), ``compile_s``, ``wall_s``,
         ``steps_per_s`` (training env steps per second, compile excluded),
         ``metrics`` (the last update's row), ``runner`` (the final ``RunnerState``).
     Raises:
