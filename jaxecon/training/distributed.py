@@ -11,8 +11,8 @@ shardings; XLA partitions the one program (``jax.jit``'s GSPMD):
 - replicated on every device: ``policies`` (parameters, Adam states), the
   PRNG ``key``, ``env_steps``, ``updates`` and the metrics.
 
-Each device steps its own economies; nothing crosses devices during the
-rollout except economy 0's ``done`` (the batch auto-resets as one). Every
+Each device steps its own economies; during the rollout only scalar flags
+cross devices (economy 0's ``done``: the batch auto-resets as one). Every
 reduction over the batch (advantage standardisation, episode means, losses)
 is global, because it is the same program; the numbers equal the one-device
 update's up to the order of float sums.
