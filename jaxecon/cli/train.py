@@ -4,6 +4,8 @@
     jaxecon train --phase 2                # then phase 2 from its checkpoint (taxes, planner learns)
     jaxecon train --config phase1          # the reference's phase 1 (25M steps), then --config phase2
     jaxecon train --config my.yaml --resume runs/default/phase1
+    jaxecon train --devices 8              # the economies split over 8 GPUs (default: every device)
+    jaxecon train --coordinator 10.0.0.1:1234 --num-processes 4 --process-id I   # on host I of 4
 
 ``--config`` is a YAML file or a built-in name (``default``, ``phase1``,
 ``phase2``: ``jaxecon/training/configs/``); ``--phase`` switches any config
@@ -13,6 +15,15 @@ to that curriculum phase (``jaxecon.training.curriculum.apply_phase``).
 and the ETA; the run directory (``--out``, default ``runs/<name>/phase<N>``)
 gets ``metrics.csv``, ``tb/``, ``checkpoints/``, ``learning_curves.png`` and
 ``summary.json`` (``jaxecon.training.trainer``).
+
+``--devices N`` splits the ``trainer.num_envs`` economies over N devices
+(default: every device; ``num_envs`` must be a multiple of N), the update
+data-parallel (``jaxecon.training.distributed``). Several hosts: run the same
+command on every host, with ``--coordinator`` (process 0's ``HOST:PORT``),
+``--num-processes`` and each host's ``--process-id``, or ``--coordinator
+auto`` where JAX detects the cluster (Cloud TPU, SLURM); ``--out`` must be a
+directory all hosts share, and process 0 writes the logs. See
+docs/training.md, "Several devices and hosts".
 """
 
 from __future__ import annotations
@@ -20,7 +31,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from jaxecon.cli.options import DEVICE_KINDS, positive_int, select_device
+from jaxecon.cli.options import DEVICE_KINDS, nonnegative_int, positive_int, select_device
 
 __all__ = ["add_arguments", "cmd_train"]
 
@@ -39,7 +50,17 @@ def add_arguments(p) -> None:
     p.add_argument("--episodes", type=positive_int, default=None,
                    help="override general.episodes (the run's length: env steps = episodes x episode_length)")
     p.add_argument("--seed", type=int, default=None, help="override trainer.seed")
-    p.add_argument("--device", choices=DEVICE_KINDS, default=None, help="JAX device (default: JAX's)")
+    p.add_argument("--device", choices=DEVICE_KINDS, default=None, help="JAX device kind (default: JAX's); with --devices, the kind split over")
+    p.add_argument("--devices", type=positive_int, default=None, metavar="N",
+                   help="split the economies over N devices (default: every device, all hosts'; "
+                        "trainer.num_envs must be a multiple of N)")
+    p.add_argument("--coordinator", default=None, metavar="HOST:PORT",
+                   help="multi-host run (jax.distributed): process 0's address, reachable from every "
+                        "process, or 'auto' to detect the cluster (Cloud TPU, SLURM)")
+    p.add_argument("--num-processes", type=positive_int, default=None, metavar="P",
+                   help="with --coordinator HOST:PORT: how many processes (one per host)")
+    p.add_argument("--process-id", type=nonnegative_int, default=None, metavar="I",
+                   help="with --coordinator HOST:PORT: this process's index, 0..P-1 (0 writes the logs)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--no-tensorboard", action="store_true", help="no TensorBoard events")
 
@@ -68,29 +89,44 @@ def cmd_train(args, parser) -> int:
 
     import jax
 
+    from jaxecon.training import distributed
     from jaxecon.training.config import ConfigError
     from jaxecon.training.trainer import train
 
+    _initialize(args, parser)  # before any other JAX call
+    main = distributed.is_main_process()
     try:
         device = select_device(args.device)
     except ValueError as exc:
         parser.error(f"--device {args.device}: {exc}")
     try:
+        devices = distributed.select_devices(args.devices, args.device)
+    except ValueError as exc:
+        parser.error(f"--devices: {exc}")
+    try:
         cfg = _config(args)
     except (ConfigError, FileNotFoundError) as exc:
         parser.error(str(exc))
-    print(f"training {cfg.general.name}, phase {cfg.phase}: {cfg.num_updates} updates of "
-          f"{cfg.trainer.train_batch_size} env steps ({cfg.trainer.num_envs} envs x "
-          f"{cfg.trainer.rollout_fragment_length} steps), {cfg.total_env_steps:,} env steps")
+    if jax.process_count() > 1:
+        print(f"process {jax.process_index()} of {jax.process_count()}: {len(jax.local_devices())} local "
+              f"devices, {len(devices)} in the run", flush=True)
+    if main:
+        print(f"training {cfg.general.name}, phase {cfg.phase}: {cfg.num_updates} updates of "
+              f"{cfg.trainer.train_batch_size} env steps ({cfg.trainer.num_envs} envs x "
+              f"{cfg.trainer.rollout_fragment_length} steps), {cfg.total_env_steps:,} env steps"
+              + (f", split over {len(devices)} {devices[0].platform} devices" if len(devices) > 1 else ""),
+              flush=True)
     ctx = jax.default_device(device) if device is not None else contextlib.nullcontext()
     try:
         with ctx:
             res = train(cfg, args.out, resume=args.resume, progress=not args.no_progress,
-                        tensorboard=not args.no_tensorboard)
+                        tensorboard=not args.no_tensorboard, devices=devices)
     except (ConfigError, FileNotFoundError) as exc:
         parser.error(str(exc))
     except ValueError as exc:  # the economy's own kwargs check (jaxecon.make_from_config)
         parser.error(f"cannot build the economy: {exc}")
+    if not main:
+        return 0
     m = res["metrics"]
     print(f"compile {res['compile_s']:.1f} s, training {res['wall_s']:.1f} s, "
           f"{res['steps_per_s']:,.0f} env-steps/s; {res['updates']} updates, {res['env_steps']:,} env steps")
@@ -104,3 +140,17 @@ def cmd_train(args, parser) -> int:
             print(f"  last update: {label} {v:.4g}")
     print(f"wrote {res['out_dir']}/ (metrics.csv, tb/, checkpoints/, learning_curves.png, summary.json)")
     return 0
+
+
+def _initialize(args, parser) -> None:
+    """``jax.distributed.initialize`` from ``--coordinator``, ``--num-processes``, ``--process-id``."""
+    from jaxecon.training import distributed
+
+    if args.coordinator is None:
+        if args.num_processes is not None or args.process_id is not None:
+            parser.error("--num-processes and --process-id need --coordinator HOST:PORT")
+        return
+    try:
+        distributed.initialize(args.coordinator, args.num_processes, args.process_id)
+    except ValueError as exc:
+        parser.error(f"--coordinator {args.coordinator}: {exc}")

@@ -9,7 +9,8 @@ One job per module: ``config`` (the YAML config, the reference's keys),
 ``curriculum`` (the two phases, schedules), ``env_adapters`` (economies and
 JaxMARL envs as groups of agents sharing a policy), ``networks`` (conv-LSTM and
 MLP actor-critics), ``distributions`` (masked categoricals), ``gae``,
-``losses`` (PPO), ``ppo`` (the jitted update), ``trainer`` (the host loop),
+``losses`` (PPO), ``ppo`` (the jitted update), ``distributed`` (the update
+data-parallel over devices and hosts), ``trainer`` (the host loop),
 ``checkpoint`` (orbax), ``logging`` (CSV, TensorBoard, PNG), ``evaluate``
 (trained vs random, NO-OP and fixed tax schedules). See docs/training.md.
 """

@@ -14,8 +14,10 @@ A run directory's ``checkpoints/`` holds one orbax step per saved update
 ``restore_runner`` continues a run: the checkpoint's config must equal the
 run's (except the run length, ``general.episodes``, the checkpoint frequency
 and ``general.restore_agents``), and the arrays are checked against the
-shapes and dtypes the config gives. Since an update is a pure function of the
-``RunnerState``, the resumed run is bit for bit the uninterrupted one.
+shapes and dtypes the config gives. A runner split over devices or hosts
+(``distributed``) is saved whole, so it restores with any device count.
+Since an update is a pure function of the ``RunnerState``, the resumed run
+is bit for bit the uninterrupted one (on the same devices).
 ``restore_agent_policy`` reads only the agents' network parameters (phase 2
 starts from phase 1's), checked against the network the config builds.
 """
@@ -30,6 +32,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxecon.training.config import ConfigError, TrainConfig
+from jaxecon.training.distributed import host_copy
 
 __all__ = [
     "RESUMABLE_KEYS",
@@ -70,13 +73,17 @@ def _is_key(x) -> bool:
 
 
 def _to_saveable(tree) -> dict:
-    leaves = jax.tree_util.tree_leaves(tree)
-    return {f"{i:06d}": np.asarray(jax.random.key_data(x) if _is_key(x) else x)
-            for i, x in enumerate(leaves)}
+    return {f"{i:06d}": x for i, x in enumerate(jax.tree_util.tree_leaves(host_copy(tree)))}
 
 
 def save(directory, runner, cfg: TrainConfig) -> int:
-    """Save ``runner`` and ``cfg`` as step ``runner.updates``; returns that step."""
+    """Save ``runner`` and ``cfg`` as step ``runner.updates``; returns that step.
+
+    A runner split over devices is saved whole (as numpy arrays), so it
+    restores with any device count. With several processes every process
+    must call ``save`` (the runner is gathered to each; orbax writes from
+    process 0 and synchronises the others).
+    """
     ocp = _ocp()
     step = int(runner.updates)
     mngr = checkpoint_manager(directory)

@@ -134,13 +134,17 @@ class PPO:
             ``cfg.agent_policy`` (each group its own parameters), the planner
             with ``cfg.planner_policy`` when ``cfg.general.train_planner``.
         params: jaxecon ``EnvParams`` (default ``env.default_params``).
+        shard_minibatch: ``(minibatch, recurrent) -> minibatch``, applied to each
+            minibatch before its loss (``distributed.DataParallel.shard_minibatch``
+            lays it out over devices); None for one device.
     Raises:
         ConfigError: a minibatch size that does not split the batch.
         TypeError: an env with neither interface.
     """
 
-    def __init__(self, cfg: TrainConfig, env, params=None):
+    def __init__(self, cfg: TrainConfig, env, params=None, shard_minibatch=None):
         self.cfg = cfg
+        self.shard_minibatch = shard_minibatch
         self.num_envs = cfg.trainer.num_envs
         self.adapter = make_adapter(env, self.num_envs, params)
         self.n_steps = cfg.trainer.rollout_fragment_length
@@ -407,6 +411,8 @@ class PPO:
             return total, aux
 
         def mb_step(ps: PolicyState, mb):
+            if self.shard_minibatch is not None:
+                mb = self.shard_minibatch(mb, s.network.recurrent)
             (total, aux), grads = jax.value_and_grad(loss_fn, has_aux=True)(ps.params, mb)
             updates, opt_state = tx.update(grads, ps.opt_state, ps.params)
             updates = jax.tree.map(lambda u: -lr * u, updates)

@@ -11,6 +11,15 @@ directory (default ``runs/<general.name>/phase<1|2>``):
 - ``learning_curves.png`` (``logging.plot_learning_curves``);
 - ``summary.json``: compile time, wall time, env-steps/s, the last update's metrics.
 
+With several devices (``devices=``; default every device JAX has) the
+economies are split over them and the update runs data-parallel
+(``distributed.DataParallel``); with several processes
+(``distributed.initialize``) every process runs ``train`` on the same
+arguments and the same run directory (a filesystem all hosts share),
+computes its share of the economies and takes part in each checkpoint,
+and process 0 alone writes ``config.yaml``, the logs, the PNG and
+``summary.json`` and shows the progress bar.
+
 The update is compiled once per run; JAX's persistent compilation cache is
 turned on as for the Foundation shim (``jaxecon.foundation.compilation_cache``:
 ``$JAXECON_COMPILATION_CACHE``, ``0`` to opt out), so a resumed or repeated run
@@ -35,6 +44,7 @@ import numpy as np
 import jaxecon
 from jaxecon.foundation.compilation_cache import enable_persistent_cache
 from jaxecon.training import checkpoint as ckpt
+from jaxecon.training import distributed
 from jaxecon.training.config import ConfigError, TrainConfig
 from jaxecon.training.logging import RunLogger, plot_learning_curves
 from jaxecon.training.ppo import PPO, PolicyState
@@ -47,9 +57,12 @@ def default_out_dir(cfg: TrainConfig) -> pathlib.Path:
     return pathlib.Path("runs", cfg.general.name, f"phase{cfg.phase}")
 
 
-def start_runner(ppo: PPO, cfg: TrainConfig):
+def start_runner(ppo: PPO, cfg: TrainConfig, init=None):
     """The first ``RunnerState`` of a run: ``ppo.init(key(trainer.seed))``, with the
     agents' parameters from ``general.restore_agents`` when set.
+
+    ``init``: the jitted ``ppo.init`` to call (default ``jax.jit(ppo.init)``;
+    ``distributed.DataParallel.init`` lays the runner out over devices).
 
     Raises:
         ConfigError: ``restore_agents`` names no checkpoint (phase 2 needs phase
@@ -66,7 +79,7 @@ def start_runner(ppo: PPO, cfg: TrainConfig):
                 f"`jaxecon train --phase 1` with the same config first (it writes "
                 f"runs/{cfg.general.name}/phase1), or point general.restore_agents at a checkpoint"
             ) from None
-    runner = jax.jit(ppo.init)(jax.random.key(cfg.trainer.seed))
+    runner = (jax.jit(ppo.init) if init is None else init)(jax.random.key(cfg.trainer.seed))
     if params is None:
         return runner
     policies = dict(runner.policies)
@@ -108,7 +121,8 @@ def _check_fresh_out_dir(out: pathlib.Path, resume) -> None:
 
 
 def train(cfg: TrainConfig, out_dir=None, *, env=None, resume=None, progress: bool = True,
-          max_updates: Optional[int] = None, tensorboard: bool = True, plot: bool = True) -> dict:
+          max_updates: Optional[int] = None, tensorboard: bool = True, plot: bool = True,
+          devices=None) -> dict:
     """Train per ``cfg``; see the module docstring for what is written.
 
     Args:
@@ -122,43 +136,63 @@ def train(cfg: TrainConfig, out_dir=None, *, env=None, resume=None, progress: bo
         max_updates: stop after this many updates in this call (the run's
             length stays ``cfg.num_updates``; used to interrupt runs in tests).
         tensorboard, plot: write TensorBoard events / the learning-curve PNG.
+        devices: the devices to split the economies over: a list
+            (``distributed.select_devices``), a count, or None for every device
+            JAX has (all processes' after ``distributed.initialize``). One
+            device runs the plain ``jax.jit(ppo.update)`` on JAX's default
+            device (choose it with ``jax.default_device``).
     Returns:
-        dict: ``out_dir``, ``updates``, ``env_steps``, ``compile_s``, ``wall_s``,
+        dict: ``out_dir``, ``updates``, ``env_steps``, ``devices`` and ``processes``
+        (how many ran it), ``compile_s``, ``wall_s``,
         ``steps_per_s`` (training env steps per second, compile excluded),
         ``metrics`` (the last update's row), ``runner`` (the final ``RunnerState``).
     Raises:
         ConfigError: bad config, missing phase-1 checkpoint, a checkpoint
-            from another config, or an ``out_dir`` holding the checkpoints of
-            another run (checked before any training).
+            from another config, an ``out_dir`` holding the checkpoints of
+            another run (checked before any training), or ``num_envs`` not a
+            multiple of the device count.
+        ValueError: a device count ``select_devices`` refuses.
     """
     enable_persistent_cache()
+    if devices is None or isinstance(devices, int):
+        devices = distributed.select_devices(devices)
+    par = distributed.DataParallel(cfg.trainer.num_envs, devices) if len(devices) > 1 else None
+    main = distributed.is_main_process()
     if env is None:
         env = jaxecon.make_from_config(cfg.env)
-    ppo = PPO(cfg, env)
+    ppo = PPO(cfg, env, shard_minibatch=None if par is None else par.shard_minibatch)
     if resume is not None:
         runner = ckpt.restore_runner(resume, ppo, cfg)
         if out_dir is None:
             r = pathlib.Path(resume)
             out_dir = r.parent if r.name == "checkpoints" else r
     else:
-        runner = start_runner(ppo, cfg)
+        runner = start_runner(ppo, cfg, init=None if par is None else par.init(ppo))
+    if par is not None:
+        runner = par.place(runner)
     out = pathlib.Path(out_dir) if out_dir is not None else default_out_dir(cfg)
     _check_fresh_out_dir(out, resume)
-    out.mkdir(parents=True, exist_ok=True)
-    _write_yaml(out / "config.yaml", cfg.to_dict())
+    if main:
+        out.mkdir(parents=True, exist_ok=True)
+        _write_yaml(out / "config.yaml", cfg.to_dict())
 
     t0 = time.perf_counter()
-    update = jax.jit(ppo.update, donate_argnums=0).lower(runner).compile()
+    if par is None:
+        update = jax.jit(ppo.update, donate_argnums=0).lower(runner).compile()
+    else:
+        update = par.compile_update(ppo, runner)
     compile_s = time.perf_counter() - t0
     names = ppo.metric_names()
     first = int(runner.updates)
-    logger = RunLogger(out, names, resume_update=first if resume is not None else None,
-                       tensorboard=tensorboard)
+    logger = None
+    if main:
+        logger = RunLogger(out, names, resume_update=first if resume is not None else None,
+                           tensorboard=tensorboard)
     batch = cfg.trainer.train_batch_size
     last = cfg.num_updates if max_updates is None else min(cfg.num_updates, first + max_updates)
     freq = cfg.general.ckpt_frequency_steps
     bar = None
-    if progress:
+    if progress and main:
         from tqdm.auto import tqdm
 
         bar = tqdm(total=cfg.num_updates * batch, initial=first * batch, unit="step",
@@ -173,7 +207,8 @@ def train(cfg: TrainConfig, out_dir=None, *, env=None, resume=None, progress: bo
             dt = time.perf_counter() - t
             wall += dt
             row = _row(m, u + 1, wall, dt, batch)
-            logger.log(row)
+            if logger is not None:
+                logger.log(row)
             if bar is not None:
                 bar.update(batch)
                 bar.set_postfix_str(_postfix(row), refresh=False)
@@ -182,22 +217,26 @@ def train(cfg: TrainConfig, out_dir=None, *, env=None, resume=None, progress: bo
     finally:
         if bar is not None:
             bar.close()
-        logger.close()
+        if logger is not None:
+            logger.close()
     if last > first:
         ckpt.save(out / "checkpoints", runner, cfg)
-    if plot:
+    if plot and main:
         plot_learning_curves(out / "metrics.csv", out / "learning_curves.png",
                              title=f"{cfg.general.name}, phase {cfg.phase}")
     done = last - first
     summary = {
         "updates": int(runner.updates),
         "env_steps": int(runner.env_steps),
+        "devices": len(devices),
+        "processes": jax.process_count(),
         "compile_s": compile_s,
         "wall_s": wall,
         "steps_per_s": done * batch / wall if wall > 0 else math.nan,
         "metrics": row,
     }
-    (out / "summary.json").write_text(json.dumps(summary, indent=1, default=float))
+    if main:
+        (out / "summary.json").write_text(json.dumps(summary, indent=1, default=float))
     return {**summary, "out_dir": out, "runner": runner}
 
 
