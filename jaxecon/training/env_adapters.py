@@ -64,12 +64,15 @@ __all__ = [
 ]
 
 #: The finished-episode metrics the trainer logs for a jaxecon economy (those
-#: the scenario has): Foundation's social metrics; tax revenue is added from the
-#: tax component when there is one.
+#: the scenario has): Foundation's social metrics (both planner objectives:
+#: equality x productivity and the inverse-income-weighted utility); tax
+#: revenue is added from the tax component when there is one; the "auto"
+#: energy warm-up's integrator.
 TRAIN_METRICS = (
     "social/productivity",
     "social/equality",
     "social_welfare/coin_eq_times_productivity",
+    "social_welfare/inv_income_weighted_utility",
     "PeriodicTax/total_collected_taxes",
     "labor/warmup_integrator",
 )
