@@ -121,11 +121,16 @@ def read_metrics(csv_path) -> list:
 def smooth(y, frac: float = 0.05) -> np.ndarray:
     """A centred moving average of the finite entries of ``y`` (NaN entries stay NaN).
 
+    The kernel is a box of ``w`` finite entries (``w`` odd, about ``frac`` of
+    them, at least 1) convolved with ``[1, 2, 1]``: symmetric, so a trend is
+    not shifted, and zero at the period-2 frequency, so the alternation of
+    updates that do and do not end an episode (e.g. 100-step fragments of
+    200-step episodes) leaves no ripple. It shrinks at the ends.
+
     Args:
         y: float ``[N]`` (NaN where there is no value, e.g. updates without a
             finished episode).
-        frac: the window as a fraction of the finite entries (an odd number
-            of them, at least 1); the window shrinks at the ends.
+        frac: the box's width as a fraction of the finite entries.
     Returns:
         float64 ``[N]``.
     """
@@ -137,7 +142,7 @@ def smooth(y, frac: float = 0.05) -> np.ndarray:
         return out
     w = max(1, int(round(len(v) * frac)))
     w += 1 - w % 2
-    kernel = np.ones(w)
+    kernel = np.convolve(np.ones(w), [1.0, 2.0, 1.0])
     out[ok] = np.convolve(v, kernel, "same") / np.convolve(np.ones(len(v)), kernel, "same")
     return out
 
