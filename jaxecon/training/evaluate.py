@@ -352,7 +352,7 @@ def run_rows(cfg, policies, rows, *, num_envs: int, episodes: int, seed: int,
         runner = episode_runner(cfg, env_cfg, num_envs)
         t = time.perf_counter()
         samples = runner.run({g: params[g] for g in runner.trained}, modes, seed=seed, episodes=episodes,
-                             warmup=warmup, log=log, economy=label)
+                             warmup=warmup, log=log, economy=f"the {label!r} row's economy")
         means, errs = summarize_samples(samples)
         out.append({"label": label, "episodes": num_envs * episodes, "metrics": means, "stderr": errs})
         if log is not None:

@@ -201,8 +201,8 @@ def plot_protocol(paths, png_path, evaluation: Optional[dict] = None, title: Opt
             ax.axis("off")
         _legend(fig, order, evaluation, len(seeds))
         cfg = runs[0].cfg
-        fig.suptitle(title or f"{cfg.general.name}: the curriculum over {len(seeds)} seed(s) "
-                              f"({', '.join(map(str, seeds))}); phase 2 starts at the dashed line")
+        which = f"seeds {', '.join(map(str, seeds))}" if len(seeds) > 1 else f"seed {seeds[0]}"
+        fig.suptitle(title or f"{cfg.general.name}: the curriculum, {which}; phase 2 starts at the dashed line")
         save_figure(fig, png_path)
     return pathlib.Path(png_path)
 
