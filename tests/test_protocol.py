@@ -188,6 +188,7 @@ def test_traced_mode_episode_is_the_rollouts_and_is_shared_between_runs():
     PPO.rollout's with that mode as a static argument, number for number;
     training runs whose configs differ in what does not act share the runner."""
     import jax
+    from common import FAST_COMPILE
     from test_training import MatchingGame, tiny_config
 
     from jaxecon.training.evaluate import EpisodeRunner, episode_runner, evaluation_env_config
@@ -196,12 +197,13 @@ def test_traced_mode_episode_is_the_rollouts_and_is_shared_between_runs():
     cfg = tiny_config(num_envs=3, rollout_fragment_length=10, sgd_minibatch_size=30)
     runner = EpisodeRunner(cfg, MatchingGame(), 3, episode_length=5)
     ppo = runner.ppo
-    start = ppo.init(jax.random.key(11))
+    start = jax.jit(ppo.init)(jax.random.key(11))
     params = {"agent_0": start.policies["agent_0"].params}
     returns = {}
     for mode in ACT_MODES:
         got = runner.run(params, {"agent_0": mode}, seed=11, episodes=2)["agent_0/episode_return"]
-        step = jax.jit(lambda r, mode=mode: ppo.rollout(r, 5, {"agent_0": mode}, record=False))
+        step = jax.jit(lambda r, mode=mode: ppo.rollout(r, 5, {"agent_0": mode}, record=False)).lower(
+            start).compile(compiler_options=FAST_COMPILE)  # the reference: one program per static mode
         r, want = start, []
         for _ in range(2):
             r, traj = step(r)
@@ -272,6 +274,7 @@ def test_run_learning_curves_label_units_and_merge_repeated_panels(tmp_path):
     _write_csv(tmp_path / "p1.csv", _rows(40, planner=False, seed=0))
     assert "tax revenue" not in plot_learning_curves(tmp_path / "p1.csv", tmp_path / "p1.png")  # all zero
     assert (tmp_path / "curves.png").stat().st_size > 20_000
+    assert smooth([5.0])[0] == 5.0 and np.allclose(smooth([1.0, np.nan, 3.0]), [5 / 3, np.nan, 7 / 3], equal_nan=True)
     zigzag = np.where(np.arange(40) % 2, 3.0, 1.0)  # updates alternate, as with half-episode fragments
     assert np.allclose(smooth(zigzag, frac=0.1)[4:-4], 2.0)  # no ripple left
     ramp = np.arange(30.0)

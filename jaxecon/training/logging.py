@@ -143,7 +143,8 @@ def smooth(y, frac: float = 0.05) -> np.ndarray:
     w = max(1, int(round(len(v) * frac)))
     w += 1 - w % 2
     kernel = np.convolve(np.ones(w), [1.0, 2.0, 1.0])
-    out[ok] = np.convolve(v, kernel, "same") / np.convolve(np.ones(len(v)), kernel, "same")
+    centre = slice((len(kernel) - 1) // 2, (len(kernel) - 1) // 2 + len(v))  # "same", also for short v
+    out[ok] = np.convolve(v, kernel)[centre] / np.convolve(np.ones(len(v)), kernel)[centre]
     return out
 
 
