@@ -375,7 +375,11 @@ def _spread(n: int) -> str:
     if n > 1:
         return (f"Mean over {n} training seeds ± the 95% confidence interval (Student t, {n - 1} degrees "
                 "of freedom); each seed's value is the mean over its evaluation episodes")
-    return "One training seed: mean over its evaluation episodes ± the standard error over those episodes"
+    return "One training seed, the mean over its evaluation episodes ± the standard error over those episodes"
+
+
+def _lower_first(text: str) -> str:
+    return text[:1].lower() + text[1:]
 
 
 def _seeds(rows: dict) -> int:
@@ -497,8 +501,8 @@ def format_markdown(result: dict) -> str:
         out.append("")
     if result["agents"]:
         out += ["## Phase 1: the agents against random actions and NO-OP", "",
-                f"{_spread(_seeds(result['agents'])).split(';')[0]} (the trained rows). Random and no-op "
-                "do not depend on the training seed: ± the standard error over episodes.",
+                "Trained rows: " + _lower_first(_spread(_seeds(result["agents"])).split(";")[0])
+                + ". Random and no-op do not depend on the training seed: ± the standard error over episodes.",
                 "", "| policy | agents' return (per agent) | productivity (coin) | equality (%) |", "|---|---|---|---|"]
         for label, row in result["agents"].items():
             out.append(f"| {label} | {_cell(row, EXTRA[0][1], 'utility')} | {_cell(row, METRICS[1][1], 'coin')} "
