@@ -2,6 +2,7 @@
 
     jaxecon train                          # the small default config (phase 1), minutes on a CPU
     jaxecon train --phase 2                # then phase 2 from its checkpoint (taxes, planner learns)
+    jaxecon train --phase 2 --planner saez # phase 2 under the Saez formula (agents learn, planner fixed)
     jaxecon train --config phase1          # the reference's phase 1 (25M steps), then --config phase2
     jaxecon train --config my.yaml --resume runs/default/phase1
     jaxecon train --devices 8              # the economies split over 8 GPUs (default: every device)
@@ -9,10 +10,13 @@
 
 ``--config`` is a YAML file or a built-in name (``default``, ``phase1``,
 ``phase2``: ``jaxecon/training/configs/``); ``--phase`` switches any config
-to that curriculum phase (``jaxecon.training.curriculum.apply_phase``).
+to that curriculum phase (``jaxecon.training.curriculum.apply_phase``) and
+``--planner`` picks phase 2's tax policy (``learned``, the default, or the
+fixed ``saez``, ``us-federal``, ``free-market``; the agents train under each).
 ``--resume`` continues a run from its latest checkpoint, bit for bit (without
 ``--config``, with the checkpoint's config). A progress bar shows env-steps/s
-and the ETA; the run directory (``--out``, default ``runs/<name>/phase<N>``)
+and the ETA; the run directory (``--out``, default ``runs/<name>/phase1`` or
+``runs/<name>/phase2-<planner>``)
 gets ``metrics.csv``, ``tb/``, ``checkpoints/``, ``learning_curves.png`` and
 ``summary.json`` (``jaxecon.training.trainer``).
 
@@ -31,7 +35,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from jaxecon.cli.options import DEVICE_KINDS, nonnegative_int, positive_int, select_device
+from jaxecon.cli.options import DEVICE_KINDS, PLANNERS, nonnegative_int, positive_int, select_device
 
 __all__ = ["add_arguments", "cmd_train"]
 
@@ -44,9 +48,13 @@ def add_arguments(p) -> None:
     p.add_argument("--phase", type=int, choices=(1, 2), default=None,
                    help="switch the config to curriculum phase 1 (no taxes, energy warm-up) or 2 "
                         "(taxes, the planner learns, agents from phase 1's checkpoint)")
+    p.add_argument("--planner", choices=PLANNERS, default=None,
+                   help="phase 2's tax policy: learned (default: the planner learns), or a fixed schedule "
+                        "(saez, us-federal, free-market) under which the agents keep training; "
+                        "needs --phase 2")
     p.add_argument("--resume", default=None, metavar="CKPT",
                    help="continue the run in this directory (or its checkpoints/) from its latest checkpoint")
-    p.add_argument("--out", default=None, help="run directory (default runs/<name>/phase<N>)")
+    p.add_argument("--out", default=None, help="run directory (default runs/<name>/phase1 or runs/<name>/phase2-<planner>)")
     p.add_argument("--episodes", type=positive_int, default=None,
                    help="override general.episodes (the run's length: env steps = episodes x episode_length)")
     p.add_argument("--seed", type=int, default=None, help="override trainer.seed")
@@ -67,15 +75,17 @@ def add_arguments(p) -> None:
 
 def _config(args):
     from jaxecon.training import checkpoint as ckpt
-    from jaxecon.training.config import config_from_dict, load_train_config
+    from jaxecon.training.config import ConfigError, config_from_dict, load_train_config
     from jaxecon.training.curriculum import apply_phase
 
     if args.config is None and args.resume is not None:
         cfg = config_from_dict(ckpt.read_config(args.resume))
     else:
         cfg = load_train_config(args.config or "default")
+    if args.planner is not None and args.phase != 2:
+        raise ConfigError(f"--planner {args.planner} needs --phase 2 (phase 1 has no taxes)")
     if args.phase is not None:
-        cfg = apply_phase(cfg, args.phase)
+        cfg = apply_phase(cfg, args.phase, planner=args.planner or "learned")
     if args.episodes is not None:
         cfg = cfg.replace(general=dataclasses.replace(cfg.general, episodes=args.episodes))
     if args.seed is not None:
@@ -91,6 +101,7 @@ def cmd_train(args, parser) -> int:
 
     from jaxecon.training import distributed
     from jaxecon.training.config import ConfigError
+    from jaxecon.training.curriculum import run_label
     from jaxecon.training.trainer import train
 
     _initialize(args, parser)  # before any other JAX call
@@ -111,7 +122,7 @@ def cmd_train(args, parser) -> int:
         print(f"process {jax.process_index()} of {jax.process_count()}: {len(jax.local_devices())} local "
               f"devices, {len(devices)} in the run", flush=True)
     if main:
-        print(f"training {cfg.general.name}, phase {cfg.phase}: {cfg.num_updates} updates of "
+        print(f"training {run_label(cfg)}: {cfg.num_updates} updates of "
               f"{cfg.trainer.train_batch_size} env steps ({cfg.trainer.num_envs} envs x "
               f"{cfg.trainer.rollout_fragment_length} steps), {cfg.total_env_steps:,} env steps"
               + (f", split over {len(devices)} {devices[0].platform} devices" if len(devices) > 1 else ""),

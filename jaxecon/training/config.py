@@ -11,9 +11,10 @@ A config file has the sections and keys of the AI Economist's RLlib configs
   ``ckpt_frequency_steps`` (env steps between checkpoints), ``train_planner``
   (False: the planner acts uniformly at random over its valid actions, as the
   reference's ``random`` planner model), and jaxecon's ``name`` (the run's
-  name: output goes to ``runs/<name>/phase<1|2>`` by default) and
-  ``restore_agents`` (a jaxecon checkpoint whose agent policy starts this run:
-  phase 2 starts from phase 1's; the reference's key,
+  name: output goes to ``runs/<name>/phase1`` and
+  ``runs/<name>/phase2-<planner>`` by default) and ``restore_agents`` (a
+  jaxecon checkpoint whose agent policy starts this run: phase 2 starts from
+  phase 1's, and a config with it is a phase-2 config; the reference's key,
   ``restore_tf_weights_agents``, names TF weights and must stay empty).
 - ``agent_policy`` / ``planner_policy``: PPO settings per policy
   (``PolicyConfig``); ``model`` has ``custom_model``, ``custom_options`` and
@@ -190,8 +191,10 @@ class TrainConfig:
 
     @property
     def phase(self) -> int:
-        """2 if the planner is trained, else 1 (the curriculum's phases)."""
-        return 2 if self.general.train_planner else 1
+        """The curriculum's phase: 2 if the run trains the planner or starts from
+        phase 1's agents (``general.restore_agents``: phase 2 under any planner,
+        ``curriculum.planner_of``), else 1."""
+        return 2 if self.general.train_planner or self.general.restore_agents is not None else 1
 
     @property
     def episode_length(self) -> int:

@@ -64,8 +64,10 @@ __all__ = [
 ]
 
 #: The finished-episode metrics the trainer logs for a jaxecon economy (those
-#: the scenario has): Foundation's social metrics; tax revenue is added from the
-#: tax component when there is one.
+#: the scenario has): Foundation's social metrics (both planner objectives:
+#: equality x productivity and the inverse-income-weighted utility); tax
+#: revenue is added from the tax component when there is one; the "auto"
+#: energy warm-up's integrator.
 TRAIN_METRICS = (
     "social/productivity",
     "social/equality",

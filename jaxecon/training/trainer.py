@@ -2,7 +2,8 @@
 
 ``train(cfg)`` runs ``cfg.num_updates`` jitted PPO updates (``ppo.PPO.update``;
 each is ``num_envs x rollout_fragment_length`` env steps) and writes to the run
-directory (default ``runs/<general.name>/phase<1|2>``):
+directory (default ``runs/<general.name>/phase1`` or
+``runs/<general.name>/phase2-<planner>``, ``curriculum.run_dir_name``):
 
 - ``config.yaml``: the config that ran;
 - ``metrics.csv`` and ``tb/`` (``logging.RunLogger``): one row per update;
@@ -46,6 +47,7 @@ from jaxecon.foundation.compilation_cache import enable_persistent_cache
 from jaxecon.training import checkpoint as ckpt
 from jaxecon.training import distributed
 from jaxecon.training.config import ConfigError, TrainConfig
+from jaxecon.training.curriculum import run_dir_name, run_label
 from jaxecon.training.logging import RunLogger, plot_learning_curves
 from jaxecon.training.ppo import PPO, PolicyState
 
@@ -53,8 +55,8 @@ __all__ = ["default_out_dir", "start_runner", "train"]
 
 
 def default_out_dir(cfg: TrainConfig) -> pathlib.Path:
-    """``runs/<general.name>/phase<cfg.phase>``."""
-    return pathlib.Path("runs", cfg.general.name, f"phase{cfg.phase}")
+    """``runs/<general.name>/<curriculum.run_dir_name(cfg)>``: ``phase1`` or ``phase2-<planner>``."""
+    return pathlib.Path("runs", cfg.general.name, run_dir_name(cfg))
 
 
 def start_runner(ppo: PPO, cfg: TrainConfig, init=None):
@@ -196,7 +198,7 @@ def train(cfg: TrainConfig, out_dir=None, *, env=None, resume=None, progress: bo
         from tqdm.auto import tqdm
 
         bar = tqdm(total=cfg.num_updates * batch, initial=first * batch, unit="step",
-                   unit_scale=True, desc=f"train {cfg.general.name} phase {cfg.phase}",
+                   unit_scale=True, desc=f"train {run_label(cfg)}",
                    dynamic_ncols=True)
     wall, row = 0.0, {}
     try:
@@ -223,7 +225,7 @@ def train(cfg: TrainConfig, out_dir=None, *, env=None, resume=None, progress: bo
         ckpt.save(out / "checkpoints", runner, cfg)
     if plot and main:
         plot_learning_curves(out / "metrics.csv", out / "learning_curves.png",
-                             title=f"{cfg.general.name}, phase {cfg.phase}")
+                             title=run_label(cfg))
     done = last - first
     summary = {
         "updates": int(runner.updates),
