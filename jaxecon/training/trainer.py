@@ -9,7 +9,17 @@ directory (default ``runs/<general.name>/phase<1|2>``):
 - ``checkpoints/`` (``checkpoint``): every ``general.ckpt_frequency_steps``
   env steps and at the end;
 - ``learning_curves.png`` (``logging.plot_learning_curves``);
-- ``summary.json``: compile time, wall time, env-steps/s, the last update's metrics.
+- ``summary.json``: compile time, wall time, env-steps/s, the last update's
+  metrics, and ``stopped`` (null, or why and at which update the run stopped).
+
+A run stopped early (Ctrl-C, or an exception after some updates) still
+writes ``summary.json``, ``learning_curves.png`` and a checkpoint of its last
+completed update, then the stop propagates (Ctrl-C as ``TrainingInterrupted``,
+a ``KeyboardInterrupt``). The first Ctrl-C lets the running update finish (an
+update's input buffers are donated to it, so only a finished update can be
+saved); a second one stops at once. ``resume=`` then continues the run: its
+``wall_s`` goes on from the stopped run's and ``tb/`` is written anew from the
+kept rows of ``metrics.csv`` (``logging.RunLogger``).
 
 The update is compiled once per run; JAX's persistent compilation cache is
 turned on as for the Foundation shim (``jaxecon.foundation.compilation_cache``:
@@ -26,8 +36,12 @@ from __future__ import annotations
 import json
 import math
 import pathlib
+import signal
+import sys
+import threading
 import time
-from typing import Optional
+from dataclasses import dataclass
+from typing import Any, Optional
 
 import jax
 import numpy as np
@@ -39,7 +53,37 @@ from jaxecon.training.config import ConfigError, TrainConfig
 from jaxecon.training.logging import RunLogger, plot_learning_curves
 from jaxecon.training.ppo import PPO, PolicyState
 
-__all__ = ["default_out_dir", "start_runner", "train"]
+__all__ = ["MissingCheckpointError", "TrainingInterrupted", "default_out_dir", "start_runner", "train"]
+
+
+class MissingCheckpointError(ConfigError):
+    """``general.restore_agents`` names no checkpoint (phase 2 without phase 1's).
+
+    Attributes:
+        path: the ``restore_agents`` value; detail: what is missing there.
+    """
+
+    def __init__(self, path: str, detail: str, hint: str):
+        super().__init__(f"general.restore_agents: {detail}. Phase 2 starts from phase 1's agents: "
+                         f"{hint}, or point general.restore_agents at a checkpoint")
+        self.path, self.detail = path, detail
+
+
+class TrainingInterrupted(KeyboardInterrupt):
+    """A run stopped by Ctrl-C after writing its checkpoint, ``summary.json`` and plot.
+
+    Attributes:
+        out_dir: the run directory; summary: what ``summary.json`` holds.
+    """
+
+    def __init__(self, out_dir: pathlib.Path, summary: dict):
+        stop = summary["stopped"]
+        saved = (f"checkpoint of update {stop['checkpoint_update']}" if stop["checkpoint_update"] is not None
+                 else "no new checkpoint")
+        super().__init__(f"stopped by Ctrl-C at update {stop['at_update']} (env step "
+                         f"{summary['env_steps']:,}); wrote {saved}, summary.json and learning_curves.png "
+                         f"to {out_dir}; continue with `jaxecon train --resume {out_dir}`")
+        self.out_dir, self.summary = out_dir, summary
 
 
 def default_out_dir(cfg: TrainConfig) -> pathlib.Path:
@@ -52,8 +96,9 @@ def start_runner(ppo: PPO, cfg: TrainConfig):
     agents' parameters from ``general.restore_agents`` when set.
 
     Raises:
-        ConfigError: ``restore_agents`` names no checkpoint (phase 2 needs phase
-            1's), or one with another agent network.
+        MissingCheckpointError: ``restore_agents`` names no checkpoint (phase 2
+            needs phase 1's).
+        ConfigError: its checkpoint has another agent network.
     """
     src = cfg.general.restore_agents
     params = None
@@ -61,11 +106,10 @@ def start_runner(ppo: PPO, cfg: TrainConfig):
         try:
             params = ckpt.restore_agent_policy(src, ppo, "a")
         except FileNotFoundError as exc:
-            raise ConfigError(
-                f"general.restore_agents: {exc}. Phase 2 starts from phase 1's agents: run "
-                f"`jaxecon train --phase 1` with the same config first (it writes "
-                f"runs/{cfg.general.name}/phase1), or point general.restore_agents at a checkpoint"
-            ) from None
+            raise MissingCheckpointError(
+                src, str(exc), f"train this economy's phase 1 into {src!r} first (on the command line "
+                "`jaxecon train --config phase1` for the built-in phase2 config, "
+                "`--config FILE --phase 1` for another)") from None
     runner = jax.jit(ppo.init)(jax.random.key(cfg.trainer.seed))
     if params is None:
         return runner
@@ -123,13 +167,19 @@ def train(cfg: TrainConfig, out_dir=None, *, env=None, resume=None, progress: bo
             length stays ``cfg.num_updates``; used to interrupt runs in tests).
         tensorboard, plot: write TensorBoard events / the learning-curve PNG.
     Returns:
-        dict: ``out_dir``, ``updates``, ``env_steps``, ``compile_s``, ``wall_s``,
-        ``steps_per_s`` (training env steps per second, compile excluded),
-        ``metrics`` (the last update's row), ``runner`` (the final ``RunnerState``).
+        dict: ``out_dir``, ``updates``, ``env_steps``, ``compile_s``, ``wall_s``
+        (training seconds of the whole run, resumed parts included),
+        ``steps_per_s`` (training env steps per second of this call, compile
+        excluded), ``metrics`` (the last update's row), ``stopped`` (None),
+        ``runner`` (the final ``RunnerState``).
     Raises:
-        ConfigError: bad config, missing phase-1 checkpoint, a checkpoint
-            from another config, or an ``out_dir`` holding the checkpoints of
-            another run (checked before any training).
+        ConfigError: bad config, missing phase-1 checkpoint
+            (``MissingCheckpointError``), a checkpoint from another config, or
+            an ``out_dir`` holding the checkpoints of another run (checked
+            before any training).
+        TrainingInterrupted: Ctrl-C (after the outputs of the last completed
+            update are written); any other exception during training
+            propagates after the same writing.
     """
     enable_persistent_cache()
     if env is None:
@@ -137,6 +187,7 @@ def train(cfg: TrainConfig, out_dir=None, *, env=None, resume=None, progress: bo
     ppo = PPO(cfg, env)
     if resume is not None:
         runner = ckpt.restore_runner(resume, ppo, cfg)
+        print(f"resumed from step {int(runner.env_steps):,} (update {int(runner.updates)}) of {resume}")
         if out_dir is None:
             r = pathlib.Path(resume)
             out_dir = r.parent if r.name == "checkpoints" else r
@@ -150,13 +201,13 @@ def train(cfg: TrainConfig, out_dir=None, *, env=None, resume=None, progress: bo
     t0 = time.perf_counter()
     update = jax.jit(ppo.update, donate_argnums=0).lower(runner).compile()
     compile_s = time.perf_counter() - t0
-    names = ppo.metric_names()
     first = int(runner.updates)
-    logger = RunLogger(out, names, resume_update=first if resume is not None else None,
+    logger = RunLogger(out, ppo.metric_names(), resume_update=first if resume is not None else None,
                        tensorboard=tensorboard)
     batch = cfg.trainer.train_batch_size
     last = cfg.num_updates if max_updates is None else min(cfg.num_updates, first + max_updates)
     freq = cfg.general.ckpt_frequency_steps
+    run = _Run(runner, first, logger.resumed_row["wall_s"] if logger.resumed_row else 0.0, compile_s)
     bar = None
     if progress:
         from tqdm.auto import tqdm
@@ -164,41 +215,148 @@ def train(cfg: TrainConfig, out_dir=None, *, env=None, resume=None, progress: bo
         bar = tqdm(total=cfg.num_updates * batch, initial=first * batch, unit="step",
                    unit_scale=True, desc=f"train {cfg.general.name} phase {cfg.phase}",
                    dynamic_ncols=True)
-    wall, row = 0.0, {}
+    interrupted = False
     try:
-        for u in range(first, last):
-            t = time.perf_counter()
-            runner, m = update(runner)
-            m = jax.device_get(m)
-            dt = time.perf_counter() - t
-            wall += dt
-            row = _row(m, u + 1, wall, dt, batch)
-            logger.log(row)
-            if bar is not None:
-                bar.update(batch)
-                bar.set_postfix_str(_postfix(row), refresh=False)
-            if (row["env_steps"] // freq) > ((row["env_steps"] - batch) // freq) and u + 1 < last:
-                ckpt.save(out / "checkpoints", runner, cfg)
-    finally:
-        if bar is not None:
-            bar.close()
-        logger.close()
-    if last > first:
-        ckpt.save(out / "checkpoints", runner, cfg)
+        with _FinishUpdateOnCtrlC() as ctrl_c:
+            for u in range(first, last):
+                if ctrl_c.requested:
+                    interrupted = True
+                    break
+                t = time.perf_counter()
+                runner, m = update(run.runner)
+                m = jax.device_get(m)  # raises here if the update failed: run.runner stays the last good one
+                run.runner = runner
+                dt = time.perf_counter() - t
+                run.wall += dt
+                run.session_wall += dt
+                run.row = _row(m, u + 1, run.wall, dt, batch)
+                logger.log(run.row)
+                if bar is not None:
+                    bar.update(batch)
+                    bar.set_postfix_str(_postfix(run.row), refresh=False)
+                if (run.row["env_steps"] // freq) > ((run.row["env_steps"] - batch) // freq) and u + 1 < last:
+                    ckpt.save(out / "checkpoints", run.runner, cfg)
+    except BaseException as exc:
+        _close(bar, logger)
+        _finish_stopped(out, cfg, run, _reason(exc), plot)
+        raise
+    _close(bar, logger)
+    summary = _finish(out, cfg, run, "KeyboardInterrupt" if interrupted else None, plot)
+    if interrupted:
+        raise TrainingInterrupted(out, summary)
+    return {**summary, "out_dir": out, "runner": run.runner}
+
+
+@dataclass
+class _Run:
+    """What the training loop has done so far: the ``RunnerState`` of the last
+    completed update, the update count it started from, the run's training
+    seconds (resumed parts included) and this call's, the last row, the compile time."""
+
+    runner: Any
+    first: int
+    wall: float
+    compile_s: float
+    session_wall: float = 0.0
+    row: Optional[dict] = None
+
+
+class _FinishUpdateOnCtrlC:
+    """Inside the block, the first SIGINT (Ctrl-C) only sets ``requested`` (the
+    loop stops after the running update); a second raises ``KeyboardInterrupt``
+    (as soon as Python runs again: not inside a compiled update).
+
+    Outside the main thread (where Python cannot take SIGINT) it does nothing.
+    """
+
+    def __enter__(self):
+        self.requested = False
+        self._installed = threading.current_thread() is threading.main_thread()
+        if self._installed:
+            self._previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def _handle(self, signum, frame):
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+        print("\nCtrl-C: stopping after the running update, then writing its checkpoint, summary.json "
+              "and learning_curves.png", file=sys.stderr, flush=True)
+
+    def __exit__(self, *exc):
+        if self._installed and self._previous is not None:  # None: a handler not set from Python
+            signal.signal(signal.SIGINT, self._previous)
+        return False
+
+
+def _close(bar, logger) -> None:
+    if bar is not None:
+        bar.close()
+    logger.close()
+
+
+def _reason(exc: BaseException) -> str:
+    """``"KeyboardInterrupt"`` or ``"<type>: <first line of the message>"``."""
+    if isinstance(exc, KeyboardInterrupt):
+        return "KeyboardInterrupt"
+    text = str(exc).strip().splitlines()
+    return type(exc).__name__ + (f": {text[0]}" if text else "")
+
+
+def _save_last(directory: pathlib.Path, runner, cfg: TrainConfig) -> Optional[int]:
+    """Checkpoint ``runner`` unless that step is already saved; its step, or None when
+    its buffers are gone (donated to an update that then failed)."""
+    if any(x.is_deleted() for x in jax.tree_util.tree_leaves(runner)):
+        return None
+    step = int(runner.updates)
+    try:
+        if ckpt.latest_step(directory) == step:
+            return step
+    except FileNotFoundError:
+        pass
+    return ckpt.save(directory, runner, cfg)
+
+
+def _finish(out: pathlib.Path, cfg: TrainConfig, run: _Run, stopped: Optional[str], plot: bool) -> dict:
+    """The last checkpoint, ``learning_curves.png`` and ``summary.json``; returns the summary.
+
+    ``stopped``: None for a completed call, else why the run stopped early.
+    """
+    saved = _save_last(out / "checkpoints", run.runner, cfg)
     if plot:
         plot_learning_curves(out / "metrics.csv", out / "learning_curves.png",
                              title=f"{cfg.general.name}, phase {cfg.phase}")
-    done = last - first
+    batch = cfg.trainer.train_batch_size
+    row = run.row or {"update": run.first, "env_steps": run.first * batch}
+    updates, env_steps = (row["update"], row["env_steps"]) if saved is None else (
+        saved, int(run.runner.env_steps))
     summary = {
-        "updates": int(runner.updates),
-        "env_steps": int(runner.env_steps),
-        "compile_s": compile_s,
-        "wall_s": wall,
-        "steps_per_s": done * batch / wall if wall > 0 else math.nan,
-        "metrics": row,
+        "updates": updates,
+        "env_steps": env_steps,
+        "compile_s": run.compile_s,
+        "wall_s": run.wall,
+        "steps_per_s": (updates - run.first) * batch / run.session_wall if run.session_wall > 0 else math.nan,
+        "metrics": run.row or {},
+        "stopped": None if stopped is None else {
+            "reason": stopped, "at_update": updates, "checkpoint_update": saved},
     }
     (out / "summary.json").write_text(json.dumps(summary, indent=1, default=float))
-    return {**summary, "out_dir": out, "runner": runner}
+    return summary
+
+
+def _finish_stopped(out: pathlib.Path, cfg: TrainConfig, run: _Run, reason: str, plot: bool) -> None:
+    """``_finish`` for a run stopped by an exception; a failure here is reported,
+    not raised, so that the original exception propagates."""
+    try:
+        s = _finish(out, cfg, run, reason, plot)
+    except Exception as exc:  # noqa: BLE001 - the stop's own exception matters more
+        print(f"training stopped ({reason}); writing its outputs failed too: {_reason(exc)}",
+              file=sys.stderr)
+        return
+    wrote = ["its checkpoint" if s["stopped"]["checkpoint_update"] is not None else "no checkpoint",
+             "summary.json"] + (["learning_curves.png"] if plot else [])
+    print(f"training stopped ({reason}) at update {s['updates']}; wrote {', '.join(wrote)} to {out}",
+          file=sys.stderr)
 
 
 def _postfix(row: dict) -> str:
