@@ -119,7 +119,8 @@ def make_parts(ppo: PPO, runner) -> dict:
         "forward": (forward, (params, batch)),
         "batch": (lambda tr: _checksum(ppo._batch(s, tr, last_value)), (traj,)),
         "sgd_forward": (sgd_forward, (params, batch, key)),
-        "sgd": (lambda ps, b, k: _checksum(ppo._sgd(s, ps, b, k, 3e-4, 0.01)), (runner.policies[g], batch, key)),
+        "sgd": (lambda ps, b, k: _checksum(ppo._sgd(s, ps, b, k, 3e-4, 0.01)),
+                (runner.policies[g], batch, key)),
         "update": (lambda r: _checksum(ppo.update(r)[1]), (runner,)),
     }
     if s.network.recurrent and spatial_leaves(batch["features"], batch_ndim=2)[0]:

@@ -26,7 +26,8 @@ def test_conv_valid_and_its_gradient_are_laxs(n, hw, c, o, strides):
     rng = np.random.default_rng(0)
     x = jnp.asarray(rng.normal(size=(n,) + hw + (c,)), jnp.float32)
     k = jnp.asarray(rng.normal(size=(3, 3, c, o)), jnp.float32)
-    ref = lambda x, k: jax.lax.conv_general_dilated(x, k, strides, "VALID", dimension_numbers=DN)  # noqa: E731
+    ref = lambda x, k: jax.lax.conv_general_dilated(  # noqa: E731
+        x, k, strides, "VALID", dimension_numbers=DN)
     ours = lambda x, k: conv_valid(x, k, strides)  # noqa: E731
     np.testing.assert_array_equal(np.asarray(ours(x, k)), np.asarray(ref(x, k)))
     loss = lambda f: lambda x, k: jnp.sum(jnp.sin(f(x, k)))  # noqa: E731

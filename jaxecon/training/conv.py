@@ -95,7 +95,8 @@ def _kernel_grad(x, g, strides, size):
     xs = x.reshape((-1, chunk) + x.shape[1:])
     gs = g.reshape((-1, chunk) + g.shape[1:])
     zero = jnp.zeros(size + (x.shape[-1], g.shape[-1]), x.dtype)
-    return jax.lax.scan(lambda acc, xg: (acc + _kernel_grad_conv(*xg, strides, size), None), zero, (xs, gs))[0]
+    step = lambda acc, xg: (acc + _kernel_grad_conv(*xg, strides, size), None)  # noqa: E731
+    return jax.lax.scan(step, zero, (xs, gs))[0]
 
 
 def _kernel_grad_conv(x, g, strides, size):
