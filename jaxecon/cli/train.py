@@ -28,16 +28,26 @@ command on every host, with ``--coordinator`` (process 0's ``HOST:PORT``),
 auto`` where JAX detects the cluster (Cloud TPU, SLURM); ``--out`` must be a
 directory all hosts share, and process 0 writes the logs. See
 docs/training.md, "Several devices and hosts".
+
+Ctrl-C stops after the running update: the run directory gets a checkpoint
+of it, ``summary.json`` and ``learning_curves.png``, and the command exits
+with status 130 and a one-line message saying how to resume. A phase-2 run
+without phase 1's checkpoint names the command that writes it
+(``phase1_command``).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import pathlib
+import shlex
+import sys
+from typing import Optional
 
 from jaxecon.cli.options import DEVICE_KINDS, PLANNERS, nonnegative_int, positive_int, select_device
 
-__all__ = ["add_arguments", "cmd_train"]
+__all__ = ["add_arguments", "cmd_train", "phase1_command"]
 
 
 def add_arguments(p) -> None:
@@ -93,6 +103,30 @@ def _config(args):
     return cfg
 
 
+def phase1_command(config: Optional[str], restore_agents: str) -> str:
+    """The ``jaxecon train`` command that writes the phase-1 checkpoint a phase-2
+    run of ``--config config`` restores from ``restore_agents``.
+
+    The built-in ``phase2`` pairs with the built-in ``phase1`` (the reference's
+    two configs); any other config (None: ``default``) with itself switched to
+    phase 1 (``--phase 1``). ``--out restore_agents`` is added when that run
+    would write elsewhere by default.
+    """
+    from jaxecon.training.config import load_train_config
+    from jaxecon.training.curriculum import apply_phase
+    from jaxecon.training.trainer import default_out_dir
+
+    name = config or "default"
+    if name == "phase2":
+        argv, cfg = ["--config", "phase1"], load_train_config("phase1")
+    else:
+        argv = ([] if name == "default" else ["--config", name]) + ["--phase", "1"]
+        cfg = apply_phase(load_train_config(name), 1)
+    if pathlib.Path(restore_agents) != default_out_dir(cfg):
+        argv += ["--out", restore_agents]
+    return shlex.join(["jaxecon", "train"] + argv)
+
+
 def cmd_train(args, parser) -> int:
     """Run ``jaxecon train``; bad options, configs or checkpoints exit through ``parser.error``."""
     import contextlib
@@ -102,7 +136,7 @@ def cmd_train(args, parser) -> int:
     from jaxecon.training import distributed
     from jaxecon.training.config import ConfigError
     from jaxecon.training.curriculum import run_label
-    from jaxecon.training.trainer import train
+    from jaxecon.training.trainer import MissingCheckpointError, TrainingInterrupted, train
 
     _initialize(args, parser)  # before any other JAX call
     main = distributed.is_main_process()
@@ -132,14 +166,23 @@ def cmd_train(args, parser) -> int:
         with ctx:
             res = train(cfg, args.out, resume=args.resume, progress=not args.no_progress,
                         tensorboard=not args.no_tensorboard, devices=devices)
+    except MissingCheckpointError as exc:
+        cmd = phase1_command(args.config, exc.path)
+        parser.error(str(MissingCheckpointError(exc.path, exc.detail, f"run `{cmd}` first")))
     except (ConfigError, FileNotFoundError) as exc:
         parser.error(str(exc))
+    except TrainingInterrupted as exc:
+        print(f"jaxecon train: {exc}", file=sys.stderr)
+        return 130
+    except KeyboardInterrupt:
+        print("jaxecon train: interrupted", file=sys.stderr)
+        return 130
     except ValueError as exc:  # the economy's own kwargs check (jaxecon.make_from_config)
         parser.error(f"cannot build the economy: {exc}")
     if not main:
         return 0
     m = res["metrics"]
-    print(f"compile {res['compile_s']:.1f} s, training {res['wall_s']:.1f} s, "
+    print(f"compile {res['compile_s']:.1f} s, training {res['wall_s']:.1f} s (the whole run), "
           f"{res['steps_per_s']:,.0f} env-steps/s; {res['updates']} updates, {res['env_steps']:,} env steps")
     for label, key in (("agents' episode return", "a/episode_return"),
                        ("planner's episode return", "p/episode_return"),

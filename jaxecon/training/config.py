@@ -5,7 +5,9 @@ A config file has the sections and keys of the AI Economist's RLlib configs
 ``phase2/config.yaml``), with the same meaning where a key exists there:
 
 - ``env``: the Foundation env config (the dict given to ``make_env_instance``;
-  built by ``jaxecon.make_from_config``, which rejects unknown kwargs).
+  built by ``jaxecon.make_from_config``); its keyword names (the scenario's
+  and each component's) are checked when the config loads, by the same rule
+  (``jaxecon.make.unknown_kwargs``).
 - ``general``: ``episodes`` (training length: episodes of ``episode_length``
   steps summed over all envs, so env steps = episodes x episode_length),
   ``ckpt_frequency_steps`` (env steps between checkpoints), ``train_planner``
@@ -38,6 +40,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import difflib
 import pathlib
 from dataclasses import dataclass, field
 from importlib import resources
@@ -246,11 +249,35 @@ def _check_keys(d: Any, path: str, allowed, ignored=()) -> dict:
         raise ConfigError(f"{_where(path)} must be a mapping, got {type(d).__name__}")
     unknown = [k for k in d if k not in allowed and k not in ignored]
     if unknown:
-        raise ConfigError(
-            f"unknown key {_where(path + '.' + str(unknown[0]))} in the training config; "
-            f"the keys of {_where(path)} are {sorted(allowed)}"
-        )
+        raise _unknown_key(path, unknown[0], allowed)
     return {k: v for k, v in d.items() if k in allowed}
+
+
+def _unknown_key(path: str, key, allowed) -> ConfigError:
+    """The error for ``key`` under ``path``: its dotted path, the closest allowed key, all of them."""
+    close = difflib.get_close_matches(str(key), [str(a) for a in allowed], n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return ConfigError(f"unknown key {_where(path + '.' + str(key))} in the training config{hint}; "
+                       f"the keys of {_where(path)} are {sorted(allowed)}")
+
+
+def _env(env) -> dict:
+    """A copy of the ``env`` section, its keyword names checked as ``jaxecon.make_from_config``
+    checks them (``jaxecon.make.unknown_kwargs``), without building the economy."""
+    if not isinstance(env, dict) or "scenario_name" not in env:
+        raise ConfigError("'env' must be a Foundation env config with a 'scenario_name'")
+    from jaxecon.make import unknown_kwargs
+
+    try:
+        unknown = unknown_kwargs(env)
+    except KeyError as exc:  # an unknown scenario or component name
+        raise ConfigError(f"'env': {exc.args[0]}") from None
+    except ValueError as exc:  # components of the wrong shape
+        raise ConfigError(f"'env': {exc}") from None
+    if unknown:
+        where, key, allowed = unknown[0]
+        raise _unknown_key("env" + (f".{where}" if where else ""), key, allowed)
+    return copy.deepcopy(env)
 
 
 def _int(path, v, minimum=None):
@@ -405,19 +432,18 @@ def config_from_dict(data: dict) -> TrainConfig:
 
     Raises:
         ConfigError: an unknown key (named with its path, e.g.
-            ``'agent_policy.model.custom_options.fc_size'``), a bad value, a
-            missing ``env.scenario_name``, or a recurrent ``max_seq_len`` that
+            ``'agent_policy.model.custom_options.fc_size'`` or
+            ``'env.episode_lenght'``, with the closest allowed key and the
+            allowed ones), a bad value, a missing ``env.scenario_name``, an
+            unknown scenario or component, or a recurrent ``max_seq_len`` that
             does not divide ``rollout_fragment_length``.
     """
     if not isinstance(data, dict):
         raise ConfigError(f"a training config must be a mapping, got {type(data).__name__}")
     d = _check_keys(data, "<config>",
                     {"env", "general", "agent_policy", "planner_policy", "trainer"})
-    env = d.get("env")
-    if not isinstance(env, dict) or "scenario_name" not in env:
-        raise ConfigError("'env' must be a Foundation env config with a 'scenario_name'")
     cfg = TrainConfig(
-        env=copy.deepcopy(env),
+        env=_env(d.get("env")),
         general=_general(d.get("general")),
         agent_policy=_policy("agent_policy", d.get("agent_policy")),
         planner_policy=_policy("planner_policy", d.get("planner_policy")),

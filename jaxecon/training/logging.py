@@ -20,6 +20,10 @@ of equality x productivity over the episode, i.e. the same numbers when that
 is its objective) joins that panel's title instead of getting its own, and
 all-zero columns (tax revenue without taxes) are left out. Figures are built
 without ``pyplot`` (``jaxecon.plotting.style``).
+
+The CSV is the record: ``tb/`` mirrors it, so a resumed run keeps the CSV's
+rows up to its checkpoint and writes ``tb/`` anew from them (no duplicate
+steps from the interrupted tail).
 """
 
 from __future__ import annotations
@@ -61,7 +65,13 @@ class RunLogger:
         resume_update: when resuming, rows with ``update > resume_update`` are
             dropped from an existing CSV (they belong to the interrupted tail);
             None starts a new CSV.
-        tensorboard: also write TensorBoard events.
+        tensorboard: also write TensorBoard events. Event files already in
+            ``out_dir/tb`` are deleted and the kept rows written again, so that
+            every step appears once.
+
+    Attributes:
+        resumed_row: the last row kept from the existing CSV (None: none kept);
+            a resumed run continues its ``wall_s``.
     """
 
     def __init__(self, out_dir, columns, resume_update=None, tensorboard: bool = True):
@@ -78,21 +88,31 @@ class RunLogger:
         for r in rows:
             self._csv.writerow([_fmt(r.get(c, math.nan)) for c in self.columns])
         self._file.flush()
+        self.resumed_row = rows[-1] if rows else None
         self._tb = None
         if tensorboard:
             from tensorboardX import SummaryWriter
 
-            self._tb = SummaryWriter(str(self.dir / "tb"))
+            tb = self.dir / "tb"
+            for old in tb.glob("events.out.tfevents.*"):
+                old.unlink()
+            self._tb = SummaryWriter(str(tb))
+            for r in rows:
+                self._add_scalars(r)
 
     def log(self, row: dict) -> None:
         """Write one update's row (``update`` and ``env_steps`` required; missing columns NaN)."""
         self._csv.writerow([_fmt(row.get(c, math.nan)) for c in self.columns])
         self._file.flush()
         if self._tb is not None:
-            step = int(row["env_steps"])
-            for k, v in row.items():
-                if k not in ("update", "env_steps") and isinstance(v, (int, float)) and math.isfinite(v):
-                    self._tb.add_scalar(k, v, step)
+            self._add_scalars(row)
+
+    def _add_scalars(self, row: dict) -> None:
+        """A row's finite values as TensorBoard scalars at step ``env_steps``."""
+        step = int(row["env_steps"])
+        for k, v in row.items():
+            if k not in ("update", "env_steps") and isinstance(v, (int, float)) and math.isfinite(v):
+                self._tb.add_scalar(k, v, step)
 
     def close(self) -> None:
         """Flush and close the files."""

@@ -377,18 +377,10 @@ class PPO:
         return {**seqs, "carry": starts}
 
     def _apply_batch(self, s: GroupSetup, params, mb):
-        """Logits and values of a minibatch (replaying sequences for a recurrent policy)."""
-        index = mb.get("index")
-        if not s.network.recurrent:
-            _, logits, value = s.network.apply(params, {}, mb["features"], None, mb["first"])
-            return logits, value
-
-        def f(carry, x):
-            feats, idx, first = x
-            carry, logits, value = s.network.apply(params, carry, feats, idx, first)
-            return carry, (logits, value)
-
-        _, (logits, value) = jax.lax.scan(f, mb["carry"], (mb["features"], index, mb["first"]))
+        """Logits and values of a minibatch (a recurrent policy replays its
+        ``[L, S]`` sequences from their stored states in one call)."""
+        _, logits, value = s.network.apply(params, mb.get("carry", {}), mb["features"], mb.get("index"),
+                                           mb["first"])
         return logits, value
 
     def _sgd(self, s: GroupSetup, ps: PolicyState, batch, key, lr, entropy_coeff):
