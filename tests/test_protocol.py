@@ -226,6 +226,39 @@ def test_traced_mode_episode_is_the_rollouts_and_is_shared_between_runs():
     assert episode_runner(base, env_cfg, 4) is not episode_runner(base, env_cfg, 3)
 
 
+def test_saez_evaluation_continues_its_runs_income_buffer(tmp_path):
+    """A saez planner is evaluated with the income buffer its run's economies
+    ended with (read from the checkpoint), not a fresh one: no warm-up."""
+    import jax
+
+    import jaxecon
+    from jaxecon.training.checkpoint import restore_subtree, save
+    from jaxecon.training.evaluate import SAEZ_MARKER, TAX, EpisodeRunner, evaluation_env_config
+    from jaxecon.training.ppo import PPO
+    from jaxecon.wrappers import unwrap_state
+
+    cfg = apply_phase(config_from_dict(tiny_taxed()), 2, planner="saez")
+    cfg = cfg.replace(general=dataclasses.replace(cfg.general, restore_agents=None))
+    ppo = PPO(cfg, jaxecon.make_from_config(cfg.env))
+    runner = jax.jit(ppo.init)(jax.random.key(0))
+    runner, _ = jax.jit(lambda r: ppo.rollout(r, 40, {"a": "random"}, record=False))(runner)  # 2 episodes
+    trained = unwrap_state(runner.env_state).components[TAX].saez
+    assert np.all(np.asarray(trained.saez_count) == 2 * 4 * 2)  # 2 episodes x 4 periods x 2 agents
+    save(tmp_path / "checkpoints", runner, cfg)
+
+    ev = EpisodeRunner(cfg, jaxecon.make_from_config(evaluation_env_config(cfg.env)), 6)
+    template = ev.saez_template()
+    saved = restore_subtree(tmp_path, template, SAEZ_MARKER)
+    for a, b in zip(jax.tree.leaves(saved), jax.tree.leaves(trained)):
+        np.testing.assert_array_equal(a, np.asarray(b))  # [4 training economies, ...]
+    start = jax.jit(ev._start_fn)(jax.random.key(1), jax.tree.map(lambda x: x[np.arange(6) % 4], saved))
+    got = unwrap_state(start.env_state).components[TAX].saez
+    for a, b in zip(jax.tree.leaves(got), jax.tree.leaves(saved)):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b)[np.arange(6) % 4])  # economy i: row i mod 4
+    with pytest.raises(ConfigError, match="arrays saved under"):
+        restore_subtree(tmp_path, template, ".components['Nothing'].saez")
+
+
 # ---------------------------------------------------------------- curves
 def _write_csv(path: pathlib.Path, rows: list) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)

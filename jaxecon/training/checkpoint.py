@@ -43,6 +43,7 @@ __all__ = [
     "resolve",
     "restore_agent_policy",
     "restore_runner",
+    "restore_subtree",
     "save",
 ]
 
@@ -199,6 +200,46 @@ def restore_runner(directory, ppo, cfg: TrainConfig, step=None):
             raise ConfigError(f"checkpoint {str(path)!r}: array {i} is {x.dtype}{list(x.shape)}, "
                               f"the config's runner expects {t.dtype}{list(t.shape)}")
         out.append(jnp.asarray(x))
+    return jax.tree_util.tree_unflatten(treedef, out)
+
+
+def restore_subtree(directory, template, marker: str):
+    """The arrays of one part of the ``RunnerState`` saved in ``directory``'s latest checkpoint.
+
+    The part is found by the path its leaves were saved under: the saved path
+    of the leaf at ``p`` in ``template`` ends with ``marker + keystr(p)``. So
+    a sub-state can be read without building the run's ``PPO``, e.g. the saez
+    tax model's memory of the economies with ``marker =
+    ".components['PeriodicBracketTax'].saez"``.
+
+    Args:
+        template: a pytree of arrays or ``ShapeDtypeStruct``s of ONE economy's
+            part (no batch axis).
+    Returns:
+        ``template``'s structure filled with the saved numpy arrays, each with
+        the run's leading economy axis ``[num_envs, *template shape]``.
+    Raises:
+        FileNotFoundError: no checkpoint; ConfigError: a leaf is missing or has
+            another dtype or trailing shape.
+    """
+    path = resolve(directory)
+    step = latest_step(path)
+    paths = _read(path, step, "meta")["paths"]
+    saved = None
+    out = []
+    leaves, treedef = jax.tree_util.tree_flatten_with_path(template)
+    for p, t in leaves:
+        want = marker + jax.tree_util.keystr(p)
+        hits = [i for i, q in enumerate(paths) if q.endswith(want)]
+        if len(hits) != 1:
+            raise ConfigError(f"checkpoint {str(path)!r} has {len(hits)} arrays saved under '...{want}' "
+                              "(expected one)")
+        saved = _read(path, step, "state") if saved is None else saved
+        x = np.asarray(saved[f"{hits[0]:06d}"])
+        if x.dtype != t.dtype or x.shape[1:] != tuple(t.shape):
+            raise ConfigError(f"checkpoint {str(path)!r}: '...{want}' is {x.dtype}{list(x.shape)}, "
+                              f"expected {t.dtype}[num_envs, {', '.join(map(str, t.shape))}]")
+        out.append(x)
     return jax.tree_util.tree_unflatten(treedef, out)
 
 

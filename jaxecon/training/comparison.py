@@ -14,8 +14,8 @@ and ``phase2-<planner>/``, directories of those, or single runs), groups them
 by planner (``curriculum.planner_of`` of each run's ``config.yaml``) and
 training seed (``trainer.seed``), and evaluates each run's latest checkpoint
 (``evaluate``: ``num_envs x episodes`` episodes of the run's own economy with
-its warm-ups finished, ``evaluation_env_config``; the saez economy after its
-warm-up episodes; every run with the same evaluation seed, so that the
+its warm-ups finished, ``evaluation_env_config``; the saez planner continues
+the income buffer of its run's economies, read from the checkpoint; every run with the same evaluation seed, so that the
 planners meet the same economies and random streams):
 
 - per planner (agents sampled, the learned planner sampled): per seed the
@@ -28,7 +28,9 @@ planners meet the same economies and random streams):
   its 95% confidence interval, and in % of the baseline;
 - phase 1's agents: ``trained (sampled)`` and ``trained (greedy)`` per seed
   (mean and interval over seeds), ``random`` and ``no-op`` once per economy
-  (they do not depend on the training seed; standard errors over episodes).
+  (they do not depend on the training seed; standard errors over episodes);
+  the same for the learned planner's phase-2 agents (``PHASE2_AGENT_ROWS``:
+  sampled, greedy and NO-OP, the planner sampling its rates).
 
 With one seed there is no interval over seeds: the tables give the standard
 error over that seed's episodes instead (``stderr``), as ``evaluate`` does
@@ -55,12 +57,13 @@ from jaxecon.training.curriculum import PLANNERS, planner_of, tax_component_kwar
 from jaxecon.training.evaluate import (
     episode_runner,
     evaluation_env_config,
+    SAEZ_MARKER,
     restore_policies,
-    saez_warmup_episodes,
     summarize_samples,
 )
+from jaxecon.training import checkpoint as ckpt
 
-__all__ = ["AGENT_ROWS", "EXTRA", "METRICS", "PAPER_2020", "PAPER_ECONOMY", "PAPER_ORDER", "PLANNER_LABELS",
+__all__ = ["AGENT_ROWS", "EXTRA", "PHASE2_AGENT_ROWS", "METRICS", "PAPER_2020", "PAPER_ECONOMY", "PAPER_ORDER", "PLANNER_LABELS",
            "RunInfo", "compare", "find_runs", "format_markdown", "format_text", "is_run_dir", "mean_ci",
            "write_outputs"]
 
@@ -82,6 +85,10 @@ EXTRA = (
 #: Phase 1's rows: (label, agents' mode, depends on the training seed).
 AGENT_ROWS = (("trained (sampled)", "sample", True), ("trained (greedy)", "greedy", True),
               ("random", "random", False), ("no-op", "noop", False))
+
+#: The same for the agents of the learned planner's phase-2 runs (the planner samples its rates).
+PHASE2_AGENT_ROWS = (("trained (sampled)", "sample", True), ("trained (greedy)", "greedy", True),
+                     ("no-op", "noop", False))
 
 #: The paper's 2020 figures (salesforce/ai-economist tutorials/assets/prod_eq_welfare.svg,
 #: 4-agent Gather-Trade-Build): equality x productivity and productivity in coin,
@@ -286,17 +293,19 @@ def compare(paths, *, num_envs: int = 32, episodes: int = 1, seed: int = 1000,
         "runs": [{"path": str(r.path), "planner": r.planner, "seed": r.seed, "phase1": r.phase1} for r in runs],
         "evaluation": {"num_envs": num_envs, "episodes": episodes, "seed": seed},
         "economy": _economy(runs[0].cfg), "paper_economy": PAPER_ECONOMY,
-        "agents": _agent_rows(phase1, num_envs, episodes, seed, say),
+        "agents": _agent_rows(phase1, AGENT_ROWS, num_envs, episodes, seed, say, "phase 1"),
+        "agents_phase2": _agent_rows(planners.get("learned", []), PHASE2_AGENT_ROWS, num_envs, episodes, seed,
+                                     say, "phase 2 (learned planner)"),
         "planners": {}, "differences": {}, "paper": PAPER_2020,
     }
     for planner, group in planners.items():
         per_seed = {}
         for r in group:
-            env_cfg = evaluation_env_config(r.cfg.env)
-            runner = episode_runner(r.cfg, env_cfg, num_envs)
-            per_seed[r.seed] = _row(runner, r, {"a": "sample", "p": "sample"}, seed, episodes,
-                                    saez_warmup_episodes(env_cfg), say, f"planner {planner}",
-                                    f"planner {planner}, seed {r.seed}")
+            runner = episode_runner(r.cfg, evaluation_env_config(r.cfg.env), num_envs)
+            template = runner.saez_template()  # the saez planner continues its run's income buffer
+            saez = None if template is None else ckpt.restore_subtree(r.path, template, SAEZ_MARKER)
+            per_seed[r.seed] = _row(runner, r, {"a": "sample", "p": "sample"}, seed, episodes, 0, say,
+                                    f"planner {planner}", f"planner {planner}, seed {r.seed}", saez=saez)
         result["planners"][planner] = _summary(per_seed)
     if "learned" in result["planners"]:
         for base, row in result["planners"].items():
@@ -319,10 +328,11 @@ def _check_pairing(planners: dict) -> None:
 
 
 def _row(runner, run: RunInfo, modes: dict, seed: int, episodes: int, warmup: int, say, economy: str,
-         label: str) -> dict:
+         label: str, saez=None) -> dict:
     t = time.perf_counter()
     params = restore_policies(run.path, runner)
-    samples = runner.run(params, modes, seed=seed, episodes=episodes, warmup=warmup, log=say, economy=economy)
+    samples = runner.run(params, modes, seed=seed, episodes=episodes, warmup=warmup, log=say, economy=economy,
+                         saez=saez)
     means, errs = summarize_samples(samples)
     say(f"  {label}: {_brief(means)}{f' (after {warmup} warm-up episodes)' if warmup else ''} "
         f"({time.perf_counter() - t:.1f} s)")
@@ -338,19 +348,21 @@ def _brief(means: dict) -> str:
     return ", ".join(out)
 
 
-def _agent_rows(phase1: list, num_envs: int, episodes: int, seed: int, say) -> dict:
+def _agent_rows(runs: list, spec: tuple, num_envs: int, episodes: int, seed: int, say, phase: str) -> dict:
+    """The agents of ``runs`` in each mode of ``spec`` (``AGENT_ROWS``): per seed where the
+    row depends on the training, once per economy otherwise."""
     rows = {}
     done_baselines = set()
-    for r in phase1:
+    for r in runs:
         env_cfg = evaluation_env_config(r.cfg.env)
         runner = episode_runner(r.cfg, env_cfg, num_envs)
-        for label, mode, per_seed in AGENT_ROWS:
+        for label, mode, per_seed in spec:
             if not per_seed:
                 if (id(runner), label) in done_baselines:
                     continue
                 done_baselines.add((id(runner), label))
-            row = _row(runner, r, {"a": mode, "p": "sample"}, seed, episodes, 0, say, "phase 1",
-                       f"phase 1, {label}" + (f", seed {r.seed}" if per_seed else ""))
+            row = _row(runner, r, {"a": mode, "p": "sample"}, seed, episodes, 0, say, phase,
+                       f"{phase}, {label}" + (f", seed {r.seed}" if per_seed else ""))
             rows.setdefault(label, {})[r.seed] = row
     return {label: _summary(per_seed) for label, per_seed in rows.items()}
 
@@ -406,11 +418,12 @@ def format_text(result: dict) -> str:
                         + [_signed(row, k, u) + ("" if u == "%" else f" ({_percent(row, k)}%)")
                            for _, k, u in cols])
         lines += ["", "paired by seed:", _table(head, body)]
-    if result["agents"]:
-        acols = [EXTRA[0]] + list(METRICS[1:3])
-        head = ["phase 1 agents"] + [f"{n} ({u})" for n, _, u in acols]
-        body = [[label] + [_cell(row, k, u) for _, k, u in acols] for label, row in result["agents"].items()]
-        lines += ["", _table(head, body)]
+    for key, title in (("agents", "phase 1 agents"), ("agents_phase2", "phase 2 agents (learned planner)")):
+        if result.get(key):
+            acols = [EXTRA[0]] + list(METRICS[1:3])
+            head = [title] + [f"{n} ({u})" for n, _, u in acols]
+            body = [[label] + [_cell(row, k, u) for _, k, u in acols] for label, row in result[key].items()]
+            lines += ["", _table(head, body)]
     return "\n".join(lines)
 
 
@@ -499,12 +512,16 @@ def format_markdown(result: dict) -> str:
                      _signed(row, METRICS[3][1], "utility")]
             out.append("| " + " | ".join(cells) + " |")
         out.append("")
-    if result["agents"]:
-        out += ["## Phase 1: the agents against random actions and NO-OP", "",
-                "Trained rows: " + _lower_first(_spread(_seeds(result["agents"])).split(";")[0])
-                + ". Random and no-op do not depend on the training seed: ± the standard error over episodes.",
+    for key, title in (("agents", "Phase 1: the agents against random actions and NO-OP"),
+                       ("agents_phase2", "Phase 2: the learned planner's agents, sampled and greedy, against NO-OP")):
+        if not result.get(key):
+            continue
+        out += [f"## {title}", "",
+                "Trained rows: " + _lower_first(_spread(_seeds(result[key])).split(";")[0])
+                + ". Rows that do not depend on the training seed (random, no-op): ± the standard error "
+                "over episodes.",
                 "", "| policy | agents' return (per agent) | productivity (coin) | equality (%) |", "|---|---|---|---|"]
-        for label, row in result["agents"].items():
+        for label, row in result[key].items():
             out.append(f"| {label} | {_cell(row, EXTRA[0][1], 'utility')} | {_cell(row, METRICS[1][1], 'coin')} "
                        f"| {_cell(row, METRICS[2][1], '%', 3)} |")
         out.append("")

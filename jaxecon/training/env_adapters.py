@@ -258,9 +258,14 @@ class JaxeconAdapter:
             out["p"] = jnp.zeros(shape, jnp.int32)
         return out
 
-    def reset(self, key):
-        """``(obs, state)`` of ``num_envs`` fresh economies (see the module docstring)."""
-        obs, state = self._wrapped.reset(key, self.params)
+    def reset(self, key, prev_state=None):
+        """``(obs, state)`` of ``num_envs`` fresh economies (see the module docstring).
+
+        ``prev_state``: an adapter state whose economies the new ones continue
+        in what Foundation keeps across episodes (completions, the energy
+        warm-up integrator, the saez buffers), as the auto-reset does.
+        """
+        obs, state = self._wrapped.reset(key, self.params, prev_state)
         return self._obs(obs), state
 
     def step(self, key, state, actions):

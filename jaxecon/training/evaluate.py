@@ -61,10 +61,17 @@ from jaxecon.training import checkpoint as ckpt
 from jaxecon.training.config import TrainConfig, TrainerConfig, config_from_dict
 from jaxecon.training.curriculum import tax_component_kwargs
 from jaxecon.training.ppo import ACT_MODES, PPO
+from jaxecon.wrappers.base import replace_inner_state, unwrap_state
 
 __all__ = ["AGENT_ROWS", "COLUMNS", "SCHEDULES", "EpisodeRunner", "episode_runner", "evaluate",
            "evaluation_env_config", "format_table", "restore_policies", "run_rows", "saez_warmup_episodes",
            "summarize_samples"]
+
+TAX = "PeriodicBracketTax"
+
+#: The saved path of the saez tax model's memory inside a runner's economies
+#: (``checkpoint.restore_subtree``).
+SAEZ_MARKER = f".components['{TAX}'].saez"
 
 #: (row label, agents' mode) of the policy comparison.
 AGENT_ROWS = (("trained (sampled)", "sample"), ("trained (greedy)", "greedy"),
@@ -175,13 +182,28 @@ class EpisodeRunner:
         self.groups = tuple(s.group.name for s in self.ppo.setups)
         self.trained = tuple(s.group.name for s in self.ppo.setups if s.trained)
         self._start = self._compiled = self._policy_shapes = None
+        self._start_saez = None
         self.compile_s = None
 
-    def _start_fn(self, key) -> EvalState:
+    def _start_fn(self, key, saez=None) -> EvalState:
         # the keys of PPO.init: the same seed gives the economies and actions of ppo.init(key)
         _, k_env, k_run = jax.random.split(key, 3)
-        obs, env_state = self.ppo.adapter.reset(k_env)
+        adapter = self.ppo.adapter
+        obs, env_state = adapter.reset(k_env)
+        if saez is not None:  # continue the saez memory of a trained run's economies
+            inner = unwrap_state(env_state)
+            tax = inner.components[TAX].replace(saez=saez)
+            inner = inner.replace(components={**inner.components, TAX: tax})
+            obs, env_state = adapter.reset(k_env, prev_state=replace_inner_state(env_state, inner))
         return EvalState(env_state, obs, self.ppo.init_carry(), jnp.ones((self.num_envs,), bool), k_run)
+
+    def saez_template(self):
+        """The ``ShapeDtypeStruct``s of one economy's saez memory (``SaezState``), or None
+        when the economy's tax model is not saez."""
+        state = jax.eval_shape(self.ppo.adapter.reset, jax.random.key(0))[1]
+        saez = getattr(unwrap_state(state).components.get(TAX), "saez", None)
+        return None if saez is None else jax.tree.map(
+            lambda x: jax.ShapeDtypeStruct(x.shape[1:], x.dtype), saez)
 
     def _act(self, params: dict, modes: dict, st: EvalState, key):
         """PPO.act with traced modes: per group, ``lax.switch`` over ``ACT_MODES``."""
@@ -214,19 +236,29 @@ class EpisodeRunner:
         out.update({f"episode/{k}": v for k, v in last["episode_metrics"].items()})
         return st, out
 
-    def compile(self, params: dict, log: Optional[Callable] = None, economy: str = "") -> float:
-        """Compile the reset and the episode for these parameters' shapes (once; later calls return at once).
+    def compile(self, params: dict, log: Optional[Callable] = None, economy: str = "",
+                saez: bool = False) -> float:
+        """Compile the reset (continuing a saez memory when ``saez``) and the episode
+        for these parameters' shapes (once each; later calls return at once).
 
         Returns the compile time in seconds (0 when already compiled).
         """
-        if self._compiled is not None:
+        if self._compiled is not None and (self._start_saez if saez else self._start) is not None:
             return 0.0
         if log is not None:
             log(f"compiling the evaluation episode{' of ' + economy if economy else ''} "
                 f"({self.num_envs} economies x {self.episode_length} steps) ...")
         t = time.perf_counter()
         key = jax.random.key(0)
-        self._start = jax.jit(self._start_fn).lower(key).compile()
+        if saez:
+            template = jax.tree.map(lambda x: jax.ShapeDtypeStruct((self.num_envs,) + x.shape, x.dtype),
+                                    self.saez_template())
+            self._start_saez = jax.jit(self._start_fn).lower(key, template).compile()
+        else:
+            self._start = jax.jit(self._start_fn).lower(key).compile()
+        if self._compiled is not None:
+            self.compile_s += time.perf_counter() - t
+            return time.perf_counter() - t
         st = jax.eval_shape(self._start_fn, key)
         modes = {g: jnp.zeros((), jnp.int32) for g in self.groups}
         self._compiled = jax.jit(self._episode_fn).lower(params, modes, st).compile()
@@ -236,7 +268,7 @@ class EpisodeRunner:
         return self.compile_s
 
     def run(self, params: dict, modes: dict, *, seed: int, episodes: int, warmup: int = 0,
-            log: Optional[Callable] = None, economy: str = "") -> dict:
+            log: Optional[Callable] = None, economy: str = "", saez=None) -> dict:
         """``warmup`` + ``episodes`` episodes from fresh economies; the last ``episodes`` measured.
 
         Args:
@@ -247,6 +279,11 @@ class EpisodeRunner:
             episodes, warmup: measured and warm-up episodes (the economies'
                 carry-over, e.g. the saez buffer, continues across them).
             log, economy: where to report compiling, and the economy's name in it.
+            saez: the saez tax model's memory (``SaezState`` arrays with a
+                leading economy axis, e.g. ``checkpoint.restore_subtree`` of a
+                trained run) that the economies continue, as after that run's
+                last episode (economy i takes row i modulo their number); None:
+                fresh economies.
         Returns:
             ``{metric key: float64 [episodes * num_envs]}``: per measured
             episode the agents' mean return (``a/episode_return``), the
@@ -263,14 +300,18 @@ class EpisodeRunner:
         if bad:
             raise ValueError(f"modes must be in {ACT_MODES}, got {bad}")
         params = {g: params[g] for g in self.trained}
-        self.compile(params, log, economy)
+        self.compile(params, log, economy, saez=saez is not None)
         idx = {}
         for g in self.groups:
             mode = modes.get(g, "sample")
             if g not in self.trained and mode != "noop":
                 mode = "random"  # as PPO.act: a group without a network acts at random
             idx[g] = jnp.asarray(ACT_MODES.index(mode), jnp.int32)
-        st = self._start(jax.random.key(seed))
+        if saez is None:
+            st = self._start(jax.random.key(seed))
+        else:
+            rows = np.arange(self.num_envs) % len(jax.tree.leaves(saez)[0])
+            st = self._start_saez(jax.random.key(seed), jax.tree.map(lambda x: jnp.asarray(x[rows]), saez))
         samples = {}
         for ep in range(warmup + episodes):
             st, out = self._compiled(params, idx, st)
