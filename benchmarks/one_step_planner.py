@@ -17,27 +17,15 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import math
+import os
 import pathlib
 import resource
 import time
-
-import numpy as np
 
 
 def _cpu_s() -> float:
     r = resource.getrusage(resource.RUSAGE_SELF)
     return r.ru_utime + r.ru_stime
-
-
-def mean_ci(values) -> tuple:
-    """(mean, half-width of the 95% Student-t interval) of ``values`` (NaN width for one value)."""
-    from scipy import stats
-
-    v = np.asarray(values, np.float64)
-    if len(v) < 2:
-        return float(v.mean()), math.nan
-    return float(v.mean()), float(stats.t.ppf(0.975, len(v) - 1) * v.std(ddof=1) / math.sqrt(len(v)))
 
 
 def main(argv=None) -> int:
@@ -48,42 +36,28 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
 
     from jaxecon.training.config import load_train_config
-    from jaxecon.training.one_step import SCHEDULES, compare_run
+    from jaxecon.training.one_step import compare_runs, format_text
     from jaxecon.training.trainer import train
 
     out = pathlib.Path(args.out)
-    rows = []
+    costs = {}
     for seed in args.seeds:
         cfg = load_train_config("one_step")
         cfg = cfg.replace(trainer=dataclasses.replace(cfg.trainer, seed=seed))
         if args.episodes is not None:
             cfg = cfg.replace(general=dataclasses.replace(cfg.general, episodes=args.episodes))
-        run = out / f"seed{seed}"
         t, c = time.perf_counter(), _cpu_s()
-        res = train(cfg, run, progress=False)
-        wall, cpu = time.perf_counter() - t, _cpu_s() - c
-        cmp = compare_run(run)
-        obj = cmp["objective"]
-        row = {"seed": seed, "train_wall_s": wall, "train_cpu_s": cpu, "env_steps": res["env_steps"],
-               "compile_s": res["compile_s"], **cmp,
-               "share_of_optimum": obj["learned"] / obj["gradient optimum"],
-               "minus_saez": obj["learned"] - obj["Saez"]}
-        rows.append(row)
-        print(f"seed {seed}: {res['env_steps']:,} env steps, {wall:.0f} s wall, {cpu:.0f} CPU-s; "
-              + ", ".join(f"{s} {obj[s]:.3f}" for s in SCHEDULES)
-              + f"; learned / optimum {row['share_of_optimum']:.3f}", flush=True)
-        print(f"  learned rates {np.round(cmp['rates']['learned'], 2).tolist()}; "
-              f"optimum {np.round(cmp['rates']['gradient optimum'], 2).tolist()}; "
-              f"Saez {np.round(cmp['rates']['Saez'], 2).tolist()}", flush=True)
-    share = mean_ci([r["share_of_optimum"] for r in rows])
-    margin = mean_ci([r["minus_saez"] for r in rows])
-    summary = {"seeds": args.seeds, "rows": rows,
-               "share_of_optimum": {"mean": share[0], "ci95": share[1]},
-               "minus_saez": {"mean": margin[0], "ci95": margin[1]}}
-    print(f"learned / gradient optimum: {share[0]:.3f} +- {share[1]:.3f} (95% CI over {len(rows)} seeds)")
-    print(f"learned - Saez: {margin[0]:+.3f} +- {margin[1]:.3f}")
+        res = train(cfg, out / f"seed{seed}", progress=False)
+        costs[seed] = {"train_wall_s": time.perf_counter() - t, "train_cpu_s": _cpu_s() - c,
+                       "env_steps": res["env_steps"], "compile_s": res["compile_s"]}
+        print(f"seed {seed}: {res['env_steps']:,} env steps in {costs[seed]['train_wall_s']:.0f} s wall, "
+              f"{costs[seed]['train_cpu_s']:.0f} CPU-s (load {os.getloadavg()[0]:.1f})", flush=True)
+    result = compare_runs([out / f"seed{s}" for s in args.seeds], log=print)
+    for row in result["runs"]:
+        row.update(costs[row["seed"]])
+    print(format_text(result))
     out.mkdir(parents=True, exist_ok=True)
-    (out / "one_step_planner.json").write_text(json.dumps(summary, indent=1))
+    (out / "one_step_planner.json").write_text(json.dumps(result, indent=1))
     return 0
 
 

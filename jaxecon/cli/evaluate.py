@@ -24,6 +24,12 @@ phase 1's agents against random and NO-OP. It writes ``evaluation.json``,
 ``learning_curves.png`` (the curriculum over seeds,
 ``jaxecon.training.plots``) to ``--out`` (default: the directory the RUNs
 share). Progress (which economy compiles, each row) is printed as it goes.
+
+Runs of the one-step economy (``jaxecon train --config one_step``) are scored
+as ``jaxecon.training.one_step`` does: the planner's greedy rates against the
+gradient optimum, Saez, US federal and the free market, every schedule with
+the agents' exact best responses; over several runs the learned share of the
+optimum and the margin over Saez with 95% confidence intervals.
 """
 
 from __future__ import annotations
@@ -57,7 +63,15 @@ def add_arguments(p) -> None:
 
 def cmd_evaluate(args, parser) -> int:
     """Run ``jaxecon evaluate``; a missing checkpoint or run exits through ``parser.error``."""
-    from jaxecon.training.comparison import is_run_dir
+    from jaxecon.training.comparison import find_runs, is_run_dir
+    from jaxecon.training.one_step import is_one_step
+
+    try:
+        runs = find_runs(args.runs)
+    except (FileNotFoundError, ValueError) as exc:
+        parser.error(str(exc))
+    if all(is_one_step(r.cfg.env) for r in runs):
+        return _one_step(args, parser, [r.path for r in runs])
 
     first = pathlib.Path(args.runs[0])
     single = len(args.runs) == 1 and (is_run_dir(first) or (first.name == "checkpoints" and is_run_dir(first.parent)))
@@ -67,6 +81,20 @@ def cmd_evaluate(args, parser) -> int:
         parser.error("--schedules/--no-schedules apply to a single training run; a protocol evaluates "
                      "each planner with the agents trained under it")
     return _protocol(args, parser)
+
+
+def _one_step(args, parser, runs) -> int:
+    from jaxecon.cli.output import write_json
+    from jaxecon.training.one_step import compare_runs, format_text
+
+    try:
+        res = compare_runs(runs, log=lambda s: print(s, flush=True))
+    except (FileNotFoundError, ValueError) as exc:
+        parser.error(str(exc))
+    print(format_text(res))
+    if args.json:
+        write_json(args.json, res)
+    return 0
 
 
 def _single(args, parser) -> int:
