@@ -102,6 +102,11 @@ def test_phase2_planners_differ_only_in_taxes_and_read_back_from_the_saved_confi
     assert planner_of(apply_phase(ref_p1, 2, planner="saez")) == "saez"
     with pytest.raises(ConfigError, match="random"):
         apply_phase(ref_p1, 2)
+    with pytest.raises(ConfigError, match="phase must be 1 or 2"):
+        apply_phase(cfg, 3)
+    for phase in (1, 2):  # the one-step economy has no curriculum: its own commands are named
+        with pytest.raises(ConfigError, match="no curriculum phases.*--config one_step"):
+            apply_phase(load_train_config("one_step"), phase)
 
 
 def test_cli_planner_choices_are_the_curriculums():

@@ -64,7 +64,7 @@ def add_arguments(p) -> None:
 def cmd_evaluate(args, parser) -> int:
     """Run ``jaxecon evaluate``; a missing checkpoint or run exits through ``parser.error``."""
     from jaxecon.training.comparison import find_runs, is_run_dir
-    from jaxecon.training.one_step import is_one_step
+    from jaxecon.training.curriculum import is_one_step
 
     try:
         runs = find_runs(args.runs)

@@ -24,7 +24,7 @@ __all__ = ["add_arguments", "cmd_reproduce"]
 def add_arguments(p) -> None:
     """``jaxecon reproduce``'s options."""
     p.add_argument("--config", default="default",
-                   help="training config: a YAML file or a built-in name (default, phase1, phase2)")
+                   help="a gather-trade-build training config: a YAML file or a built-in name (default, phase1, phase2)")
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], help="training seeds (0 1 2)")
     p.add_argument("--out", required=True, help="the protocol's directory (seed<k>/ per seed, the evaluation)")
     p.add_argument("--planners", nargs="+", choices=PLANNERS, default=list(PLANNERS),

@@ -4,13 +4,14 @@
     jaxecon train --phase 2                # then phase 2 from its checkpoint (taxes, planner learns)
     jaxecon train --phase 2 --planner saez # phase 2 under the Saez formula (agents learn, planner fixed)
     jaxecon train --config phase1          # the reference's phase 1 (25M steps), then --config phase2
+    jaxecon train --config one_step        # the one-step economy: agents and planner learn together
     jaxecon train --config my.yaml --resume runs/default/phase1
     jaxecon train --devices 8              # the economies split over 8 GPUs (default: every device)
     jaxecon train --coordinator 10.0.0.1:1234 --num-processes 4 --process-id I   # on host I of 4
 
-``--config`` is a YAML file or a built-in name (``default``, ``phase1``,
-``phase2``: ``jaxecon/training/configs/``); ``--phase`` switches any config
-to that curriculum phase (``jaxecon.training.curriculum.apply_phase``) and
+``--config`` is a YAML file or a built-in name (``default``, ``one_step``,
+``phase1``, ``phase2``: ``jaxecon/training/configs/``); ``--phase`` switches
+a gather-trade-build config to that curriculum phase (``jaxecon.training.curriculum.apply_phase``) and
 ``--planner`` picks phase 2's tax policy (``learned``, the default, or the
 fixed ``saez``, ``us-federal``, ``free-market``; the agents train under each).
 ``--resume`` continues a run from its latest checkpoint, bit for bit (without
@@ -53,7 +54,7 @@ __all__ = ["add_arguments", "cmd_train", "phase1_command"]
 def add_arguments(p) -> None:
     """``jaxecon train``'s options."""
     p.add_argument("--config", default=None,
-                   help="training config: a YAML file or a built-in name (default, phase1, phase2); "
+                   help="training config: a YAML file or a built-in name (default, one_step, phase1, phase2); "
                         "default: 'default', or the checkpoint's with --resume")
     p.add_argument("--phase", type=int, choices=(1, 2), default=None,
                    help="switch the config to curriculum phase 1 (no taxes, energy warm-up) or 2 "

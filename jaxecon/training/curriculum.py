@@ -46,9 +46,14 @@ import jax.numpy as jnp
 from jaxecon.training.config import ConfigError, TrainConfig
 
 __all__ = ["PLANNERS", "PLANNER_TAXES", "TAX_COMPONENT", "apply_phase", "default_restore_path",
-           "piecewise_schedule", "planner_of", "run_dir_name", "run_label", "tax_component_kwargs"]
+           "is_one_step", "piecewise_schedule", "planner_of", "run_dir_name", "run_label", "tax_component_kwargs"]
 
 TAX_COMPONENT = "PeriodicBracketTax"
+
+
+def is_one_step(env: dict) -> bool:
+    """Whether a training config's ``env`` is the one-step economy (it has no curriculum)."""
+    return env.get("scenario_name") == "one-step-economy"
 
 #: The phase-2 planners, in the order of the comparison (the learned one first).
 PLANNERS = ("learned", "saez", "us-federal", "free-market")
@@ -132,6 +137,10 @@ def apply_phase(cfg: TrainConfig, phase: int, planner: str = "learned") -> Train
     """
     if phase not in (1, 2):
         raise ConfigError(f"phase must be 1 or 2, got {phase!r}")
+    if is_one_step(cfg.env):
+        raise ConfigError("the one-step economy has no curriculum phases (its planner learns beside the agents "
+                          "from the start): train it with 'jaxecon train --config one_step', score runs with "
+                          "'jaxecon evaluate RUN [RUN ...]' or 'python benchmarks/one_step_planner.py'")
     _check_planner(planner)
     env = copy.deepcopy(cfg.env)
     tax = tax_component_kwargs(env)

@@ -45,21 +45,16 @@ import numpy as np
 
 import jaxecon
 from jaxecon.components.tax_schedules import US_FEDERAL_RATES
-from jaxecon.training.curriculum import tax_component_kwargs
+from jaxecon.training.curriculum import is_one_step, tax_component_kwargs
 from jaxecon.wrappers.base import unwrap_state
 
 __all__ = ["SCHEDULES", "analysis_env_config", "compare", "compare_run", "compare_runs", "format_text",
-           "is_one_step", "planner_rates"]
+           "planner_rates"]
 
 #: The schedules ``compare`` scores, in the order of its table.
 SCHEDULES = ("learned", "gradient optimum", "Saez", "US federal", "free market")
 
 _TAX = "PeriodicBracketTax"
-
-
-def is_one_step(env: dict) -> bool:
-    """Whether a training config's ``env`` is the one-step economy."""
-    return env.get("scenario_name") == "one-step-economy"
 
 
 def analysis_env_config(env: dict) -> dict:

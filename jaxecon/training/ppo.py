@@ -408,7 +408,7 @@ class PPO:
             (total, aux), grads = jax.value_and_grad(loss_fn, has_aux=True)(ps.params, mb)
             updates, opt_state = tx.update(grads, ps.opt_state, ps.params)
             updates = jax.tree.map(lambda u: -lr * u, updates)
-            aux = {**aux, "total_loss": total, "grad_norm": optax.global_norm(grads)}
+            aux = {**aux, "total_loss": total, "grad_norm": optax.tree.norm(grads)}
             return PolicyState(optax.apply_updates(ps.params, updates), opt_state), aux
 
         def epoch(ps, k):
