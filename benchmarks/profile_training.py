@@ -46,7 +46,7 @@ import jax
 import jax.numpy as jnp
 
 import jaxecon
-from jaxecon.foundation.compilation_cache import enable_persistent_cache
+from jaxecon.compilation_cache import enable_persistent_cache
 from jaxecon.training.config import load_train_config
 from jaxecon.training.networks import _ConvTorso, spatial_leaves
 from jaxecon.training.ppo import PPO

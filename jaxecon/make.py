@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import inspect
 
+from jaxecon.compilation_cache import enable_persistent_cache
 from jaxecon.core.component import Component
 from jaxecon.core.env import BaseEnvironment, parse_components
 from jaxecon.core.registry import component_registry, scenario_registry
@@ -65,6 +66,9 @@ def build_scenario(cls, kwargs: dict, host_components: bool = False) -> BaseEnvi
             runs their hooks between jitted calls, passes True.
     Raises:
         as ``make``.
+
+    The first call in a process turns JAX's persistent compilation cache on
+    (``jaxecon.compilation_cache``: ``$JAXECON_COMPILATION_CACHE``, 0 to opt out).
     """
     allowed = allowed_kwargs(cls)
     unknown = sorted(set(kwargs) - set(allowed))
@@ -72,6 +76,7 @@ def build_scenario(cls, kwargs: dict, host_components: bool = False) -> BaseEnvi
         raise TypeError(
             f"unknown keyword argument(s) {unknown} for scenario {cls.name!r}; allowed: {allowed}"
         )
+    enable_persistent_cache()
     env = cls(**kwargs)
     hosted = [c.name for c in env.components if c.runs_on_host]
     if hosted and not host_components:

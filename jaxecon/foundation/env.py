@@ -22,7 +22,6 @@ from jaxecon.dense_log import recursive_cast
 from jaxecon.foundation import formats
 from jaxecon.foundation._convert import as_index, key_data, seed_state_to_key
 from jaxecon.foundation.agent_views import BasicMobileAgent, BasicPlanner
-from jaxecon.foundation.compilation_cache import enable_persistent_cache
 from jaxecon.foundation.cpu_runtime import configure_cpu_runtime
 from jaxecon.foundation.engine import engine_for
 from jaxecon.foundation.env_attributes import EnvAttributes
@@ -42,8 +41,8 @@ class FoundationEnv(EnvAttributes):
     one jitted call and one transfer back per step, the state kept on the
     device between steps. Environments built with the same scenario and
     keyword arguments share the engine, so only the first one in a process
-    compiles (and, with the persistent compilation cache that the shim turns
-    on, see ``jaxecon.foundation.compilation_cache``, a new process loads the
+    compiles (and, with the persistent compilation cache that ``jaxecon.make``
+    turns on, see ``jaxecon.compilation_cache``, a new process loads the
     executables). See the package docstring for what differs from Foundation.
     Foundation's other attribute names (``name``, ``_components``,
     ``_dense_log``, the scenario's attributes, ...) come from ``EnvAttributes``.
@@ -75,7 +74,6 @@ class FoundationEnv(EnvAttributes):
         host (``{name: callable}``, see ``jaxecon.foundation.host_engine``)."""
         self._config = (None, copy.deepcopy(kwargs))
         configure_cpu_runtime()  # before anything creates JAX's backend
-        enable_persistent_cache()
         core = build_scenario(core_cls, kwargs, host_components=True)
         self._core = core
         self._extra_state_fields = {}  # agent idx -> {key: value} written by host code

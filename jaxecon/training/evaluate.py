@@ -56,7 +56,7 @@ from flax import struct
 
 import jaxecon
 from jaxecon.components.saez import SAEZ_BUFFER_SIZE
-from jaxecon.foundation.compilation_cache import enable_persistent_cache
+from jaxecon.compile_notice import CompileNotice
 from jaxecon.training import checkpoint as ckpt
 from jaxecon.training.config import TrainConfig, TrainerConfig, config_from_dict
 from jaxecon.training.curriculum import tax_component_kwargs
@@ -172,7 +172,6 @@ class EpisodeRunner:
     """
 
     def __init__(self, cfg: TrainConfig, env, num_envs: int, episode_length: Optional[int] = None):
-        enable_persistent_cache()  # as the trainer: a later evaluation of this economy loads the program
         self.episode_length = int(env.episode_length if episode_length is None else episode_length)
         self.num_envs = int(num_envs)
         # one rollout of an episode per "update"; no SGD here, so one minibatch of any size
@@ -245,27 +244,24 @@ class EpisodeRunner:
         """
         if self._compiled is not None and (self._start_saez if saez else self._start) is not None:
             return 0.0
-        if log is not None:
-            log(f"compiling the evaluation episode{' of ' + economy if economy else ''} "
-                f"({self.num_envs} economies x {self.episode_length} steps) ...")
-        t = time.perf_counter()
-        key = jax.random.key(0)
-        if saez:
-            template = jax.tree.map(lambda x: jax.ShapeDtypeStruct((self.num_envs,) + x.shape, x.dtype),
-                                    self.saez_template())
-            self._start_saez = jax.jit(self._start_fn).lower(key, template).compile()
-        else:
-            self._start = jax.jit(self._start_fn).lower(key).compile()
-        if self._compiled is not None:
-            self.compile_s += time.perf_counter() - t
-            return time.perf_counter() - t
-        st = jax.eval_shape(self._start_fn, key)
-        modes = {g: jnp.zeros((), jnp.int32) for g in self.groups}
-        self._compiled = jax.jit(self._episode_fn).lower(params, modes, st).compile()
-        self.compile_s = time.perf_counter() - t
-        if log is not None:
-            log(f"  compiled in {self.compile_s:.1f} s")
-        return self.compile_s
+        what = (("the saez reset and " if saez else "the reset and ") if self._compiled is None else
+                ("the saez reset of " if saez else "the reset of "))
+        what += f"the evaluation episode{' of ' + economy if economy else ''} " \
+                f"({self.num_envs} economies x {self.episode_length} steps)"
+        with CompileNotice(what, log) as notice:
+            key = jax.random.key(0)
+            if saez:
+                template = jax.tree.map(lambda x: jax.ShapeDtypeStruct((self.num_envs,) + x.shape, x.dtype),
+                                        self.saez_template())
+                self._start_saez = jax.jit(self._start_fn).lower(key, template).compile()
+            else:
+                self._start = jax.jit(self._start_fn).lower(key).compile()
+            if self._compiled is None:
+                st = jax.eval_shape(self._start_fn, key)
+                modes = {g: jnp.zeros((), jnp.int32) for g in self.groups}
+                self._compiled = jax.jit(self._episode_fn).lower(params, modes, st).compile()
+        self.compile_s = (self.compile_s or 0.0) + notice.seconds
+        return notice.seconds
 
     def run(self, params: dict, modes: dict, *, seed: int, episodes: int, warmup: int = 0,
             log: Optional[Callable] = None, economy: str = "", saez=None) -> dict:

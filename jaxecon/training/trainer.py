@@ -22,10 +22,11 @@ computes its share of the economies and takes part in each checkpoint,
 and process 0 alone writes ``config.yaml``, the logs, the PNG and
 ``summary.json`` and shows the progress bar.
 
-The update is compiled once per run; JAX's persistent compilation cache is
-turned on as for the Foundation shim (``jaxecon.foundation.compilation_cache``:
-``$JAXECON_COMPILATION_CACHE``, ``0`` to opt out), so a resumed or repeated run
-skips the compilation.
+The update is compiled once per run, saying so (``jaxecon.compile_notice``);
+JAX's persistent compilation cache is turned on as by ``jaxecon.make``
+(``jaxecon.compilation_cache``: ``$JAXECON_COMPILATION_CACHE``, ``0`` to opt
+out; here too for other libraries' environments), so a resumed or repeated
+run skips the compilation.
 
 A run with ``general.restore_agents`` (phase 2) starts its agents' network
 from that checkpoint (a fresh optimiser, as the reference restores weights
@@ -56,7 +57,8 @@ import jax
 import numpy as np
 
 import jaxecon
-from jaxecon.foundation.compilation_cache import enable_persistent_cache
+from jaxecon.compilation_cache import enable_persistent_cache
+from jaxecon.compile_notice import CompileNotice
 from jaxecon.training import checkpoint as ckpt
 from jaxecon.training import distributed
 from jaxecon.training.config import ConfigError, TrainConfig
@@ -177,7 +179,8 @@ def train(cfg: TrainConfig, out_dir=None, *, env=None, resume=None, progress: bo
         env: the environment (default ``jaxecon.make_from_config(cfg.env)``);
             any env ``PPO`` accepts.
         resume: a run directory (or its ``checkpoints/``) to continue from.
-        progress: show a tqdm progress bar (steps/s, ETA).
+        progress: show a tqdm progress bar (steps/s, ETA). What compiles is
+            said either way (``jaxecon.compile_notice``), by process 0.
         max_updates: stop after this many updates in this call (the run's
             length stays ``cfg.num_updates``; used to interrupt runs in tests).
         tensorboard, plot: write TensorBoard events / the learning-curve PNG.
@@ -229,12 +232,14 @@ def train(cfg: TrainConfig, out_dir=None, *, env=None, resume=None, progress: bo
         out.mkdir(parents=True, exist_ok=True)
         _write_yaml(out / "config.yaml", cfg.to_dict())
 
-    t0 = time.perf_counter()
-    if par is None:
-        update = jax.jit(ppo.update, donate_argnums=0).lower(runner).compile()
-    else:
-        update = par.compile_update(ppo, runner)
-    compile_s = time.perf_counter() - t0
+    what = (f"the training update ({cfg.trainer.num_envs} economies x {cfg.trainer.rollout_fragment_length} "
+            f"steps, then SGD{f', over {len(devices)} devices' if par is not None else ''})")
+    with CompileNotice(what, print if main else None) as notice:
+        if par is None:
+            update = jax.jit(ppo.update, donate_argnums=0).lower(runner).compile()
+        else:
+            update = par.compile_update(ppo, runner)
+    compile_s = notice.seconds
     first = int(runner.updates)
     logger = None
     if main:
