@@ -125,6 +125,15 @@ def test_cli_planner_choices_are_the_curriculums():
 
 
 # ---------------------------------------------------------------- statistics
+def test_a_float32_zero_prints_as_zero():
+    from jaxecon.training.evaluate import brief, shown
+
+    assert shown(-2.98e-08) == 0.0 and shown(3e-6) == 3e-6 and shown(np.float32(0.5)) == 0.5
+    means = {"episode/social/equality": np.float32(-2.98e-08), "episode/social/productivity": 0.0,
+             "episode/social_welfare/coin_eq_times_productivity": 90.031}
+    assert brief(means) == "equality x productivity 90.03, productivity 0, equality 0%"
+
+
 def test_mean_ci_is_students_t():
     from jaxecon.training.comparison import mean_ci
 

@@ -55,10 +55,13 @@ import numpy as np
 from jaxecon.training.config import TrainConfig, config_from_dict
 from jaxecon.training.curriculum import PLANNERS, planner_of, tax_component_kwargs
 from jaxecon.training.evaluate import (
+    BRIEF_METRICS,
+    brief,
     episode_runner,
     evaluation_env_config,
     SAEZ_MARKER,
     restore_policies,
+    shown,
     summarize_samples,
 )
 from jaxecon.training import checkpoint as ckpt
@@ -68,10 +71,7 @@ __all__ = ["AGENT_ROWS", "EXTRA", "PHASE2_AGENT_ROWS", "METRICS", "PAPER_2020", 
            "write_outputs"]
 
 #: (name, metric key, unit) of the comparison's columns.
-METRICS = (
-    ("equality x productivity", "episode/social_welfare/coin_eq_times_productivity", "coin"),
-    ("productivity", "episode/social/productivity", "coin"),
-    ("equality", "episode/social/equality", "%"),
+METRICS = BRIEF_METRICS + (
     ("inverse-income-weighted utility", "episode/social_welfare/inv_income_weighted_utility", "utility"),
 )
 
@@ -334,18 +334,9 @@ def _row(runner, run: RunInfo, modes: dict, seed: int, episodes: int, warmup: in
     samples = runner.run(params, modes, seed=seed, episodes=episodes, warmup=warmup, log=say, economy=economy,
                          saez=saez)
     means, errs = summarize_samples(samples)
-    say(f"  {label}: {_brief(means)}{f' (after {warmup} warm-up episodes)' if warmup else ''} "
+    say(f"  {label}: {brief(means)}{f' (after {warmup} warm-up episodes)' if warmup else ''} "
         f"({time.perf_counter() - t:.1f} s)")
     return {"metrics": means, "stderr": errs, "episodes": len(next(iter(samples.values()))), "run": str(run.path)}
-
-
-def _brief(means: dict) -> str:
-    out = []
-    for name, key, unit in METRICS[:3]:
-        if key in means:
-            v = means[key] * (100 if unit == "%" else 1)
-            out.append(f"{name} {v:.4g}{'%' if unit == '%' else ''}")
-    return ", ".join(out)
 
 
 def _agent_rows(runs: list, spec: tuple, num_envs: int, episodes: int, seed: int, say, phase: str) -> dict:
@@ -373,7 +364,7 @@ def _cell(row: dict, key: str, unit: str, digits: int = 4) -> str:
     if key not in row["mean"]:
         return "-"
     scale = 100.0 if unit == "%" else 1.0
-    m = row["mean"][key] * scale
+    m = shown(row["mean"][key]) * scale
     e = row["ci"].get(key, math.nan) if row["n"] > 1 else row["stderr"].get(key, math.nan)
     e *= scale
     if unit == "%":  # percentages: one decimal

@@ -63,9 +63,9 @@ from jaxecon.training.curriculum import tax_component_kwargs
 from jaxecon.training.ppo import ACT_MODES, PPO
 from jaxecon.wrappers.base import replace_inner_state, unwrap_state
 
-__all__ = ["AGENT_ROWS", "COLUMNS", "SCHEDULES", "EpisodeRunner", "episode_runner", "evaluate",
-           "evaluation_env_config", "format_table", "restore_policies", "run_rows", "saez_warmup_episodes",
-           "summarize_samples"]
+__all__ = ["AGENT_ROWS", "BRIEF_METRICS", "COLUMNS", "SCHEDULES", "EpisodeRunner", "brief", "episode_runner",
+           "evaluate", "evaluation_env_config", "format_table", "restore_policies", "run_rows", "saez_warmup_episodes",
+           "shown", "summarize_samples"]
 
 TAX = "PeriodicBracketTax"
 
@@ -83,6 +83,13 @@ SCHEDULES = {
     "US federal": {"tax_model": "us-federal-single-filer-2018-scaled"},
     "Saez": {"tax_model": "saez"},
 }
+
+#: (name, metric key, unit) of a row's one-line summary (``brief``); equality in %.
+BRIEF_METRICS = (
+    ("equality x productivity", "episode/social_welfare/coin_eq_times_productivity", "coin"),
+    ("productivity", "episode/social/productivity", "coin"),
+    ("equality", "episode/social/equality", "%"),
+)
 
 #: (column title, key of a row's ``metrics``).
 COLUMNS = (
@@ -393,17 +400,28 @@ def run_rows(cfg, policies, rows, *, num_envs: int, episodes: int, seed: int,
         means, errs = summarize_samples(samples)
         out.append({"label": label, "episodes": num_envs * episodes, "metrics": means, "stderr": errs})
         if log is not None:
-            log(f"  {label}: {_brief(means)} ({time.perf_counter() - t:.1f} s)")
+            log(f"  {label}: {brief(means)} ({time.perf_counter() - t:.1f} s)")
     return out
 
 
-def _brief(means: dict) -> str:
-    parts = []
-    for name, key in (("productivity", "episode/social/productivity"), ("equality", "episode/social/equality"),
-                      ("eq x prod", "episode/social_welfare/coin_eq_times_productivity")):
+def shown(value) -> float:
+    """``value`` as printed: 0.0 within 1e-6 of zero, where a metric's float32
+    rounding of an exact 0 (1 - Gini when one agent owns all the coin) would
+    print as ``-2.98e-08``; else ``float(value)``."""
+    value = float(value)
+    return 0.0 if abs(value) < 1e-6 else value
+
+
+def brief(means: dict) -> str:
+    """A row's one-line summary, e.g. ``equality x productivity 90.03,
+    productivity 662.1, equality 54.39%`` (the ``BRIEF_METRICS`` present in
+    ``means``, metric key -> mean; values ``shown``)."""
+    out = []
+    for name, key, unit in BRIEF_METRICS:
         if key in means:
-            parts.append(f"{name} {means[key]:.4g}")
-    return ", ".join(parts)
+            v = shown(means[key]) * (100 if unit == "%" else 1)
+            out.append(f"{name} {v:.4g}{'%' if unit == '%' else ''}")
+    return ", ".join(out)
 
 
 def evaluate(run_dir, *, num_envs: int = 32, episodes: int = 1, seed: int = 1000,
@@ -450,7 +468,7 @@ def format_table(rows: list) -> str:
             if k not in r["metrics"]:
                 line.append("-")
                 continue
-            m, e = r["metrics"][k], r["stderr"].get(k, math.nan)
+            m, e = shown(r["metrics"][k]), r["stderr"].get(k, math.nan)
             line.append(f"{m:.4g} +- {e:.2g}" if math.isfinite(e) else f"{m:.4g}")
         line.append(str(r["episodes"]))
         body.append(line)
