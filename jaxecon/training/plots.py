@@ -19,7 +19,7 @@ continuing from phase 1's last step:
   labor-cost weight in phase 1 (``1 - exp(-x / energy_warmup_constant)``, x
   the logged ``labor/warmup_integrator`` for the "auto" method, the completed
   episodes for "decay"; 1 with constant 0) and the annealed maximum tax rate
-  in phase 2 (``rate_max * clip(slope * (episodes - warmup), 0, 1)`` from
+  in phase 2, and in phase 1 when its taxes are on (``rate_max * clip(slope * (episodes - warmup), 0, 1)`` from
   ``tax_annealing_schedule = [warmup, slope]`` and the episodes each economy
   has completed, env steps / (num_envs x episode_length)).
 """
@@ -208,7 +208,8 @@ def plot_protocol(paths, png_path, evaluation: Optional[dict] = None, title: Opt
 
 
 def _schedules(ax, curves: dict, phase1_end: float) -> None:
-    """The energy warm-up weight (phase 1) and the annealed maximum tax rate (phase 2)."""
+    """The energy warm-up weight (phase 1) and the annealed maximum tax rate (phase 2, and
+    phase 1 when its taxes are on)."""
     def weight(rows, cfg):
         integ = np.array([r.get("episode/labor/warmup_integrator", math.nan) for r in rows], np.float64)
         return warmup_weight(cfg, [r["env_steps"] for r in rows], integ)
@@ -226,10 +227,12 @@ def _schedules(ax, curves: dict, phase1_end: float) -> None:
         w = weight(rows, cfg)
         ok = np.isfinite(w)
         ax.plot(x[ok], w[ok], color="tab:purple", lw=1.5, alpha=0.7)
-    rate = next(((x, annealed_max_rate(cfg, [r["env_steps"] for r in rows])) for x, rows, cfg in phase2
-                 if annealed_max_rate(cfg, [0]) is not None), None)
-    if rate is not None:
-        ax.plot(*rate, color="tab:brown", lw=1.5, label="maximum tax rate (annealing)")
+    # the tax cap: phase 2's, and phase 1's when its taxes are on (one run each)
+    phase1 = [c for _, c in sorted(curves.get(None, {}).items())][:1]
+    rates = [(x, annealed_max_rate(cfg, [r["env_steps"] for r in rows])) for group in (phase1, phase2[:1])
+             for x, rows, cfg in group if annealed_max_rate(cfg, [0]) is not None]
+    for i, rate in enumerate(rates):
+        ax.plot(*rate, color="tab:brown", lw=1.5, label=None if i else "maximum tax rate (annealing)")
     if phase1_end:
         ax.axvline(phase1_end, color="0.5", lw=0.8, ls="--")
     ax.set_ylim(-0.03, 1.05)

@@ -37,7 +37,7 @@ from jaxecon.training import checkpoint as ckpt
 from jaxecon.training.config import ConfigError, TrainConfig
 from jaxecon.training.curriculum import PLANNERS, apply_phase, run_dir_name, run_label
 
-__all__ = ["protocol_runs", "reproduce", "run_status"]
+__all__ = ["protocol_runs", "reproduce", "run_status", "train_or_resume"]
 
 
 def _with(cfg: TrainConfig, seed: int, episodes: Optional[int]) -> TrainConfig:
@@ -101,8 +101,16 @@ def run_status(cfg: TrainConfig, run_dir) -> tuple:
         return "new", 0
 
 
-def _run(cfg: TrainConfig, run_dir: pathlib.Path, say, progress: bool, max_updates: Optional[int]) -> str:
-    """Train, resume or skip one run; returns its status afterwards (``run_status``)."""
+def train_or_resume(cfg: TrainConfig, run_dir, say: Callable, progress: bool = True,
+                    max_updates: Optional[int] = None) -> str:
+    """Train, resume or skip one run (``run_status`` decides; ``say`` is told
+    which and how it went); returns its status afterwards: ``"done"`` or
+    ``"partial"`` (``max_updates`` stopped it).
+
+    Raises:
+        ConfigError: ``run_dir`` holds a run of another config.
+    """
+    run_dir = pathlib.Path(run_dir)
     from jaxecon.training.trainer import train
 
     name = run_label(cfg)
@@ -160,14 +168,15 @@ def reproduce(cfg: TrainConfig, seeds, out, *, planners=PLANNERS, phase1_episode
     runs = []
     for s in seeds:
         (c1, d1), rest = plan[s][0], plan[s][1:]
-        status = _run(c1, d1, say, progress, max_updates)
+        status = train_or_resume(c1, d1, say, progress, max_updates)
         runs.append({"path": str(d1), "label": run_label(c1), "status": status})
         if status != "done":
             say(f"seed {s}: phase 2 waits for phase 1 to finish")
             runs += [{"path": str(d), "label": run_label(c), "status": "waiting"} for c, d in rest]
             continue
         for c2, d2 in rest:
-            runs.append({"path": str(d2), "label": run_label(c2), "status": _run(c2, d2, say, progress, max_updates)})
+            status = train_or_resume(c2, d2, say, progress, max_updates)
+            runs.append({"path": str(d2), "label": run_label(c2), "status": status})
     finished = all(r["status"] == "done" for r in runs)
     result = {"runs": runs, "finished": finished, "evaluation": None, "outputs": {}}
     if not finished:
