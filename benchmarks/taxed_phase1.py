@@ -1,4 +1,4 @@
-"""Gather-trade-build: the recipe whose learned planner beats Saez, over seeds.
+"""Gather-trade-build with taxes in phase 1: the learned planner against Saez, over seeds.
 
 Per training seed ``k``, into ``OUT/seed<k>/`` (the layout of ``jaxecon
 reproduce``, so ``jaxecon evaluate OUT`` reads it):
@@ -14,8 +14,8 @@ then the evaluation over the seeds (``comparison.compare``:
 ``OUT/evaluation.json``, ``OUT/evaluation.md``) and the curves
 (``OUT/learning_curves.png``). Finished runs are skipped and interrupted ones
 resumed (``reproduce.train_or_resume``). It ends with the wall time, the CPU
-time and the load average. docs/training.md gives the figures and why phase
-1 has taxes.
+time and the load average. docs/training.md gives the figures (on par with
+Saez over three seeds, not better) and why phase 1 has taxes.
 
     python benchmarks/taxed_phase1.py --seeds 0 1 2 --out runs/taxed_phase1
     python benchmarks/taxed_phase1.py --seeds 0 --planners learned saez us-federal free-market
