@@ -15,20 +15,31 @@
 #   2. gtb100 at 65,536 envs with compact observations (--obs-dtype uint8);
 #   3. the trainer's env-steps/s (benchmarks/train_throughput.py: the bare
 #      rollout, the trainer's rollout and a whole PPO update);
-#   4. where a gtb100 step's time goes (benchmarks/profile_step.py, main parts).
-# Every phase has its own time limit (about 9.5 minutes in all, inside the lent
-# machine's 10-minute command limit: run it with timeout_s=600) and a failed
-# phase does not stop the next. Results go to OUT_DIR (default $OUT, else
-# runs/gpu): devices.txt, bench.txt (all bench logs), bench_<economy>.json/.png
-# (default, covid19, gtb100, gtb100_uint8), train_throughput.txt/.json,
-# profile.txt, and phases.txt (each phase's exit status and seconds).
+#   4. where a gtb100 step's time goes (benchmarks/profile_step.py, main parts);
+#   5. the paper's phase 1 (`jaxecon train --config phase1`: the conv-LSTM agents,
+#      30 envs x 200 steps per update), trained for as long as its limit allows:
+#      at the limit SIGINT stops it after the running update, and the trainer
+#      writes its checkpoint, summary.json (env-steps/s) and learning_curves.png
+#      to train_phase1/ (that stop is the phase's exit 124).
+# Every phase has its own time limit and a failed phase does not stop the next.
+# Phases 1-4 take about 9.5 minutes and phase 5 about 5.5, so within the lent
+# machine's 10-minute command limit run them as two commands, choosing phases
+# by name with GPU_SH_PHASES (comma-separated; default all):
+#   GPU_SH_PHASES=bench_default,bench_covid19,bench_gtb100,bench_gtb100_uint8,train_throughput,profile
+#   GPU_SH_PHASES=train_phase1
+# Results go to OUT_DIR (default $OUT, else runs/gpu): devices.txt, bench.txt
+# (all bench logs), bench_<economy>.json/.png (default, covid19, gtb100,
+# gtb100_uint8), train_throughput.txt/.json, profile.txt, train_phase1.txt and
+# train_phase1/ (metrics.csv, learning_curves.png, summary.json), and
+# phases.txt (each phase's exit status and seconds).
 # No reference is measured here (the numpy reference runs on the CPU;
 # compare with a CPU `jaxecon bench` run).
 #
 # GPU_SH_DRY_RUN=1 runs every phase on the CPU (JAX_PLATFORMS=cpu, --device
-# cpu) with batches of 4 and 8 envs, 10-step rollouts, one repeat and the
-# smallest trainer config, and 5x the time limits, to show that the script
-# works before a GPU is lent (minutes on 2 cores; its figures mean nothing).
+# cpu) with batches of 4 and 8 envs, 10-step rollouts, one repeat, the
+# smallest trainer config, phase 1 at 2 envs x 25 steps for 60 s, and 5x the
+# time limits, to show that the script works before a GPU is lent (minutes on
+# 2 cores; its figures mean nothing).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 out="${1:-${OUT:-runs/gpu}}"
@@ -46,6 +57,7 @@ if [ "$dry" = 1 ]; then
     train_configs=default
     profile_batch=8
     repeats=1
+    phase1_s=60
     slack=5  # compiling on a (shared) CPU is slower than on the GPU machine's 16 cores
 else
     device=gpu
@@ -55,17 +67,25 @@ else
     train_configs=default,canonical-mlp
     profile_batch=8192
     repeats=5
+    phase1_s=240
     slack=1
 fi
 
-: > "$out/phases.txt"
-: > "$out/bench.txt"
+# selected NAME: the phase is to run (GPU_SH_PHASES unset, or it names NAME).
+selected() {
+    [ -z "${GPU_SH_PHASES:-}" ] || [[ ",$GPU_SH_PHASES," == *",$1,"* ]]
+}
+
+# A run of some phases (GPU_SH_PHASES) keeps the other phases' logs in OUT_DIR and adds to phases.txt.
+[ -n "${GPU_SH_PHASES:-}" ] || : > "$out/phases.txt"
+
 # phase NAME LIMIT_S LOG COMMAND...: run COMMAND under `timeout LIMIT_S` (x slack), its output
 # appended to LOG (and shown), then record its exit status and seconds in phases.txt; never
-# stops the script.
+# stops the script. A phase not selected is skipped.
 phase() {
     local name=$1 limit=$(($2 * slack)) log=$3 t0=$SECONDS rc
     shift 3
+    selected "$name" || return 0
     timeout "$limit" "$@" 2>&1 | tee -a "$log"
     rc=${PIPESTATUS[0]}
     echo "$name: exit $rc after $((SECONDS - t0)) s (limit $limit s)" | tee -a "$out/phases.txt"
@@ -84,6 +104,9 @@ fi
 bench=(-m jaxecon.cli bench --device "$device" --steps "$steps" --max-env-steps 4000000 --loop-steps 0
        --shim-steps 0 --no-reference --no-episode-compile --min-time 1 --adapter-batch-sizes none)
 
+if selected bench_default || selected bench_covid19 || selected bench_gtb100 || selected bench_gtb100_uint8; then
+    : > "$out/bench.txt"
+fi
 # One bench per economy, each with its own JSON and limit (a bench that runs out of time
 # loses only its own economy); gtb100 last: the slowest to compile and run.
 phase bench_default 80 "$out/bench.txt" $py "${bench[@]}" --economies default \
@@ -95,14 +118,42 @@ phase bench_gtb100 170 "$out/bench.txt" $py "${bench[@]}" --economies gtb100 \
 phase bench_gtb100_uint8 60 "$out/bench.txt" $py "${bench[@]}" --economies gtb100 --obs-dtype uint8 \
     --batch-sizes "$uint8_batches" --json "$out/bench_gtb100_uint8.json"
 
-: > "$out/train_throughput.txt"
+selected train_throughput && : > "$out/train_throughput.txt"
 phase train_throughput 90 "$out/train_throughput.txt" $py benchmarks/train_throughput.py \
     --configs "$train_configs" --repeats "$repeats" --json "$out/train_throughput.json"
 
 # The slowest economy per env-step is gtb100 (100 agents, 40x40).
-: > "$out/profile.txt"
+selected profile && : > "$out/profile.txt"
 phase profile 60 "$out/profile.txt" $py benchmarks/profile_step.py --economy gtb100 \
     --batch "$profile_batch" --repeats "$repeats" --warm-steps 5 \
     --parts step,obs:scenario,step:ContinuousDoubleAuction
+
+# The paper's phase 1 until its time limit (SIGINT: the trainer stops after the running update and
+# writes its outputs; -k: killed 60 s later if it has not). The dry run trains a 2 x 25-step batch.
+if selected train_phase1; then
+    train_config=phase1
+    if [ "$dry" = 1 ]; then
+        train_config="$out/phase1_tiny.yaml"
+        $py -c "
+import sys, yaml
+from jaxecon.training.config import load_train_config
+d = load_train_config('phase1').to_dict()
+d['trainer'].update(num_envs=2, rollout_fragment_length=25, sgd_minibatch_size=100)
+yaml.safe_dump(d, open(sys.argv[1], 'w'), sort_keys=False)" "$train_config"
+    fi
+    : > "$out/train_phase1.txt"
+    rm -rf "$out/train_phase1"
+    phase train_phase1 $((phase1_s + 90)) "$out/train_phase1.txt" timeout -s INT -k 60 "$phase1_s" \
+        $py -m jaxecon.cli train --config "$train_config" --out "$out/train_phase1" --no-progress \
+        --device "$device"
+fi
+if selected train_phase1 && [ -f "$out/train_phase1/summary.json" ]; then
+    $py -c "
+import json, sys
+s = json.load(open(sys.argv[1]))
+print(f\"phase 1: {s['updates']} updates, {s['env_steps']:,} env steps in {s['wall_s']:.0f} s of training \"
+      f\"(compile {s['compile_s']:.0f} s): {s['steps_per_s']:,.0f} env-steps/s; stopped: {s['stopped']}\")" \
+        "$out/train_phase1/summary.json" 2>&1 | tee -a "$out/train_phase1.txt"
+fi
 
 cat "$out/phases.txt"

@@ -9,7 +9,9 @@
 3. Phase 2 (``jaxecon train --phase 2``): from phase 1's checkpoint, with
    taxes and the planner learning.
 4. ``jaxecon evaluate`` of phase 2: the learned planner's equality x
-   productivity against the free market, the US federal schedule and Saez.
+   productivity against the free market, the US federal schedule and Saez,
+   all with the agents trained beside the learned planner (``jaxecon
+   reproduce`` trains agents under each planner and compares over seeds).
 
 Wall times are printed for each part (compile included in the totals).
 
@@ -26,7 +28,7 @@ import pathlib
 import time
 
 from jaxecon.training.config import load_train_config
-from jaxecon.training.curriculum import apply_phase
+from jaxecon.training.curriculum import apply_phase, run_dir_name
 from jaxecon.training.evaluate import evaluate, format_table
 from jaxecon.training.trainer import train
 
@@ -60,15 +62,16 @@ def main(argv=None) -> int:
         return cfg
 
     def train_and_evaluate(phase: int, cfg, schedules: bool):
-        """Train ``cfg`` into ``out/phase<phase>``, print its times and evaluation table:
-        (training seconds, evaluation rows)."""
+        """Train ``cfg`` into ``out/<run_dir_name(cfg)>`` (``phase1``, ``phase2-learned``), print its
+        times and evaluation table: (training seconds, evaluation rows)."""
         t = time.perf_counter()
-        r = train(cfg, out / f"phase{phase}", progress=False)
+        run_dir = out / run_dir_name(cfg)
+        r = train(cfg, run_dir, progress=False)
         spent = time.perf_counter() - t
         print(f"phase {phase}: {r['env_steps']:,} env steps in {spent:.0f} s (compile {r['compile_s']:.0f} s, "
               f"{r['steps_per_s']:,.0f} env-steps/s), seed {args.seed}")
         t = time.perf_counter()
-        e = evaluate(out / f"phase{phase}", num_envs=args.eval_envs, episodes=args.eval_episodes,
+        e = evaluate(run_dir, num_envs=args.eval_envs, episodes=args.eval_episodes,
                      seed=args.eval_seed, schedules=schedules)
         print(f"evaluation ({time.perf_counter() - t:.0f} s, seed {args.eval_seed}, "
               f"{args.eval_envs} x {args.eval_episodes} episodes per row):")

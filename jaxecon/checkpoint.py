@@ -10,11 +10,20 @@ API uses ``save`` and ``load``::
 
 A checkpoint directory holds ``config.json`` (the env's static configuration
 as returned by ``static_config``, the path, shape and dtype of every array,
-and the checkpoint's kind) and ``arrays.npz`` (the leaves of the state, the
-params and the interface's extras, bit for bit; PRNG keys are stored as their
-key data and re-wrapped on reading). Reading a checkpoint into an env whose
-static configuration differs is a ``ValueError`` naming the differing keys,
-so a state is never silently reinterpreted by another economy.
+the checkpoint's kind and the name of its arrays file) and that arrays file,
+``arrays-<token>.npz`` (the leaves of the state, the params and the
+interface's extras, bit for bit; PRNG keys are stored as their key data and
+re-wrapped on reading; version 1 checkpoints name it ``arrays.npz``).
+Reading a checkpoint into an env whose static configuration differs is a
+``ValueError`` naming the differing keys, so a state is never silently
+reinterpreted by another economy; ``save`` refuses a state or params that do
+not fit the env. Nothing is ever loaded with pickle, and a missing,
+truncated or garbled file is an error that names the checkpoint and the file.
+
+Writing is atomic: the new arrays go to a file of a new name, then
+``config.json`` is replaced by one naming it (``os.replace``, the commit),
+then the old arrays file is removed. A writer killed at any point leaves the
+previous checkpoint or the new one loadable, never a mix.
 
 States may carry leading batch axes (a vmapped batch of economies): every
 leaf then has the same leading shape in front of the env's own leaf shape.
@@ -27,7 +36,9 @@ import datetime
 import json
 import math
 import os
+import secrets
 import types
+import zipfile
 from typing import Any, Mapping
 
 import jax
@@ -44,9 +55,10 @@ __all__ = [
 ]
 
 _FORMAT = "jaxecon-checkpoint"
-_VERSION = 1
+_VERSION = 2
+_READ_VERSIONS = (1, 2)
 _CONFIG_FILE = "config.json"
-_ARRAYS_FILE = "arrays.npz"
+_V1_ARRAYS_FILE = "arrays.npz"
 
 
 # --------------------------------------------------------------------------- config
@@ -265,17 +277,34 @@ def _flatten_extra(tree, prefix=()) -> list:
     return [(prefix, tree)]
 
 
+def _checked_path(path, argument: str = "path") -> str:
+    """``os.fspath(path)``, or a ``TypeError`` naming ``argument``."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"{argument} must be a checkpoint directory (str or os.PathLike), "
+                        f"got {type(path).__name__}")
+    return os.fspath(path)
+
+
+def _write_synced(file: str, write_to) -> None:
+    with open(file, "wb") as f:
+        write_to(f)
+        f.flush()
+        os.fsync(f.fileno())
+
+
 def write(path: str | os.PathLike, snap: Snapshot) -> str:
-    """Write ``snap`` to the directory ``path`` (created if missing; its two
-    files are replaced). Returns ``path`` as a str.
+    """Write ``snap`` to the directory ``path`` (created if missing), atomically
+    (module docstring): a checkpoint already there stays loadable until the new
+    one is complete, then is replaced. Returns ``path`` as a str.
 
     Raises:
-        TypeError: ``snap`` is not a ``Snapshot``, or its extras are not
-            nested dicts (str keys) of arrays, numbers and PRNG keys.
+        TypeError: ``path`` is not a str or path; ``snap`` is not a
+            ``Snapshot``, or its extras are not nested dicts (str keys) of
+            arrays, numbers and PRNG keys.
     """
+    path = _checked_path(path)
     if not isinstance(snap, Snapshot):
         raise TypeError(f"snap must be a jaxecon.checkpoint.Snapshot, got {type(snap).__name__}")
-    path = os.fspath(path)
     arrays, meta = {}, {"key_impls": {}}
 
     def put(name, leaf):
@@ -296,13 +325,21 @@ def write(path: str | os.PathLike, snap: Snapshot) -> str:
         put(f"extra.{i}", leaf)
         meta["extra"].append({"path": list(p), "kind": _leaf_kind(leaf)})
     os.makedirs(path, exist_ok=True)
-    np.savez(os.path.join(path, _ARRAYS_FILE), **arrays)
+    token = secrets.token_hex(8)
+    arrays_file = f"arrays-{token}.npz"
+    _write_synced(os.path.join(path, arrays_file), lambda f: np.savez(f, **arrays))
     doc = {
         "format": _FORMAT, "version": _VERSION, "kind": snap.kind,
-        "config": snap.config, "arrays": meta,
+        "config": snap.config, "arrays": meta, "arrays_file": arrays_file,
     }
-    with open(os.path.join(path, _CONFIG_FILE), "w") as f:
-        json.dump(doc, f, indent=1, sort_keys=True)
+    staged = os.path.join(path, f".{_CONFIG_FILE}.{token}.tmp")
+    _write_synced(staged, lambda f: f.write(json.dumps(doc, indent=1, sort_keys=True).encode()))
+    os.replace(staged, os.path.join(path, _CONFIG_FILE))  # the commit
+    for name in os.listdir(path):  # the replaced checkpoint's arrays, files of killed writers
+        stale = (name.startswith("arrays") and name.endswith(".npz") and name != arrays_file) or (
+            name.startswith(f".{_CONFIG_FILE}.") and name.endswith(".tmp"))
+        if stale:
+            os.remove(os.path.join(path, name))
     return path
 
 
@@ -329,37 +366,49 @@ def _template(env: BaseEnvironment):
     return state, params
 
 
-def _unflatten(group: str, template, meta: list, arrays, impls: dict, path: str):
-    leaves, treedef = jax.tree_util.tree_flatten_with_path(template)
+def _fit(group: str, template, entries: list, where: str) -> None:
+    """Check that ``entries`` (``[(leaf path, shape, dtype or None)]``, in
+    order) are ``template``'s leaves: the same paths, each shape the
+    template's after the same leading batch axes, and (where a dtype is
+    given) the same dtype.
+
+    Raises:
+        ValueError: naming ``where``, the ``group`` and what differs.
+    """
+    leaves = jax.tree_util.tree_flatten_with_path(template)[0]
     want = [_path_str(p) for p, _ in leaves]
-    have = [m["path"] for m in meta]
+    have = [path for path, _, _ in entries]
     if want != have:
         missing = [p for p in want if p not in have]
         extra = [p for p in have if p not in want]
         raise ValueError(
-            f"checkpoint {path}: its {group} has another structure than this env's "
+            f"{where}: its {group} has another structure than this env's "
             f"(missing leaves {missing[:5]}, unexpected leaves {extra[:5]})"
         )
-    out, lead = [], None
-    for i, ((p, t), m) in enumerate(zip(leaves, meta)):
-        name = f"{group}.{i}"
-        arr = arrays[name]
-        impl = impls.get(name)
-        shape = tuple(m["shape"])
-        t_shape = tuple(np.shape(t))
+    lead = None
+    for (_, t), (leaf_path, shape, dtype) in zip(leaves, entries):
+        shape, t_shape = tuple(shape), tuple(np.shape(t))
         k = len(shape) - len(t_shape)
         if k < 0 or shape[k:] != t_shape or (lead is not None and shape[:k] != lead):
             raise ValueError(
-                f"checkpoint {path}: {group} leaf {m['path']} has shape {shape}, this env's is "
+                f"{where}: {group} leaf {leaf_path} has shape {shape}, this env's is "
                 f"{t_shape}" + ("" if lead is None else f" (after batch axes {lead})")
             )
         lead = shape[:k]
         t_dtype = getattr(t, "dtype", None)
-        if impl is None and t_dtype is not None and group == "state" and np.dtype(t_dtype) != arr.dtype:
-            raise ValueError(
-                f"checkpoint {path}: state leaf {m['path']} has dtype {arr.dtype}, this env's is {t_dtype}"
-            )
-        out.append(_restore_leaf(arr, m["kind"], impl))
+        if dtype is not None and t_dtype is not None and np.dtype(t_dtype) != np.dtype(dtype):
+            raise ValueError(f"{where}: {group} leaf {leaf_path} has dtype {dtype}, this env's is {t_dtype}")
+
+
+def _unflatten(group: str, template, meta: list, arrays, impls: dict, path: str):
+    entries = []
+    for i, m in enumerate(meta):
+        name = f"{group}.{i}"
+        typed = group == "state" and impls.get(name) is None  # a key's data is uint32, its leaf a key
+        entries.append((m["path"], m["shape"], arrays[name].dtype if typed else None))
+    _fit(group, template, entries, f"checkpoint {path}")
+    treedef = jax.tree_util.tree_structure(template)
+    out = [_restore_leaf(arrays[f"{group}.{i}"], m["kind"], impls.get(f"{group}.{i}")) for i, m in enumerate(meta)]
     return jax.tree_util.tree_unflatten(treedef, out)
 
 
@@ -376,34 +425,61 @@ def read(path: str | os.PathLike, env: BaseEnvironment, kind: str | None = None)
         (leaf kinds as saved: Python numbers, numpy or jax arrays), extras as
         nested dicts.
     Raises:
-        FileNotFoundError: ``path`` does not exist, or is not a checkpoint.
-        ValueError: the checkpoint is of another kind, comes from an env of
-            another configuration (names the differing keys) or its arrays
-            do not fit this env's state.
+        TypeError: ``path`` is not a str or path, ``env`` not a jaxecon env.
+        FileNotFoundError: ``path`` does not exist, is not a checkpoint, or
+            its arrays file is missing.
+        ValueError: a garbled ``config.json``, a truncated or foreign arrays
+            file (never loaded with pickle), a checkpoint of another kind or
+            version, from an env of another configuration (names the
+            differing keys), or whose arrays do not fit this env's state.
     """
-    path = os.fspath(path)
+    path = _checked_path(path)
+    static_config(env)  # a TypeError naming env when it is not a jaxecon env
     cfg_file = os.path.join(path, _CONFIG_FILE)
     if not os.path.isdir(path):
         raise FileNotFoundError(f"no checkpoint directory at {path!r}")
-    if not os.path.isfile(cfg_file) or not os.path.isfile(os.path.join(path, _ARRAYS_FILE)):
-        raise FileNotFoundError(
-            f"{path!r} is not a jaxecon checkpoint (it lacks {_CONFIG_FILE} or {_ARRAYS_FILE})"
-        )
-    with open(cfg_file) as f:
-        doc = json.load(f)
-    if doc.get("format") != _FORMAT or doc.get("version") != _VERSION:
+    if not os.path.isfile(cfg_file):
+        raise FileNotFoundError(f"{path!r} is not a jaxecon checkpoint (it lacks {_CONFIG_FILE})")
+    try:
+        with open(cfg_file, "rb") as f:
+            doc = json.loads(f.read().decode())
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"checkpoint {path!r}: {_CONFIG_FILE} is not valid JSON ({exc})") from None
+    if not isinstance(doc, dict) or doc.get("format") != _FORMAT or doc.get("version") not in _READ_VERSIONS:
+        got = doc if not isinstance(doc, dict) else f"format {doc.get('format')!r}, version {doc.get('version')!r}"
         raise ValueError(
-            f"{path!r} is not a jaxecon checkpoint of version {_VERSION} "
-            f"(format {doc.get('format')!r}, version {doc.get('version')!r})"
+            f"{path!r} is not a jaxecon checkpoint of version {' or '.join(map(str, _READ_VERSIONS))} "
+            f"({_CONFIG_FILE}: {got})"
         )
+    arrays_file = doc.get("arrays_file") if doc["version"] >= 2 else _V1_ARRAYS_FILE
+    lacking = [k for k in ("kind", "config", "arrays") if k not in doc]
+    if lacking or not isinstance(arrays_file, str) or os.sep in arrays_file:
+        raise ValueError(f"checkpoint {path!r}: {_CONFIG_FILE} is garbled (it lacks {lacking or 'a valid arrays_file'})")
     if kind is not None and doc["kind"] != kind:
         raise ValueError(f"checkpoint {path!r} was written by {doc['kind']!r}, not by {kind!r}")
     _check_config(doc["config"], env, f"checkpoint {path!r}")
     meta = doc["arrays"]
     impls = meta["key_impls"]
     state_t, params_t = _template(env)
-    with np.load(os.path.join(path, _ARRAYS_FILE)) as npz:
-        arrays = {k: npz[k] for k in npz.files}
+    arrays_path = os.path.join(path, arrays_file)
+    if not os.path.isfile(arrays_path):
+        raise FileNotFoundError(f"checkpoint {path!r}: {_CONFIG_FILE} names {arrays_file}, which is missing")
+    if not zipfile.is_zipfile(arrays_path):  # else np.load would take it for a pickle
+        raise ValueError(f"checkpoint {path!r}: {arrays_file} is truncated or not an .npz archive")
+    try:  # never with pickle: object arrays are refused
+        with np.load(arrays_path, allow_pickle=False) as npz:
+            arrays = {k: npz[k] for k in npz.files}
+    except ValueError as exc:
+        raise ValueError(f"checkpoint {path!r}: {arrays_file} holds arrays that need pickle to load, which "
+                         f"jaxecon never writes and does not load ({exc})") from None
+    except (zipfile.BadZipFile, OSError, EOFError, KeyError) as exc:
+        raise ValueError(f"checkpoint {path!r}: {arrays_file} is truncated or not an .npz archive "
+                         f"({type(exc).__name__}: {exc})") from None
+    listed = [f"{g}.{i}" for g in ("state", "params", "extra") for i in range(len(meta[g]))]
+    absent = [name for name in listed if name not in arrays]
+    if absent:
+        raise ValueError(f"checkpoint {path!r}: {arrays_file} lacks the arrays {absent[:5]} that "
+                         f"{_CONFIG_FILE} lists")
     state = _unflatten("state", state_t, meta["state"], arrays, impls, path)
     params = _unflatten("params", params_t, meta["params"], arrays, impls, path)
     extra: dict = {}
@@ -429,12 +505,19 @@ def save(path: str | os.PathLike, env: BaseEnvironment, state, params) -> str:
     Returns:
         ``path`` as a str.
     Raises:
-        TypeError: ``state`` is not an ``EnvState``; otherwise as ``snapshot``.
-        ValueError: as ``snapshot``.
+        TypeError: ``path`` is not a str or path; ``state`` is not an
+            ``EnvState``; otherwise as ``snapshot``.
+        ValueError: ``state`` does not fit ``env`` (another economy's: other
+            leaves, shapes or dtypes, or uneven batch axes; nothing is
+            written); otherwise as ``snapshot``.
     """
+    path = _checked_path(path)
     snap = snapshot(env, state, params)
     if not isinstance(state, EnvState):
         raise TypeError(f"state must be the env's EnvState (optionally batched), got {type(state).__qualname__}")
+    entries = [(_path_str(p), np.shape(leaf), None if _is_key(leaf) else getattr(leaf, "dtype", None))
+               for p, leaf in jax.tree_util.tree_flatten_with_path(state)[0]]
+    _fit("state", _template(env)[0], entries, "save: state (another economy's, or a malformed one)")
     return write(path, snap)
 
 
@@ -445,9 +528,7 @@ def load(path: str | os.PathLike, env: BaseEnvironment):
     saved trajectory bit for bit.
 
     Raises:
-        FileNotFoundError: ``path`` is missing or not a checkpoint.
-        ValueError: saved from an env of another configuration (names the
-            differing keys), or the arrays do not fit this env.
+        as ``read``.
     """
     snap = read(path, env)
     return snap.state, snap.params

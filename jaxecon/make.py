@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import inspect
 
-from jaxecon.core.env import BaseEnvironment
-from jaxecon.core.registry import scenario_registry
+from jaxecon.compilation_cache import enable_persistent_cache
+from jaxecon.core.component import Component
+from jaxecon.core.env import BaseEnvironment, parse_components
+from jaxecon.core.registry import component_registry, scenario_registry
 
 
 def allowed_kwargs(cls) -> list[str]:
@@ -64,6 +66,9 @@ def build_scenario(cls, kwargs: dict, host_components: bool = False) -> BaseEnvi
             runs their hooks between jitted calls, passes True.
     Raises:
         as ``make``.
+
+    The first call in a process turns JAX's persistent compilation cache on
+    (``jaxecon.compilation_cache``: ``$JAXECON_COMPILATION_CACHE``, 0 to opt out).
     """
     allowed = allowed_kwargs(cls)
     unknown = sorted(set(kwargs) - set(allowed))
@@ -71,6 +76,7 @@ def build_scenario(cls, kwargs: dict, host_components: bool = False) -> BaseEnvi
         raise TypeError(
             f"unknown keyword argument(s) {unknown} for scenario {cls.name!r}; allowed: {allowed}"
         )
+    enable_persistent_cache()
     env = cls(**kwargs)
     hosted = [c.name for c in env.components if c.runs_on_host]
     if hosted and not host_components:
@@ -81,6 +87,35 @@ def build_scenario(cls, kwargs: dict, host_components: bool = False) -> BaseEnvi
             "(docs/foundation_shim.md shows how)"
         )
     return env
+
+
+def unknown_kwargs(env_config: dict) -> list[tuple[str, str, list[str]]]:
+    """The keys of ``env_config`` that ``make_from_config`` rejects as unknown
+    keyword arguments, found without building anything (a config checked at load time).
+
+    Args:
+        env_config: as ``make_from_config``'s.
+    Returns:
+        ``[(where, key, allowed), ...]`` in config order: ``where`` is ``""`` for
+        a scenario keyword and ``"components[i].<Name>"`` for a keyword of the
+        i-th component (jaxecon components; a Foundation-style numpy component
+        checks its own when built); ``allowed`` is ``allowed_kwargs`` of that
+        class (a component's without ``spec``, which the env passes).
+    Raises:
+        ValueError: ``env_config`` is not a dict with ``scenario_name``, or its
+            ``components`` is not a list of ``(name, kwargs)`` / ``{name: kwargs}``.
+        KeyError: an unknown scenario or component name (lists the known ones).
+    """
+    if not isinstance(env_config, dict) or "scenario_name" not in env_config:
+        raise ValueError("env_config must be a dict with a 'scenario_name' key")
+    allowed = allowed_kwargs(scenario_registry.get(env_config["scenario_name"]))
+    out = [("", k, allowed) for k in env_config if k != "scenario_name" and k not in allowed]
+    for i, (name, kwargs) in enumerate(parse_components(env_config.get("components", []))):
+        cls = component_registry.get(name)
+        if issubclass(cls, Component):
+            ok = [k for k in allowed_kwargs(cls) if k != "spec"]
+            out += [(f"components[{i}].{name}", k, ok) for k in kwargs if k not in ok]
+    return out
 
 
 def make_from_config(env_config: dict) -> BaseEnvironment:

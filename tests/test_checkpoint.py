@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 
 import jax
 import jax.numpy as jnp
@@ -89,9 +90,12 @@ def test_batched_states_and_extras_round_trip(env, tmp_path):
     assert back.extra["turn"] == 2 and type(back.extra["turn"]) is int
     np.testing.assert_array_equal(back.extra["nested"]["a/b"], np.arange(3))
     assert np.array_equal(jax.random.key_data(back.extra["key"]), jax.random.key_data(key))
-    # uneven batch axes do not fit
+    # uneven batch axes do not fit: save refuses them, and read a file that has them
     bad = batch.replace(loc=batch.loc[0])
-    checkpoint.save(tmp_path / "uneven", env, bad, eco.params)
+    with pytest.raises(ValueError, match=r"save: state .*state leaf .* has shape"):
+        checkpoint.save(tmp_path / "uneven", env, bad, eco.params)
+    assert not (tmp_path / "uneven").exists()
+    checkpoint.write(tmp_path / "uneven", checkpoint.snapshot(env, bad, eco.params))
     with pytest.raises(ValueError, match="state leaf .* has shape"):
         checkpoint.load(tmp_path / "uneven", env)
 
@@ -150,5 +154,132 @@ def test_missing_or_foreign_paths(env, tmp_path):
     doc = json.loads((tmp_path / "v" / "config.json").read_text())
     doc["version"] = 99
     (tmp_path / "v" / "config.json").write_text(json.dumps(doc))
-    with pytest.raises(ValueError, match="version 1"):
+    with pytest.raises(ValueError, match="version 1 or 2"):
         checkpoint.load(path, env)
+
+
+def _saved(env, tmp_path, name="c"):
+    eco = Economy(env, seed=5)
+    eco.reset()
+    path = checkpoint.save(tmp_path / name, env, eco.state, eco.params)
+    return path, eco, (tmp_path / name / json.loads((tmp_path / name / "config.json").read_text())["arrays_file"])
+
+
+def test_bad_checkpoint_files_fail_naming_the_checkpoint_and_the_file(env, tmp_path):
+    path, _, arrays = _saved(env, tmp_path)
+    good = arrays.read_bytes()
+    arrays.write_bytes(good[: len(good) // 2])  # truncated
+    with pytest.raises(ValueError, match=rf"checkpoint '.*c': {arrays.name} is truncated or not an .npz archive"):
+        checkpoint.load(path, env)
+    arrays.write_bytes(b"garbage" * 100)  # garbled
+    with pytest.raises(ValueError, match="is truncated or not an .npz archive"):
+        checkpoint.load(path, env)
+    np.savez(arrays, **{"state.0": np.array([{"a": 1}], dtype=object)})  # would need pickle
+    with pytest.raises(ValueError, match="need pickle to load, which jaxecon never writes and does not load"):
+        checkpoint.load(path, env)
+    np.savez(arrays, **{"state.0": np.zeros(3)})  # a real npz without the listed arrays
+    with pytest.raises(ValueError, match=r"lacks the arrays \['state.1'"):
+        checkpoint.load(path, env)
+    arrays.unlink()
+    with pytest.raises(FileNotFoundError, match=f"config.json names {arrays.name}, which is missing"):
+        checkpoint.load(path, env)
+    config = tmp_path / "c" / "config.json"
+    config.write_text('{"format": "jaxecon-checkpoint", "vers')  # truncated JSON
+    with pytest.raises(ValueError, match=r"checkpoint '.*c': config.json is not valid JSON"):
+        checkpoint.load(path, env)
+    config.write_bytes(b"\xff\xfe")
+    with pytest.raises(ValueError, match="config.json is not valid JSON"):
+        checkpoint.load(path, env)
+    config.write_text(json.dumps({"format": "jaxecon-checkpoint", "version": 2}))
+    with pytest.raises(ValueError, match=r"config.json is garbled \(it lacks \['kind', 'config', 'arrays'\]\)"):
+        checkpoint.load(path, env)
+    config.write_text("[1, 2]")
+    with pytest.raises(ValueError, match="is not a jaxecon checkpoint of version 1 or 2"):
+        checkpoint.load(path, env)
+
+
+def test_arguments_are_named(env, tmp_path):
+    with pytest.raises(TypeError, match=r"path must be a checkpoint directory \(str or os.PathLike\), got NoneType"):
+        checkpoint.load(None, env)
+    with pytest.raises(TypeError, match="path must be a checkpoint directory"):
+        checkpoint.save(3, env, None, env.default_params)
+    path, eco, _ = _saved(env, tmp_path)
+    with pytest.raises(TypeError, match="jaxecon environment"):
+        checkpoint.load(path, TINY_CONFIG)
+
+
+def test_save_refuses_another_economys_state(env, tmp_path):
+    other = jaxecon.make_from_config(dict(TINY_CONFIG, n_agents=3))
+    _, foreign = jax.eval_shape(other.reset, jax.random.key(0), other.default_params)
+    foreign = jax.tree.map(lambda x: jnp.zeros(x.shape, x.dtype) if not jax.dtypes.issubdtype(
+        x.dtype, jax.dtypes.prng_key) else jax.random.key(0), foreign)
+    with pytest.raises(ValueError, match=r"save: state \(another economy's, or a malformed one\): state leaf "
+                                         r".* has shape \(3,"):
+        checkpoint.save(tmp_path / "f", env, foreign, env.default_params)
+    eco = Economy(env)
+    eco.reset()
+    wrong_dtype = eco.state.replace(loc=eco.state.loc.astype(jnp.float32))
+    with pytest.raises(ValueError, match=r"state leaf .*loc has dtype float32"):
+        checkpoint.save(tmp_path / "f", env, wrong_dtype, eco.params)
+    assert not (tmp_path / "f").exists()
+
+
+def test_a_save_that_fails_midway_leaves_the_previous_checkpoint(env, tmp_path, monkeypatch):
+    path, eco, first_arrays = _saved(env, tmp_path)
+    before = checkpoint.load(path, env)
+    eco.step(actions(env, 1))
+    real_replace = os.replace
+
+    def killed(src, dst):  # the writer dies just before its commit
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "replace", killed)
+    with pytest.raises(KeyboardInterrupt):
+        checkpoint.save(path, env, eco.state, eco.params)
+    monkeypatch.setattr(os, "replace", real_replace)
+    assert tree_equal(checkpoint.load(path, env), before)  # the new arrays file is an orphan, ignored
+    checkpoint.save(path, env, eco.state, eco.params)  # the next save commits and clears the leftovers
+    assert tree_equal(checkpoint.load(path, env)[0], eco.state)
+    names = sorted(x.name for x in (tmp_path / "c").iterdir())
+    assert len(names) == 2 and names[1] == "config.json" and names[0].startswith("arrays-"), names
+
+
+_WRITER = """
+import sys, jax, jaxecon
+from jaxecon import checkpoint
+sys.path.insert(0, {tests!r})
+from common import TINY_CONFIG
+env = jaxecon.make_from_config(dict(TINY_CONFIG))
+p = env.default_params
+_, a = jax.jit(env.reset)(jax.random.key(1), p)
+_, b = jax.jit(env.reset)(jax.random.key(2), p)
+checkpoint.save({path!r}, env, a, p)
+print("ready", flush=True)
+i = 0
+while True:
+    checkpoint.save({path!r}, env, (a, b)[i % 2], p)
+    i += 1
+"""
+
+
+def test_a_writer_killed_at_any_moment_leaves_a_loadable_checkpoint(env, tmp_path):
+    import pathlib
+    import random
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    path = str(tmp_path / "k")
+    p = env.default_params
+    states = [jax.jit(env.reset)(jax.random.key(k), p)[1] for k in (1, 2)]
+    code = _WRITER.format(tests=str(pathlib.Path(__file__).parent), path=path)
+    rng = random.Random(0)
+    for _ in range(3):
+        proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+        assert proc.stdout.readline().strip() == "ready"
+        time.sleep(rng.uniform(0.05, 0.4))  # many saves per second: killed mid-save more often than not
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        state, _ = checkpoint.load(path, env)
+        assert tree_equal(state, states[0]) or tree_equal(state, states[1])

@@ -195,6 +195,12 @@ def test_load_config_flat_json_and_errors(tmp_path):
         load_config(no_name)
     with pytest.raises(ConfigError, match="does not exist"):
         load_config(tmp_path / "missing.yaml")
+    with pytest.raises(ConfigError, match="is a directory: give a .yaml, .yml or .json file"):
+        load_config(tmp_path)
+    binary = tmp_path / "binary.yaml"
+    binary.write_bytes(b"\xff\xfe\x00garbage")
+    with pytest.raises(ConfigError, match="cannot read config file"):
+        load_config(binary)
 
 
 @pytest.mark.parametrize(
@@ -223,6 +229,7 @@ def test_bad_arguments_are_argparse_errors(capsys, argv, needle):
 def test_bad_config_files_are_argparse_errors(tmp_path, capsys):
     err = _err(capsys, ["run", "--config", str(tmp_path / "missing.yaml")])
     assert "does not exist" in err
+    assert "is a directory" in _err(capsys, ["run", "--config", str(tmp_path)])
     bad = tmp_path / "bad.yaml"
     bad.write_text("env: [unclosed")
     assert "cannot parse" in _err(capsys, ["run", "--config", str(bad)])

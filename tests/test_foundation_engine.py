@@ -28,7 +28,8 @@ import pytest
 
 from jaxecon import foundation
 from jaxecon.configs import default_config
-from jaxecon.foundation import compilation_cache, cpu_runtime
+from jaxecon import compilation_cache
+from jaxecon.foundation import cpu_runtime
 from jaxecon.foundation.engine import clear_engine_cache, engine_key
 from jaxecon.foundation.host_engine import HostEngine
 from jaxecon.foundation.packing import TreePacking, WordPacking

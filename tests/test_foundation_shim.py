@@ -570,6 +570,19 @@ def test_maps_set_like_foundation(env, ref_env):
         ref_env.reset()
 
 
+def test_step_before_reset_raises_as_the_fronts_do():
+    fresh = foundation.make_env_instance(**_config())  # the module's engine: no compile
+    with pytest.raises(RuntimeError, match=r"step\(\) before reset\(\): call env.reset\(\) first"):
+        fresh.step({"0": 2})
+    assert fresh.world.timestep == 0  # nothing happened
+    unstarted = pickle.loads(pickle.dumps(fresh))  # the rule survives a pickle
+    with pytest.raises(RuntimeError, match="before reset"):
+        unstarted.step()
+    fresh.reset()
+    fresh.step({"0": 2})
+    assert pickle.loads(pickle.dumps(fresh)).step()[2] == {"__all__": False}
+
+
 def test_pickle_roundtrip(env):
     env.reset()
     env.step({"0": 2})

@@ -84,3 +84,16 @@ def test_checked_step_reports_non_finite_params(env):
     # the action-range check still works beside the parameter checks
     err, _ = checked(jax.random.key(1), state, {"a": jnp.full(env.n_agents, 99, jnp.int32)}, params)
     assert "out-of-range mobile-agent action" in err.get()
+
+
+def test_a_world_too_large_for_memory_names_world_size(monkeypatch):
+    from jaxecon.core import env as core_env
+
+    monkeypatch.setattr(core_env, "_physical_memory_bytes", lambda: 2**30)  # a 1 GiB machine
+    with pytest.raises(ValueError, match=r"world_size \[10000, 10000\] is out of reach: its \d+ world maps alone "
+                                         r"take [\d.]+ GiB .* more than this machine's 1.0 GiB of memory"):
+        jaxecon.make("uniform/simple_wood_and_stone", components=[("Build", {}), ("Gather", {})],
+                     n_agents=4, world_size=[10000, 10000], episode_length=10)
+    small = jaxecon.make("uniform/simple_wood_and_stone", components=[("Build", {}), ("Gather", {})],
+                         n_agents=4, world_size=[20, 20], episode_length=10)  # fits
+    assert small.world_size == (20, 20)

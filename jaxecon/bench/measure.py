@@ -17,6 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxecon.compile_notice import CompileNotice
 from jaxecon.rollout import RolloutCarry, scan_steps
 
 __all__ = [
@@ -69,22 +70,23 @@ def make_rollout(env, n_steps: int):
 
 
 def measure_rollout(env, params, batch: int, n_steps: int, seed: int = 0,
-                    min_time: float = 1.0, max_repeats: int = 20) -> dict:
+                    min_time: float = 1.0, max_repeats: int = 20, log=None) -> dict:
     """Time the jitted, vmapped ``lax.scan`` rollout of ``batch`` envs x ``n_steps`` steps.
 
     Returns ``{"mode": "scan+vmap", "batch", "n_steps", "compile_s", "run_s"
     (mean wall seconds per rollout), "cpu_s" (mean CPU seconds of this
     process per rollout, all threads: steadier than wall time where other
     processes load the machine), "repeats", "env_steps_per_s",
-    "agent_steps_per_s" (by wall time), "cpu_us_per_env_step"}``.
+    "agent_steps_per_s" (by wall time), "cpu_us_per_env_step"}``. ``log``
+    (e.g. ``print``) is told what compiles (``jaxecon.compile_notice``).
     """
     keys = jax.random.split(jax.random.key(seed), 2 * batch)
     obs, state = jax.jit(jax.vmap(env.reset, in_axes=(0, None)))(keys[:batch], params)
     step_keys = keys[batch:]
     jax.block_until_ready(state)
-    t0 = time.perf_counter()
-    compiled = jax.jit(make_rollout(env, n_steps)).lower(obs, state, step_keys, params).compile()
-    compile_s = time.perf_counter() - t0
+    with CompileNotice(f"the rollout ({batch} economies x {n_steps} steps)", log) as notice:
+        compiled = jax.jit(make_rollout(env, n_steps)).lower(obs, state, step_keys, params).compile()
+    compile_s = notice.seconds
 
     def timed_run():
         t0, c0 = time.perf_counter(), time.process_time()
@@ -116,7 +118,7 @@ def measure_rollout(env, params, batch: int, n_steps: int, seed: int = 0,
 
 
 def measure_adapter_overhead(env, wrapped, params, batch: int, n_steps: int, seed: int = 0,
-                             min_time: float = 1.0, min_rounds: int = 5) -> dict:
+                             min_time: float = 1.0, min_rounds: int = 5, log=None) -> dict:
     """Time ``wrapped`` (e.g. ``NativeObjectObservationWrapper(env)``) against the bare ``env``.
 
     Both rollouts (``make_rollout``, random valid actions from the masks,
@@ -134,7 +136,7 @@ def measure_adapter_overhead(env, wrapped, params, batch: int, n_steps: int, see
         wrapped rollout's), "run_s" (median wall seconds per wrapped rollout),
         "repeats" (rounds), "env_steps_per_s", "agent_steps_per_s" (wrapped, by
         the median wall time), "bare_env_steps_per_s" (the same, bare),
-        "overhead", "overhead_wall"}``.
+        "overhead", "overhead_wall"}``. ``log`` as ``measure_rollout``'s.
     """
     keys = jax.random.split(jax.random.key(seed), 2 * batch)
     step_keys = keys[batch:]
@@ -143,9 +145,9 @@ def measure_adapter_overhead(env, wrapped, params, batch: int, n_steps: int, see
     for name, e in (("bare", env), ("wrapped", wrapped)):
         obs, state = jax.jit(jax.vmap(e.reset, in_axes=(0, None)))(keys[:batch], params)
         jax.block_until_ready(state)
-        t0 = time.perf_counter()
-        compiled = jax.jit(make_rollout(e, n_steps)).lower(obs, state, step_keys, params).compile()
-        compile_s = time.perf_counter() - t0
+        with CompileNotice(f"the {name} rollout ({batch} economies x {n_steps} steps)", log) as notice:
+            compiled = jax.jit(make_rollout(e, n_steps)).lower(obs, state, step_keys, params).compile()
+        compile_s = notice.seconds
         jax.block_until_ready(compiled(obs, state, step_keys, params))  # warm-up
         runs[name] = (compiled, obs, state)
 
@@ -222,14 +224,16 @@ def measure_python_loop(env, params, n_steps: int, seed: int = 0) -> dict:
     }
 
 
-def measure_episode_compile(env, params, batch: int, seed: int = 0) -> float:
+def measure_episode_compile(env, params, batch: int, seed: int = 0, log=None) -> float:
     """Seconds to lower and compile the jitted rollout of a full episode
-    (``env.episode_length`` steps of ``batch`` envs). Nothing is run."""
+    (``env.episode_length`` steps of ``batch`` envs). Nothing is run. ``log``
+    as ``measure_rollout``'s."""
     keys = jax.random.split(jax.random.key(seed), 2 * batch)
     obs, state = jax.eval_shape(jax.vmap(env.reset, in_axes=(0, None)), keys[:batch], params)
-    t0 = time.perf_counter()
-    jax.jit(make_rollout(env, env.episode_length)).lower(obs, state, keys[batch:], params).compile()
-    return time.perf_counter() - t0
+    with CompileNotice(f"a full episode's rollout ({batch} economies x {env.episode_length} steps)",
+                       log) as notice:
+        jax.jit(make_rollout(env, env.episode_length)).lower(obs, state, keys[batch:], params).compile()
+    return notice.seconds
 
 
 def measure_bandwidth(n_bytes: int = 256 * 2**20, min_time: float = 0.5, passes: int = 8) -> float:

@@ -231,9 +231,10 @@ def run_benchmark(
                 )
             ref_sps = ref.get("env_steps_per_s")
 
+            say = None if quiet else (lambda msg, n=name: _log(f"[{n}] {msg}", quiet))
             if episode_compile:
                 info["episode_compile_s"] = measure_episode_compile(
-                    env, params, max(batch_sizes), seed=seed)
+                    env, params, max(batch_sizes), seed=seed, log=say)
                 _log(f"[{name}] compile of a {env.episode_length}-step rollout at batch "
                      f"{max(batch_sizes)}: {info['episode_compile_s']:.1f} s", quiet)
 
@@ -262,11 +263,11 @@ def run_benchmark(
                 elif mode == "object adapter":
                     steps_b = rollout_steps(b, n_steps, max_env_steps)
                     r = measure_adapter_overhead(env, NativeObjectObservationWrapper(env), params, b,
-                                                 steps_b, seed=seed, min_time=min_time)
+                                                 steps_b, seed=seed, min_time=min_time, log=say)
                 else:
                     steps_b = rollout_steps(b, n_steps, max_env_steps)
                     try:
-                        r = measure_rollout(env, params, b, steps_b, seed=seed, min_time=min_time)
+                        r = measure_rollout(env, params, b, steps_b, seed=seed, min_time=min_time, log=say)
                     except Exception as exc:  # noqa: BLE001 - only running out of memory is caught
                         if not _out_of_memory(exc):
                             raise

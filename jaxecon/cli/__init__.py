@@ -1,11 +1,12 @@
-"""The ``jaxecon`` command line: ``jaxecon run``, ``bench``, ``train`` and ``evaluate``.
+"""The ``jaxecon`` command line: ``jaxecon run``, ``bench``, ``train``, ``evaluate`` and ``reproduce``.
 
     jaxecon run                       # the default economy, 64 envs x 2 episodes
     jaxecon run --scenario covid19    # COVID-19: the recorded US policies replayed
     jaxecon run --config config.yaml --episodes 5 --batch 256 --out runs/mine
     jaxecon bench                     # throughput table vs the reference
     jaxecon train [--config FILE] [--phase 1|2] [--resume CKPT]   # PPO (jaxecon.cli.train)
-    jaxecon evaluate CKPT             # trained policies vs baselines (jaxecon.cli.evaluate)
+    jaxecon evaluate RUN [RUN ...]    # trained policies vs baselines, planners over seeds (jaxecon.cli.evaluate)
+    jaxecon reproduce --seeds 0 1 2 --out DIR   # the whole protocol, resumable (jaxecon.cli.reproduce)
 
 ``jaxecon run`` simulates a batch of economies with uniformly random valid
 actions. Each episode is a jitted ``lax.scan`` over steps of the batched
@@ -50,7 +51,7 @@ block, as in Foundation's RLlib tutorial ``config.yaml`` (other blocks, e.g.
 ``trainer:``, are ignored).
 
 One job per module: ``config`` (``--scenario`` choices, config files),
-``options`` (argument types, ``--device``), ``recorders`` (what env 0
+``options`` (argument types, ``--device``, ``--planner`` choices), ``recorders`` (what env 0
 records and writes), ``run`` (``jaxecon run``), ``bench`` (``jaxecon
 bench``; the measurements are ``jaxecon.bench``), ``output`` (JSON files).
 Nothing else in jaxecon imports this package.
@@ -63,6 +64,7 @@ import argparse
 
 from jaxecon.cli import bench as _bench
 from jaxecon.cli import evaluate as _evaluate
+from jaxecon.cli import reproduce as _reproduce
 from jaxecon.cli import run as _run
 from jaxecon.cli import train as _train
 from jaxecon.cli.config import RUN_SCENARIOS, ConfigError, load_config
@@ -93,12 +95,12 @@ __all__ = [
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``jaxecon`` argument parser: subcommands ``run``, ``bench``, ``train``, ``evaluate``."""
+    """The ``jaxecon`` argument parser: subcommands ``run``, ``bench``, ``train``, ``evaluate``, ``reproduce``."""
     parser = argparse.ArgumentParser(
         prog="jaxecon",
         description="jaxecon: Foundation (the AI Economist's economic simulation) in JAX.",
     )
-    sub = parser.add_subparsers(dest="command", metavar="{run,bench,train,evaluate}")
+    sub = parser.add_subparsers(dest="command", metavar="{run,bench,train,evaluate,reproduce}")
     sub.required = True
 
     run = sub.add_parser(
@@ -126,10 +128,17 @@ def build_parser() -> argparse.ArgumentParser:
     _train.add_arguments(t)
     t.set_defaults(handler=_train.cmd_train, subparser=t)
 
-    e = sub.add_parser("evaluate", help="trained policies vs random, no-op and fixed tax schedules",
+    e = sub.add_parser("evaluate", help="trained policies vs random, no-op and fixed tax schedules; "
+                                        "the planners over training seeds",
                        description=_evaluate.__doc__.strip().splitlines()[0])
     _evaluate.add_arguments(e)
     e.set_defaults(handler=_evaluate.cmd_evaluate, subparser=e)
+
+    r = sub.add_parser("reproduce", help="the whole protocol (phase 1, four phase-2 planners, evaluation, "
+                                         "curves) over seeds, resumable",
+                       description=_reproduce.__doc__.strip().splitlines()[0])
+    _reproduce.add_arguments(r)
+    r.set_defaults(handler=_reproduce.cmd_reproduce, subparser=r)
     return parser
 
 

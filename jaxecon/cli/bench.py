@@ -4,12 +4,17 @@ Parses the options, runs ``jaxecon.bench.run_benchmark``, prints the table
 (``jaxecon.bench.format_table``) and writes the results as JSON
 (``--json``, default ``runs/bench-<timestamp>.json``) with the throughput
 plot beside it (same name, ``.png``). What is measured: ``jaxecon.bench``.
+
+The benchmark measures compile times, so it compiles: unlike the other
+commands it leaves JAX's persistent compilation cache off unless
+``$JAXECON_COMPILATION_CACHE`` is set (``jaxecon.compilation_cache``).
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
+import os
 import pathlib
 import time
 
@@ -28,6 +33,7 @@ from jaxecon.bench import (
 )
 from jaxecon.cli.options import DEVICE_KINDS, nonnegative_int, positive_int, select_device
 from jaxecon.cli.output import write_json
+from jaxecon.compilation_cache import ENV_VAR as COMPILATION_CACHE_VAR
 
 __all__ = ["DESCRIPTION", "add_arguments", "main", "run_from_args"]
 
@@ -133,24 +139,32 @@ def run_from_args(args, parser: argparse.ArgumentParser) -> dict:
     path = pathlib.Path(args.json) if args.json else pathlib.Path(
         "runs", "bench-" + datetime.datetime.now().strftime("%Y%m%d-%H%M%S") + ".json"
     )
+    # compile times are measured: no persistent cache unless asked for (also in
+    # the shim's child process, which inherits the environment)
+    asked = COMPILATION_CACHE_VAR in os.environ
+    os.environ.setdefault(COMPILATION_CACHE_VAR, "0")
     t0 = time.perf_counter()
-    result = run_benchmark(
-        batch_sizes=args.batch_sizes,
-        n_steps=args.steps,
-        loop_steps=args.loop_steps,
-        shim_steps=args.shim_steps,
-        max_env_steps=args.max_env_steps,
-        economies=args.economies,
-        reference=not args.no_reference,
-        reference_steps=args.reference_steps,
-        episode_compile=not args.no_episode_compile,
-        adapter_batch_sizes=args.adapter_batch_sizes,
-        device=device,
-        min_time=args.min_time,
-        seed=args.seed,
-        quiet=args.quiet,
-        obs_dtype=args.obs_dtype,
-    )
+    try:
+        result = run_benchmark(
+            batch_sizes=args.batch_sizes,
+            n_steps=args.steps,
+            loop_steps=args.loop_steps,
+            shim_steps=args.shim_steps,
+            max_env_steps=args.max_env_steps,
+            economies=args.economies,
+            reference=not args.no_reference,
+            reference_steps=args.reference_steps,
+            episode_compile=not args.no_episode_compile,
+            adapter_batch_sizes=args.adapter_batch_sizes,
+            device=device,
+            min_time=args.min_time,
+            seed=args.seed,
+            quiet=args.quiet,
+            obs_dtype=args.obs_dtype,
+        )
+    finally:
+        if not asked:
+            os.environ.pop(COMPILATION_CACHE_VAR, None)
     result["wall_s"] = time.perf_counter() - t0
     print()
     print(format_table(result))

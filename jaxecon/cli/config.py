@@ -52,14 +52,22 @@ def load_config(path) -> dict:
     is such a dict (Foundation's RLlib tutorial ``config.yaml``).
 
     Raises:
-        ConfigError: missing file, unknown extension, unparsable content, or
-            no ``scenario_name`` at the top level or under ``env:``.
+        ConfigError: a missing file or a directory, an unreadable file, an
+            unknown extension, unparsable content, or no ``scenario_name`` at
+            the top level or under ``env:``.
     """
     path = pathlib.Path(path)
-    if not path.is_file():
+    if path.is_dir():
+        raise ConfigError(f"config file {str(path)!r} is a directory: give a .yaml, .yml or .json file")
+    if not path.exists():
         raise ConfigError(f"config file {str(path)!r} does not exist")
+    if not path.is_file():
+        raise ConfigError(f"config file {str(path)!r} is not a regular file")
     ext = path.suffix.lower()
-    text = path.read_text()
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read config file {str(path)!r}: {exc}") from None
     try:
         if ext in (".yaml", ".yml"):
             import yaml

@@ -6,10 +6,14 @@ import argparse
 
 import jax
 
-__all__ = ["DEVICE_KINDS", "nonnegative_int", "positive_int", "select_device"]
+__all__ = ["DEVICE_KINDS", "PLANNERS", "nonnegative_int", "positive_int", "select_device"]
 
 #: ``--device`` choices.
 DEVICE_KINDS = ("cpu", "gpu", "tpu")
+
+#: ``--planner`` choices: ``jaxecon.training.curriculum.PLANNERS``, repeated here
+#: so that building the parser does not import the training stack (flax, optax).
+PLANNERS = ("learned", "saez", "us-federal", "free-market")
 
 
 def positive_int(text: str) -> int:

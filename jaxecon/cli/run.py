@@ -35,6 +35,7 @@ import jaxecon
 from jaxecon.cli.config import RUN_SCENARIOS, ConfigError, load_config
 from jaxecon.cli.options import DEVICE_KINDS, nonnegative_int, positive_int, select_device
 from jaxecon.cli.output import write_json
+from jaxecon.compile_notice import CompileNotice
 from jaxecon.cli.recorders import GridworldRecorder, RunRecorder, recorder_for
 from jaxecon.configs import default_config
 from jaxecon.rollout import RolloutCarry, scan_steps
@@ -146,7 +147,9 @@ def run_economy(
     batch, ``wall_s``, ``env_steps_per_s``), ``env_steps_per_s`` and
     ``agent_steps_per_s`` over all episodes (excluding compile),
     ``chunk_lengths``, and ``record``, env 0's record of the last episode
-    (the input of ``recorder.write``, see :class:`RunRecorder`).
+    (the input of ``recorder.write``, see :class:`RunRecorder`). With
+    ``progress`` it says what it compiles (``jaxecon.compile_notice``) and
+    shows a progress bar.
     """
     if params is None:
         params = env.default_params
@@ -159,25 +162,27 @@ def run_economy(
         init_fn, reset, chunk_fn, metrics_fn = build_run_functions(env, recorder)
         root = jax.random.key(seed)
         keys0 = jax.random.split(jax.random.fold_in(root, 0), batch)
+        log = print if progress else None
         compile_s = {}
-        t0 = time.perf_counter()
-        # each episode's reset continues from the previous one's last state
-        # (a fresh init_state before the first), as Foundation's env object does
-        prev_state = jax.jit(init_fn)(keys0, params)
-        reset_c = jax.jit(reset).lower(keys0, params, 0, prev_state).compile()
-        compile_s["reset"] = time.perf_counter() - t0
+        with CompileNotice(f"the reset of {batch} economies", log) as notice:
+            # each episode's reset continues from the previous one's last state
+            # (a fresh init_state before the first), as Foundation's env object does
+            prev_state = jax.jit(init_fn)(keys0, params)
+            reset_c = jax.jit(reset).lower(keys0, params, 0, prev_state).compile()
+        compile_s["reset"] = notice.seconds
         carry0, _ = reset_c(keys0, params, 0, prev_state)
         chunk_c = {}
-        t0 = time.perf_counter()
-        for length in sorted(set(lengths)):
-            xs = np.zeros((length,), np.int32)
-            # the carry (the batch's RolloutCarry and returns) is donated: each
-            # chunk writes the next carry into the previous one's buffers
-            chunk_c[length] = jax.jit(chunk_fn, donate_argnums=0).lower(carry0, params, xs).compile()
-        compile_s["step_scan"] = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        metrics_c = jax.jit(metrics_fn).lower(carry0, params).compile()
-        compile_s["metrics"] = time.perf_counter() - t0
+        scans = " and ".join(f"{n} steps" for n in sorted(set(lengths)))
+        with CompileNotice(f"the step scan ({scans} of {batch} economies, random valid actions)", log) as notice:
+            for length in sorted(set(lengths)):
+                xs = np.zeros((length,), np.int32)
+                # the carry (the batch's RolloutCarry and returns) is donated: each
+                # chunk writes the next carry into the previous one's buffers
+                chunk_c[length] = jax.jit(chunk_fn, donate_argnums=0).lower(carry0, params, xs).compile()
+        compile_s["step_scan"] = notice.seconds
+        with CompileNotice("the episode metrics", log) as notice:
+            metrics_c = jax.jit(metrics_fn).lower(carry0, params).compile()
+        compile_s["metrics"] = notice.seconds
         compile_s["total"] = sum(compile_s.values())
         del carry0
 

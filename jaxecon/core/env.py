@@ -27,6 +27,7 @@ quirk Q12); see ``jaxecon.wrappers.AutoResetWrapper`` for one.
 from __future__ import annotations
 
 import functools
+import os
 from typing import Any
 
 import jax
@@ -107,6 +108,33 @@ def parse_components(components) -> list[tuple[str, dict]]:
     return out
 
 
+
+def _physical_memory_bytes() -> int | None:
+    """This machine's physical memory (bytes), or None where the OS does not say."""
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def _check_world_fits_in_memory(world_size, n_maps: int) -> None:
+    """Refuse, naming ``world_size``, a world whose ``n_maps`` H x W maps (8 bytes
+    a cell, as numpy builds them) alone exceed this machine's memory: numpy
+    would fail later with an allocation error that names no argument.
+
+    Raises:
+        ValueError: the estimate and the memory, in GiB.
+    """
+    total = _physical_memory_bytes()
+    h, w = world_size
+    need = h * w * max(1, n_maps) * 8
+    if total is not None and need > total:
+        raise ValueError(
+            f"world_size [{h}, {w}] is out of reach: its {max(1, n_maps)} world maps alone take "
+            f"{need / 2**30:,.1f} GiB ({h} x {w} cells x 8 bytes each), more than this machine's "
+            f"{total / 2**30:,.1f} GiB of memory"
+        )
+
 class _BuildComponentsAfterInit(type):
     """Metaclass of scenarios: once the outermost ``__init__`` has returned (so
     every static attribute of the scenario exists), build the components."""
@@ -123,7 +151,8 @@ class BaseEnvironment(metaclass=_BuildComponentsAfterInit):
     Args (Foundation's ``BaseEnvironment`` keyword arguments and defaults):
         components: list of ``(name, kwargs)`` or ``{name: kwargs}``; required.
         n_agents: int >= 2, number of mobile agents.
-        world_size: [H, W] list/tuple of two positive ints.
+        world_size: [H, W] list/tuple of two positive ints (a world whose maps
+            alone exceed the machine's memory is a ValueError naming it).
         episode_length: int >= 1, timesteps per episode.
         multi_action_mode_agents: bool (False): one action per subspace per step.
         multi_action_mode_planner: bool (True).
@@ -237,6 +266,7 @@ class BaseEnvironment(metaclass=_BuildComponentsAfterInit):
         )
 
         self._component_entries = [(cls, kwargs) for cls, (_, kwargs) in zip(classes, parsed)]
+        _check_world_fits_in_memory(self.world_size, len(self.map_keys) + len(self.private_landmarks))
 
     def _build_components(self) -> None:
         """Build the components from the frozen ``EnvSpec`` (called once, by the

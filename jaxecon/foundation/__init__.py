@@ -41,8 +41,7 @@ attributes ``agents``, ``components``, ``scenarios`` (and ``resources``,
 CovidAndEconomyEnvironment``.
 
 Also ``engine`` (the compiled reset/step, cached across environments),
-``packing`` (state and outputs as flat buffers), ``compilation_cache``
-(JAX's persistent cache, on by default), ``cpu_runtime`` (JAX's CPU
+``packing`` (state and outputs as flat buffers), ``cpu_runtime`` (JAX's CPU
 threads set for one small step at a time, by default), ``host_engine``,
 ``host_components``, ``host_scenario`` (hooks written in numpy, run on the
 host), ``live_state`` (writable ``agent.state`` dicts); ``base.base_env``

@@ -25,7 +25,7 @@ Engines are cached by ``engine_for(scenario_name, kwargs)``: environments
 built with the same scenario and keyword arguments (the shim-only
 ``dense_log_frequency`` and ``world_dense_log_frequency`` aside) share one
 engine, so only the first construction in a process compiles; with the
-persistent compilation cache (``jaxecon.foundation.compilation_cache``) a
+persistent compilation cache (``jaxecon.compilation_cache``) a
 new process loads the executables from disk. The compiles of one engine run
 in parallel threads.
 """
@@ -35,12 +35,14 @@ from __future__ import annotations
 import collections
 import concurrent.futures
 import contextlib
+import sys
 import threading
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxecon.compile_notice import CompileNotice
 from jaxecon.foundation.packing import TreePacking, WordPacking
 from jaxecon.foundation.step_reader import StepReader
 
@@ -48,6 +50,10 @@ __all__ = [
     "ENGINE_CACHE_SIZE", "Engine", "clear_engine_cache", "engine_for", "engine_key",
     "unrolled_threefry_on_cpu",
 ]
+
+#: A shim compile that runs longer than this (s) says so on stderr
+#: (``jaxecon.compile_notice``); shorter ones (the persistent cache's loads) stay silent.
+NOTICE_AFTER_S = 1.0
 
 #: How many engines (static configurations) a process keeps compiled.
 ENGINE_CACHE_SIZE = 16
@@ -137,6 +143,10 @@ def engine_key(scenario_name: str, kwargs: dict):
     except TypeError:
         return None
     return (str(scenario_name).lower(), frozen, bool(jax.config.jax_enable_x64), jax.default_backend())
+
+
+def _to_stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
 
 class _Compiled:
@@ -234,12 +244,17 @@ class Engine:
             "init": lambda: jax.jit(self._init_fn).lower(pbuf),
             "unpack": lambda: jax.jit(self.state_packing.unpack).lower(sbuf),
         }
+        notice = CompileNotice(f"the Foundation shim's {', '.join(names)} of {self.core.name}", _to_stderr,
+                               announce_after_s=NOTICE_AFTER_S).start()
         with unrolled_threefry_on_cpu():
             lowered = {k: lowerers[k]() for k in names}
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=len(lowered))
-        for k, low in lowered.items():
-            setattr(self, f"_{k}", _Compiled(pool.submit(low.compile)))
+        futures = [pool.submit(low.compile) for low in lowered.values()]
+        for k, future in zip(lowered, futures):
+            setattr(self, f"_{k}", _Compiled(future))
         pool.shutdown(wait=False)
+        threading.Thread(target=lambda: (concurrent.futures.wait(futures), notice.finish()),
+                         name="shim compile notice", daemon=True).start()
 
     #: Whether some hooks run on the host (``HostEngine``): then every agent's
     #: action buffer holds its actions during the step, as in Foundation.

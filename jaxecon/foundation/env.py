@@ -22,7 +22,6 @@ from jaxecon.dense_log import recursive_cast
 from jaxecon.foundation import formats
 from jaxecon.foundation._convert import as_index, key_data, seed_state_to_key
 from jaxecon.foundation.agent_views import BasicMobileAgent, BasicPlanner
-from jaxecon.foundation.compilation_cache import enable_persistent_cache
 from jaxecon.foundation.cpu_runtime import configure_cpu_runtime
 from jaxecon.foundation.engine import engine_for
 from jaxecon.foundation.env_attributes import EnvAttributes
@@ -42,8 +41,8 @@ class FoundationEnv(EnvAttributes):
     one jitted call and one transfer back per step, the state kept on the
     device between steps. Environments built with the same scenario and
     keyword arguments share the engine, so only the first one in a process
-    compiles (and, with the persistent compilation cache that the shim turns
-    on, see ``jaxecon.foundation.compilation_cache``, a new process loads the
+    compiles (and, with the persistent compilation cache that ``jaxecon.make``
+    turns on, see ``jaxecon.compilation_cache``, a new process loads the
     executables). See the package docstring for what differs from Foundation.
     Foundation's other attribute names (``name``, ``_components``,
     ``_dense_log``, the scenario's attributes, ...) come from ``EnvAttributes``.
@@ -74,8 +73,8 @@ class FoundationEnv(EnvAttributes):
         keyword arguments; ``hooks`` are the scenario hooks that run on the
         host (``{name: callable}``, see ``jaxecon.foundation.host_engine``)."""
         self._config = (None, copy.deepcopy(kwargs))
+        self._episode_started = False  # step() needs a reset() first
         configure_cpu_runtime()  # before anything creates JAX's backend
-        enable_persistent_cache()
         core = build_scenario(core_cls, kwargs, host_components=True)
         self._core = core
         self._extra_state_fields = {}  # agent idx -> {key: value} written by host code
@@ -130,6 +129,7 @@ class FoundationEnv(EnvAttributes):
             "host_components": {c.name: {k: v for k, v in vars(c.host).items() if k != "_world"}
                                 for c in self._core.components if c.runs_on_host},
             "extra_state_fields": self._extra_state_fields,
+            "episode_started": self._episode_started,
         }
 
     def _rebuild(self, config) -> None:
@@ -143,6 +143,7 @@ class FoundationEnv(EnvAttributes):
             if comp.runs_on_host:
                 vars(comp.host).update(d["host_components"][comp.name])
         self._extra_state_fields = d["extra_state_fields"]
+        self._episode_started = d["episode_started"]
         self._params = d["params"]
         self._state = jax.tree.map(jnp.asarray, d["state"])
         self._key = jax.random.wrap_key_data(jnp.asarray(d["key"]))
@@ -488,6 +489,7 @@ class FoundationEnv(EnvAttributes):
         self._record_global_state(info, first=True)
         for agent in self.all_agents:
             agent.reset_actions()
+        self._episode_started = True
         return self._format_obs(obs)
 
     def step(self, actions=None, seed_state=None):
@@ -517,7 +519,11 @@ class FoundationEnv(EnvAttributes):
             ValueError: unknown agent key; wrong action format, length or
                 range (the message lists the allowed values); malformed
                 ``seed_state``. Nothing changes when it raises.
+            RuntimeError: no ``reset()`` yet (as jaxecon's PettingZoo and
+                Gymnasium fronts).
         """
+        if not self._episode_started:
+            raise RuntimeError("step() before reset(): call env.reset() first to start an episode")
         acts = None  # the packed actions, straight from a plain action dict when possible
         host = self._engine.runs_on_host
         if not host and type(actions) is dict and not any(

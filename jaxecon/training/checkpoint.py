@@ -14,8 +14,10 @@ A run directory's ``checkpoints/`` holds one orbax step per saved update
 ``restore_runner`` continues a run: the checkpoint's config must equal the
 run's (except the run length, ``general.episodes``, the checkpoint frequency
 and ``general.restore_agents``), and the arrays are checked against the
-shapes and dtypes the config gives. Since an update is a pure function of the
-``RunnerState``, the resumed run is bit for bit the uninterrupted one.
+shapes and dtypes the config gives. A runner split over devices or hosts
+(``distributed``) is saved whole, so it restores with any device count.
+Since an update is a pure function of the ``RunnerState``, the resumed run
+is bit for bit the uninterrupted one (on the same devices).
 ``restore_agent_policy`` reads only the agents' network parameters (phase 2
 starts from phase 1's), checked against the network the config builds.
 """
@@ -30,6 +32,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxecon.training.config import ConfigError, TrainConfig
+from jaxecon.training.distributed import host_copy
 
 __all__ = [
     "RESUMABLE_KEYS",
@@ -40,6 +43,7 @@ __all__ = [
     "resolve",
     "restore_agent_policy",
     "restore_runner",
+    "restore_subtree",
     "save",
 ]
 
@@ -70,13 +74,17 @@ def _is_key(x) -> bool:
 
 
 def _to_saveable(tree) -> dict:
-    leaves = jax.tree_util.tree_leaves(tree)
-    return {f"{i:06d}": np.asarray(jax.random.key_data(x) if _is_key(x) else x)
-            for i, x in enumerate(leaves)}
+    return {f"{i:06d}": x for i, x in enumerate(jax.tree_util.tree_leaves(host_copy(tree)))}
 
 
 def save(directory, runner, cfg: TrainConfig) -> int:
-    """Save ``runner`` and ``cfg`` as step ``runner.updates``; returns that step."""
+    """Save ``runner`` and ``cfg`` as step ``runner.updates``; returns that step.
+
+    A runner split over devices is saved whole (as numpy arrays), so it
+    restores with any device count. With several processes every process
+    must call ``save`` (the runner is gathered to each; orbax writes from
+    process 0 and synchronises the others).
+    """
     ocp = _ocp()
     step = int(runner.updates)
     mngr = checkpoint_manager(directory)
@@ -192,6 +200,46 @@ def restore_runner(directory, ppo, cfg: TrainConfig, step=None):
             raise ConfigError(f"checkpoint {str(path)!r}: array {i} is {x.dtype}{list(x.shape)}, "
                               f"the config's runner expects {t.dtype}{list(t.shape)}")
         out.append(jnp.asarray(x))
+    return jax.tree_util.tree_unflatten(treedef, out)
+
+
+def restore_subtree(directory, template, marker: str):
+    """The arrays of one part of the ``RunnerState`` saved in ``directory``'s latest checkpoint.
+
+    The part is found by the path its leaves were saved under: the saved path
+    of the leaf at ``p`` in ``template`` ends with ``marker + keystr(p)``. So
+    a sub-state can be read without building the run's ``PPO``, e.g. the saez
+    tax model's memory of the economies with ``marker =
+    ".components['PeriodicBracketTax'].saez"``.
+
+    Args:
+        template: a pytree of arrays or ``ShapeDtypeStruct``s of ONE economy's
+            part (no batch axis).
+    Returns:
+        ``template``'s structure filled with the saved numpy arrays, each with
+        the run's leading economy axis ``[num_envs, *template shape]``.
+    Raises:
+        FileNotFoundError: no checkpoint; ConfigError: a leaf is missing or has
+            another dtype or trailing shape.
+    """
+    path = resolve(directory)
+    step = latest_step(path)
+    paths = _read(path, step, "meta")["paths"]
+    saved = None
+    out = []
+    leaves, treedef = jax.tree_util.tree_flatten_with_path(template)
+    for p, t in leaves:
+        want = marker + jax.tree_util.keystr(p)
+        hits = [i for i, q in enumerate(paths) if q.endswith(want)]
+        if len(hits) != 1:
+            raise ConfigError(f"checkpoint {str(path)!r} has {len(hits)} arrays saved under '...{want}' "
+                              "(expected one)")
+        saved = _read(path, step, "state") if saved is None else saved
+        x = np.asarray(saved[f"{hits[0]:06d}"])
+        if x.dtype != t.dtype or x.shape[1:] != tuple(t.shape):
+            raise ConfigError(f"checkpoint {str(path)!r}: '...{want}' is {x.dtype}{list(x.shape)}, "
+                              f"expected {t.dtype}[num_envs, {', '.join(map(str, t.shape))}]")
+        out.append(x)
     return jax.tree_util.tree_unflatten(treedef, out)
 
 

@@ -5,15 +5,18 @@ A config file has the sections and keys of the AI Economist's RLlib configs
 ``phase2/config.yaml``), with the same meaning where a key exists there:
 
 - ``env``: the Foundation env config (the dict given to ``make_env_instance``;
-  built by ``jaxecon.make_from_config``, which rejects unknown kwargs).
+  built by ``jaxecon.make_from_config``); its keyword names (the scenario's
+  and each component's) are checked when the config loads, by the same rule
+  (``jaxecon.make.unknown_kwargs``).
 - ``general``: ``episodes`` (training length: episodes of ``episode_length``
   steps summed over all envs, so env steps = episodes x episode_length),
   ``ckpt_frequency_steps`` (env steps between checkpoints), ``train_planner``
   (False: the planner acts uniformly at random over its valid actions, as the
   reference's ``random`` planner model), and jaxecon's ``name`` (the run's
-  name: output goes to ``runs/<name>/phase<1|2>`` by default) and
-  ``restore_agents`` (a jaxecon checkpoint whose agent policy starts this run:
-  phase 2 starts from phase 1's; the reference's key,
+  name: output goes to ``runs/<name>/phase1`` and
+  ``runs/<name>/phase2-<planner>`` by default) and ``restore_agents`` (a
+  jaxecon checkpoint whose agent policy starts this run: phase 2 starts from
+  phase 1's, and a config with it is a phase-2 config; the reference's key,
   ``restore_tf_weights_agents``, names TF weights and must stay empty).
 - ``agent_policy`` / ``planner_policy``: PPO settings per policy
   (``PolicyConfig``); ``model`` has ``custom_model``, ``custom_options`` and
@@ -37,6 +40,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import difflib
 import pathlib
 from dataclasses import dataclass, field
 from importlib import resources
@@ -56,7 +60,7 @@ __all__ = [
 
 #: Names accepted by ``load_train_config`` for the configs shipped in
 #: ``jaxecon/training/configs/``.
-BUILTIN_CONFIGS = ("default", "phase1", "phase2")
+BUILTIN_CONFIGS = ("default", "one_step", "phase1", "phase2")
 
 MODELS = ("mlp", "keras_conv_lstm", "random")
 
@@ -190,8 +194,10 @@ class TrainConfig:
 
     @property
     def phase(self) -> int:
-        """2 if the planner is trained, else 1 (the curriculum's phases)."""
-        return 2 if self.general.train_planner else 1
+        """The curriculum's phase: 2 if the run trains the planner or starts from
+        phase 1's agents (``general.restore_agents``: phase 2 under any planner,
+        ``curriculum.planner_of``), else 1."""
+        return 2 if self.general.train_planner or self.general.restore_agents is not None else 1
 
     @property
     def episode_length(self) -> int:
@@ -243,11 +249,35 @@ def _check_keys(d: Any, path: str, allowed, ignored=()) -> dict:
         raise ConfigError(f"{_where(path)} must be a mapping, got {type(d).__name__}")
     unknown = [k for k in d if k not in allowed and k not in ignored]
     if unknown:
-        raise ConfigError(
-            f"unknown key {_where(path + '.' + str(unknown[0]))} in the training config; "
-            f"the keys of {_where(path)} are {sorted(allowed)}"
-        )
+        raise _unknown_key(path, unknown[0], allowed)
     return {k: v for k, v in d.items() if k in allowed}
+
+
+def _unknown_key(path: str, key, allowed) -> ConfigError:
+    """The error for ``key`` under ``path``: its dotted path, the closest allowed key, all of them."""
+    close = difflib.get_close_matches(str(key), [str(a) for a in allowed], n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return ConfigError(f"unknown key {_where(path + '.' + str(key))} in the training config{hint}; "
+                       f"the keys of {_where(path)} are {sorted(allowed)}")
+
+
+def _env(env) -> dict:
+    """A copy of the ``env`` section, its keyword names checked as ``jaxecon.make_from_config``
+    checks them (``jaxecon.make.unknown_kwargs``), without building the economy."""
+    if not isinstance(env, dict) or "scenario_name" not in env:
+        raise ConfigError("'env' must be a Foundation env config with a 'scenario_name'")
+    from jaxecon.make import unknown_kwargs
+
+    try:
+        unknown = unknown_kwargs(env)
+    except KeyError as exc:  # an unknown scenario or component name
+        raise ConfigError(f"'env': {exc.args[0]}") from None
+    except ValueError as exc:  # components of the wrong shape
+        raise ConfigError(f"'env': {exc}") from None
+    if unknown:
+        where, key, allowed = unknown[0]
+        raise _unknown_key("env" + (f".{where}" if where else ""), key, allowed)
+    return copy.deepcopy(env)
 
 
 def _int(path, v, minimum=None):
@@ -402,19 +432,18 @@ def config_from_dict(data: dict) -> TrainConfig:
 
     Raises:
         ConfigError: an unknown key (named with its path, e.g.
-            ``'agent_policy.model.custom_options.fc_size'``), a bad value, a
-            missing ``env.scenario_name``, or a recurrent ``max_seq_len`` that
+            ``'agent_policy.model.custom_options.fc_size'`` or
+            ``'env.episode_lenght'``, with the closest allowed key and the
+            allowed ones), a bad value, a missing ``env.scenario_name``, an
+            unknown scenario or component, or a recurrent ``max_seq_len`` that
             does not divide ``rollout_fragment_length``.
     """
     if not isinstance(data, dict):
         raise ConfigError(f"a training config must be a mapping, got {type(data).__name__}")
     d = _check_keys(data, "<config>",
                     {"env", "general", "agent_policy", "planner_policy", "trainer"})
-    env = d.get("env")
-    if not isinstance(env, dict) or "scenario_name" not in env:
-        raise ConfigError("'env' must be a Foundation env config with a 'scenario_name'")
     cfg = TrainConfig(
-        env=copy.deepcopy(env),
+        env=_env(d.get("env")),
         general=_general(d.get("general")),
         agent_policy=_policy("agent_policy", d.get("agent_policy")),
         planner_policy=_policy("planner_policy", d.get("planner_policy")),

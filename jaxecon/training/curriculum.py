@@ -18,9 +18,20 @@ phases (salesforce/ai-economist ``tutorials/rllib/phase1|2/config.yaml`` and
   completed-episode count) and the planner's entropy bonus follows
   ``planner_policy.entropy_coeff_schedule``.
 
-``apply_phase(cfg, phase)`` turns any training config into that phase's
-config (what ``jaxecon train --phase N`` does); the built-in ``phase1.yaml``
-and ``phase2.yaml`` are the reference's two configs. ``piecewise_schedule``
+Phase 2 runs once per *planner* (``PLANNERS``), all from the same phase-1
+checkpoint and otherwise identical (annealing, labor cost, budget): the
+paper's comparison of the learned planner with the Saez formula, the US
+federal schedule and the free market. ``learned`` is the planner above; for
+the fixed schedules (``saez``, ``us-federal``, ``free-market``) the
+PeriodicBracketTax sets the rates, the planner has no actions and does not
+learn, and the agents still train under those taxes.
+
+``apply_phase(cfg, phase, planner=...)`` turns any training config into that
+phase's config (what ``jaxecon train --phase N [--planner P]`` does);
+``planner_of(cfg)`` reads the planner back from a config (a run's
+``config.yaml``); ``run_dir_name`` is a run's directory name (``phase1``,
+``phase2-<planner>``). The built-in ``phase1.yaml`` and ``phase2.yaml`` are
+the reference's two configs. ``piecewise_schedule``
 is RLlib's ``PiecewiseSchedule`` (linear interpolation between
 ``[env_step, value]`` points, the last value after the last point).
 """
@@ -34,10 +45,26 @@ import jax.numpy as jnp
 
 from jaxecon.training.config import ConfigError, TrainConfig
 
-__all__ = ["TAX_COMPONENT", "apply_phase", "default_restore_path", "piecewise_schedule",
-           "tax_component_kwargs"]
+__all__ = ["PLANNERS", "PLANNER_TAXES", "TAX_COMPONENT", "apply_phase", "default_restore_path",
+           "is_one_step", "piecewise_schedule", "planner_of", "run_dir_name", "run_label", "tax_component_kwargs"]
 
 TAX_COMPONENT = "PeriodicBracketTax"
+
+
+def is_one_step(env: dict) -> bool:
+    """Whether a training config's ``env`` is the one-step economy (it has no curriculum)."""
+    return env.get("scenario_name") == "one-step-economy"
+
+#: The phase-2 planners, in the order of the comparison (the learned one first).
+PLANNERS = ("learned", "saez", "us-federal", "free-market")
+
+#: PeriodicBracketTax kwargs each planner sets in phase 2.
+PLANNER_TAXES = {
+    "learned": {"tax_model": "model_wrapper", "disable_taxes": False},
+    "saez": {"tax_model": "saez", "disable_taxes": False},
+    "us-federal": {"tax_model": "us-federal-single-filer-2018-scaled", "disable_taxes": False},
+    "free-market": {"disable_taxes": True},
+}
 
 
 def piecewise_schedule(schedule, default: float, env_step) -> jnp.ndarray:
@@ -81,44 +108,100 @@ def default_restore_path(name: str) -> str:
     return f"runs/{name}/phase1"
 
 
-def apply_phase(cfg: TrainConfig, phase: int) -> TrainConfig:
+def _check_planner(planner) -> str:
+    if planner not in PLANNERS:
+        raise ConfigError(f"planner must be one of {list(PLANNERS)}, got {planner!r}")
+    return planner
+
+
+def apply_phase(cfg: TrainConfig, phase: int, planner: str = "learned") -> TrainConfig:
     """``cfg`` switched to curriculum phase 1 or 2 (the module docstring's differences).
 
     Phase 1: taxes disabled, ``energy_warmup_method: auto`` (the config's
     ``energy_warmup_constant`` is kept), ``train_planner`` false, no
-    ``restore_agents``. Phase 2: taxes enabled, ``energy_warmup_constant`` 0,
-    ``train_planner`` true, ``restore_agents`` the config's or
-    ``default_restore_path(general.name)``.
+    ``restore_agents``. Phase 2: ``energy_warmup_constant`` 0,
+    ``restore_agents`` the config's or ``default_restore_path(general.name)``,
+    the PeriodicBracketTax kwargs of ``PLANNER_TAXES[planner]``, and
+    ``train_planner`` true for ``"learned"`` only (the tax annealing and every
+    other setting are the config's, whatever the planner).
 
+    Args:
+        cfg: any ``TrainConfig`` with a PeriodicBracketTax component for phase 2.
+        phase: 1 or 2.
+        planner: one of ``PLANNERS`` (phase 2 only; phase 1's planner is random).
     Raises:
-        ConfigError: ``phase`` is not 1 or 2; phase 2 without a
-            PeriodicBracketTax component or with a ``tax_model`` other than
-            ``model_wrapper`` (the planner would have nothing to learn), or with
-            an untrainable planner model.
+        ConfigError: ``phase`` is not 1 or 2; ``planner`` not in ``PLANNERS``
+            (or other than ``"learned"`` in phase 1); phase 2 without a
+            PeriodicBracketTax component, or ``"learned"`` with an untrainable
+            planner model.
     """
     if phase not in (1, 2):
         raise ConfigError(f"phase must be 1 or 2, got {phase!r}")
+    if is_one_step(cfg.env):
+        raise ConfigError("the one-step economy has no curriculum phases (its planner learns beside the agents "
+                          "from the start): train it with 'jaxecon train --config one_step', score runs with "
+                          "'jaxecon evaluate RUN [RUN ...]' or 'python benchmarks/one_step_planner.py'")
+    _check_planner(planner)
     env = copy.deepcopy(cfg.env)
     tax = tax_component_kwargs(env)
     general = cfg.general
     if phase == 1:
+        if planner != "learned":
+            raise ConfigError(f"phase 1 has no planner choice (its planner acts at random, without taxes); "
+                              f"got planner {planner!r}: use phase 2")
         if tax is not None:
             tax["disable_taxes"] = True
         env["energy_warmup_method"] = "auto"
         general = dataclasses.replace(general, train_planner=False, restore_agents=None)
     else:
         if tax is None:
-            raise ConfigError(f"phase 2 trains the planner's taxes: 'env.components' needs {TAX_COMPONENT}")
-        if tax.get("tax_model", "model_wrapper") != "model_wrapper":
-            raise ConfigError(f"phase 2: the planner sets the rates only with "
-                              f"{TAX_COMPONENT}.tax_model 'model_wrapper', got {tax['tax_model']!r}")
-        if cfg.planner_policy.model.custom_model == "random":
-            raise ConfigError("phase 2 trains the planner: 'planner_policy.model.custom_model' "
-                              "must be 'mlp' or 'keras_conv_lstm', not 'random'")
-        tax["disable_taxes"] = False
+            raise ConfigError(f"phase 2 compares tax policies: 'env.components' needs {TAX_COMPONENT}")
+        learned = planner == "learned"
+        if learned and cfg.planner_policy.model.custom_model == "random":
+            raise ConfigError("phase 2 with the learned planner trains it: "
+                              "'planner_policy.model.custom_model' must be 'mlp' or 'keras_conv_lstm', "
+                              "not 'random'")
+        tax.update(PLANNER_TAXES[planner])
         env["energy_warmup_constant"] = 0
         general = dataclasses.replace(
-            general, train_planner=True,
+            general, train_planner=learned,
             restore_agents=general.restore_agents or default_restore_path(general.name),
         )
     return cfg.replace(env=env, general=general)
+
+
+def planner_of(cfg: TrainConfig):
+    """The planner of a run's config: None in phase 1, else a ``PLANNERS`` name.
+
+    Read from the config alone (a run's ``config.yaml``): a run that trains
+    the planner is ``"learned"``; a phase-2 run (``cfg.phase``) with taxes
+    disabled or no tax component ``"free-market"``; otherwise its
+    ``tax_model`` names it (``"saez"``, ``"us-federal"``). A phase-2 config
+    outside ``PLANNERS`` (e.g. ``fixed-bracket-rates``, or ``model_wrapper``
+    with an untrained, random planner) gives its ``tax_model`` or ``"random"``.
+    """
+    if cfg.phase == 1:
+        return None
+    if cfg.general.train_planner:
+        return "learned"
+    tax = tax_component_kwargs(copy.deepcopy(cfg.env))
+    if tax is None or tax.get("disable_taxes", False):
+        return "free-market"
+    model = tax.get("tax_model", "model_wrapper")
+    for name, kwargs in PLANNER_TAXES.items():
+        if kwargs.get("tax_model") == model and name != "learned":
+            return name
+    return "random" if model == "model_wrapper" else model
+
+
+def run_dir_name(cfg: TrainConfig) -> str:
+    """A run's directory name: ``phase1``, or ``phase2-<planner>`` (``planner_of``)."""
+    planner = planner_of(cfg)
+    return "phase1" if planner is None else f"phase2-{planner}"
+
+
+def run_label(cfg: TrainConfig) -> str:
+    """A run's description for titles and logs: ``"<name>, phase 2, planner saez, seed 0"``."""
+    planner = planner_of(cfg)
+    return (f"{cfg.general.name}, phase {cfg.phase}" + (f", planner {planner}" if planner else "")
+            + f", seed {cfg.trainer.seed}")

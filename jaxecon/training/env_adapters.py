@@ -64,12 +64,15 @@ __all__ = [
 ]
 
 #: The finished-episode metrics the trainer logs for a jaxecon economy (those
-#: the scenario has): Foundation's social metrics; tax revenue is added from the
-#: tax component when there is one.
+#: the scenario has): Foundation's social metrics (both planner objectives:
+#: equality x productivity and the inverse-income-weighted utility); tax
+#: revenue is added from the tax component when there is one; the "auto"
+#: energy warm-up's integrator.
 TRAIN_METRICS = (
     "social/productivity",
     "social/equality",
     "social_welfare/coin_eq_times_productivity",
+    "social_welfare/inv_income_weighted_utility",
     "PeriodicTax/total_collected_taxes",
     "labor/warmup_integrator",
 )
@@ -255,9 +258,14 @@ class JaxeconAdapter:
             out["p"] = jnp.zeros(shape, jnp.int32)
         return out
 
-    def reset(self, key):
-        """``(obs, state)`` of ``num_envs`` fresh economies (see the module docstring)."""
-        obs, state = self._wrapped.reset(key, self.params)
+    def reset(self, key, prev_state=None):
+        """``(obs, state)`` of ``num_envs`` fresh economies (see the module docstring).
+
+        ``prev_state``: an adapter state whose economies the new ones continue
+        in what Foundation keeps across episodes (completions, the energy
+        warm-up integrator, the saez buffers), as the auto-reset does.
+        """
+        obs, state = self._wrapped.reset(key, self.params, prev_state)
         return self._obs(obs), state
 
     def step(self, key, state, actions):

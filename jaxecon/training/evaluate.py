@@ -1,7 +1,8 @@
-"""Evaluate trained policies against random actions, NO-OP and fixed tax schedules.
+"""Evaluate trained policies: whole episodes of fresh economies, compiled once per economy.
 
-``evaluate(run_dir)`` loads a checkpoint (``checkpoint``) and runs whole
-episodes of ``num_envs`` economies for each row of the table:
+``evaluate(run_dir)`` loads a training run's latest checkpoint
+(``checkpoint``) and runs whole episodes of ``num_envs`` economies for each
+row of the table:
 
 - agents' policy (the planner as trained: the learned one in phase 2, none
   in a phase-1 economy without taxes): ``trained (sampled)`` (actions drawn
@@ -14,35 +15,63 @@ episodes of ``num_envs`` economies for each row of the table:
   federal`` (``tax_model: us-federal-single-filer-2018-scaled``) and ``Saez``
   (``tax_model: saez``, after enough warm-up episodes to fill its income
   buffer, which persists across episodes as in Foundation), beside the learned
-  planner.
+  planner. (These agents trained beside the learned planner; the planner
+  comparison of ``comparison`` evaluates each planner with the agents trained
+  under it.)
 
 The evaluation economy is the checkpoint's with its warm-ups finished: full
 labor cost (``energy_warmup_constant: 0``) and the final maximum tax rate
-(no ``tax_annealing_schedule``). Each row reports means and standard errors
-over ``num_envs x episodes`` episodes of the agents' return (per agent, mean
-over agents), productivity, equality, equality x productivity (the planner's
-objective, ``coin_eq_times_productivity``), tax revenue and the planner's
-return.
+(no ``tax_annealing_schedule``), ``evaluation_env_config``. Each row reports
+means and standard errors over ``num_envs x episodes`` episodes of the
+agents' return (per agent, mean over agents), productivity, equality,
+equality x productivity (the planner's objective,
+``coin_eq_times_productivity``), the inverse-income-weighted utility, tax
+revenue and the planner's return.
+
+Compilation: ``episode_runner(cfg, env_cfg, num_envs)`` is cached per economy
+(env config), network settings and batch size, and its ``EpisodeRunner``
+compiles one episode function whose arguments are the policies' parameters
+and every group's acting mode (an int32 index into ``ppo.ACT_MODES``,
+selected with ``lax.switch`` inside the scan). Rows, seeds and training runs
+that share an economy therefore share one compiled program, and JAX's
+persistent compilation cache (on as for the trainer) keeps it for the next
+process. The actions are
+``PPO.group_act``'s, step for step and key for key, so a row equals what
+``PPO.rollout`` with that mode would give.
 """
 
 from __future__ import annotations
 
 import copy
+import functools
+import json
 import math
-from typing import Optional
+import time
+from typing import Any, Callable, Optional
 
 import jax
+import jax.numpy as jnp
 import numpy as np
+from flax import struct
 
 import jaxecon
 from jaxecon.components.saez import SAEZ_BUFFER_SIZE
+from jaxecon.compile_notice import CompileNotice
 from jaxecon.training import checkpoint as ckpt
-from jaxecon.training.config import TrainerConfig, config_from_dict
+from jaxecon.training.config import TrainConfig, TrainerConfig, config_from_dict
 from jaxecon.training.curriculum import tax_component_kwargs
-from jaxecon.training.ppo import PPO
+from jaxecon.training.ppo import ACT_MODES, PPO
+from jaxecon.wrappers.base import replace_inner_state, unwrap_state
 
-__all__ = ["AGENT_ROWS", "COLUMNS", "SCHEDULES", "evaluate", "evaluation_env_config",
-           "format_table", "run_rows"]
+__all__ = ["AGENT_ROWS", "BRIEF_METRICS", "COLUMNS", "SCHEDULES", "EpisodeRunner", "brief", "episode_runner",
+           "evaluate", "evaluation_env_config", "format_table", "restore_policies", "run_rows", "saez_warmup_episodes",
+           "shown", "summarize_samples"]
+
+TAX = "PeriodicBracketTax"
+
+#: The saved path of the saez tax model's memory inside a runner's economies
+#: (``checkpoint.restore_subtree``).
+SAEZ_MARKER = f".components['{TAX}'].saez"
 
 #: (row label, agents' mode) of the policy comparison.
 AGENT_ROWS = (("trained (sampled)", "sample"), ("trained (greedy)", "greedy"),
@@ -55,12 +84,20 @@ SCHEDULES = {
     "Saez": {"tax_model": "saez"},
 }
 
+#: (name, metric key, unit) of a row's one-line summary (``brief``); equality in %.
+BRIEF_METRICS = (
+    ("equality x productivity", "episode/social_welfare/coin_eq_times_productivity", "coin"),
+    ("productivity", "episode/social/productivity", "coin"),
+    ("equality", "episode/social/equality", "%"),
+)
+
 #: (column title, key of a row's ``metrics``).
 COLUMNS = (
     ("agent return", "a/episode_return"),
     ("productivity", "episode/social/productivity"),
     ("equality", "episode/social/equality"),
     ("eq x prod", "episode/social_welfare/coin_eq_times_productivity"),
+    ("inv-income utility", "episode/social_welfare/inv_income_weighted_utility"),
     ("tax revenue", "episode/PeriodicTax/total_collected_taxes"),
     ("planner return", "p/episode_return"),
 )
@@ -89,50 +126,306 @@ def evaluation_env_config(env: dict, schedule: Optional[dict] = None) -> dict:
     return env
 
 
-def _saez_warmup(env) -> int:
-    """Episodes that fill the saez buffer (n_agents incomes per tax period)."""
-    tax = env.get_component("PeriodicBracketTax")
-    per_episode = env.n_agents * max(1, env.episode_length // tax.period)
+def saez_warmup_episodes(env_cfg: dict) -> int:
+    """Episodes that fill the saez income buffer of an economy (0 unless its tax model is saez).
+
+    Each tax period adds ``n_agents`` (income, rate) entries; the buffer holds
+    ``SAEZ_BUFFER_SIZE``; until it is full the saez rates are random.
+    """
+    tax = tax_component_kwargs(copy.deepcopy(env_cfg))
+    if tax is None or tax.get("disable_taxes", False) or tax.get("tax_model") != "saez":
+        return 0
+    env = jaxecon.make_from_config(env_cfg)
+    period = env.get_component("PeriodicBracketTax").period
+    per_episode = env.n_agents * max(1, env.episode_length // period)
     return math.ceil(SAEZ_BUFFER_SIZE / per_episode)
 
 
-def run_rows(cfg, policies, rows, *, num_envs: int, episodes: int, seed: int) -> list:
+@struct.dataclass
+class EvalState:
+    """An evaluation's carried state between episodes (``B`` = num_envs).
+
+    Attributes:
+        env_state: the adapter's batched env state (with Foundation's
+            carry-over: completions, the saez buffer).
+        obs: ``{group: GroupObs}`` ``[B, n, ...]``.
+        carry: ``{group: LSTM state}`` (``{}`` for feed-forward policies).
+        first: bool ``[B]``.
+        key: PRNG key.
+    """
+
+    env_state: Any
+    obs: dict
+    carry: dict
+    first: jax.Array
+    key: jax.Array
+
+
+class EpisodeRunner:
+    """One economy's evaluation episode, compiled once for every policy and mode.
+
+    Args:
+        cfg: the training config whose networks act (``agent_policy``,
+            ``planner_policy``, ``general.train_planner``).
+        env: the economy: a jaxecon env (``episode_runner`` builds it from
+            ``evaluation_env_config(cfg.env)``), or any env ``PPO`` accepts.
+        num_envs: economies per episode batch.
+        episode_length: steps per episode (default ``env.episode_length``; an
+            episode must end on its last step, as Foundation's do).
+
+    ``groups`` lists the economy's agent groups and ``trained`` those with a
+    network (whose parameters ``run`` takes). ``compile_s`` is the compile
+    time once compiled (None before).
+    """
+
+    def __init__(self, cfg: TrainConfig, env, num_envs: int, episode_length: Optional[int] = None):
+        self.episode_length = int(env.episode_length if episode_length is None else episode_length)
+        self.num_envs = int(num_envs)
+        # one rollout of an episode per "update"; no SGD here, so one minibatch of any size
+        ecfg = cfg.replace(trainer=TrainerConfig(num_envs=self.num_envs, rollout_fragment_length=self.episode_length,
+                                                 sgd_minibatch_size=2**62))
+        self.ppo = PPO(ecfg, env)
+        self.groups = tuple(s.group.name for s in self.ppo.setups)
+        self.trained = tuple(s.group.name for s in self.ppo.setups if s.trained)
+        self._start = self._compiled = self._policy_shapes = None
+        self._start_saez = None
+        self.compile_s = None
+
+    def _start_fn(self, key, saez=None) -> EvalState:
+        # the keys of PPO.init: the same seed gives the economies and actions of ppo.init(key)
+        _, k_env, k_run = jax.random.split(key, 3)
+        adapter = self.ppo.adapter
+        obs, env_state = adapter.reset(k_env)
+        if saez is not None:  # continue the saez memory of a trained run's economies
+            inner = unwrap_state(env_state)
+            tax = inner.components[TAX].replace(saez=saez)
+            inner = inner.replace(components={**inner.components, TAX: tax})
+            obs, env_state = adapter.reset(k_env, prev_state=replace_inner_state(env_state, inner))
+        return EvalState(env_state, obs, self.ppo.init_carry(), jnp.ones((self.num_envs,), bool), k_run)
+
+    def saez_template(self):
+        """The ``ShapeDtypeStruct``s of one economy's saez memory (``SaezState``), or None
+        when the economy's tax model is not saez."""
+        state = jax.eval_shape(self.ppo.adapter.reset, jax.random.key(0))[1]
+        saez = getattr(unwrap_state(state).components.get(TAX), "saez", None)
+        return None if saez is None else jax.tree.map(
+            lambda x: jax.ShapeDtypeStruct(x.shape[1:], x.dtype), saez)
+
+    def _act(self, params: dict, modes: dict, st: EvalState, key):
+        """PPO.act with traced modes: per group, ``lax.switch`` over ``ACT_MODES``."""
+        ppo = self.ppo
+        keys = jax.random.split(key, len(ppo.setups))
+        carry, actions = {}, {}
+        for s, k in zip(ppo.setups, keys):
+            g = s.group.name
+
+            def branch(mode, p, c, o, first, k_, s=s):
+                c, a, _, _ = ppo.group_act(s, p, c, o, first, k_, mode)
+                return c, a
+
+            c, actions[g] = jax.lax.switch(modes[g], [functools.partial(branch, m) for m in ACT_MODES],
+                                           params.get(g), st.carry.get(g, {}), st.obs[g], st.first, k)
+            if g in st.carry:
+                carry[g] = c
+        return carry, actions
+
+    def _episode_fn(self, params: dict, modes: dict, st: EvalState):
+        def step(st: EvalState, _):
+            key, k_act, k_env = jax.random.split(st.key, 3)
+            carry, actions = self._act(params, modes, st, k_act)
+            obs, env_state, _, done, info = self.ppo.adapter.step(k_env, st.env_state, actions)
+            return EvalState(env_state, obs, carry, done, key), info
+
+        st, info = jax.lax.scan(step, st, None, length=self.episode_length)
+        last = jax.tree.map(lambda x: x[-1], info)  # the episode ended on the last step
+        out = {f"{g}/episode_return": r.mean(axis=-1) for g, r in last["returned_episode_returns"].items()}
+        out.update({f"episode/{k}": v for k, v in last["episode_metrics"].items()})
+        return st, out
+
+    def compile(self, params: dict, log: Optional[Callable] = None, economy: str = "",
+                saez: bool = False) -> float:
+        """Compile the reset (continuing a saez memory when ``saez``) and the episode
+        for these parameters' shapes (once each; later calls return at once).
+
+        Returns the compile time in seconds (0 when already compiled).
+        """
+        if self._compiled is not None and (self._start_saez if saez else self._start) is not None:
+            return 0.0
+        what = (("the saez reset and " if saez else "the reset and ") if self._compiled is None else
+                ("the saez reset of " if saez else "the reset of "))
+        what += f"the evaluation episode{' of ' + economy if economy else ''} " \
+                f"({self.num_envs} economies x {self.episode_length} steps)"
+        with CompileNotice(what, log) as notice:
+            key = jax.random.key(0)
+            if saez:
+                template = jax.tree.map(lambda x: jax.ShapeDtypeStruct((self.num_envs,) + x.shape, x.dtype),
+                                        self.saez_template())
+                self._start_saez = jax.jit(self._start_fn).lower(key, template).compile()
+            else:
+                self._start = jax.jit(self._start_fn).lower(key).compile()
+            if self._compiled is None:
+                st = jax.eval_shape(self._start_fn, key)
+                modes = {g: jnp.zeros((), jnp.int32) for g in self.groups}
+                self._compiled = jax.jit(self._episode_fn).lower(params, modes, st).compile()
+        self.compile_s = (self.compile_s or 0.0) + notice.seconds
+        return notice.seconds
+
+    def run(self, params: dict, modes: dict, *, seed: int, episodes: int, warmup: int = 0,
+            log: Optional[Callable] = None, economy: str = "", saez=None) -> dict:
+        """``warmup`` + ``episodes`` episodes from fresh economies; the last ``episodes`` measured.
+
+        Args:
+            params: ``{group: network parameters}`` for the ``trained`` groups.
+            modes: ``{group: mode}`` (``ACT_MODES``); a missing group samples.
+                An untrained group always acts at random.
+            seed: the evaluation's PRNG seed (economies and actions).
+            episodes, warmup: measured and warm-up episodes (the economies'
+                carry-over, e.g. the saez buffer, continues across them).
+            log, economy: where to report compiling, and the economy's name in it.
+            saez: the saez tax model's memory (``SaezState`` arrays with a
+                leading economy axis, e.g. ``checkpoint.restore_subtree`` of a
+                trained run) that the economies continue, as after that run's
+                last episode (economy i takes row i modulo their number); None:
+                fresh economies.
+        Returns:
+            ``{metric key: float64 [episodes * num_envs]}``: per measured
+            episode the agents' mean return (``a/episode_return``), the
+            planner's (``p/episode_return``, when it acts) and
+            ``episode/<metric>`` for the logged metrics.
+        Raises:
+            KeyError: ``params`` lacks a trained group; ValueError: a mode not
+                in ``ACT_MODES``.
+        """
+        missing = [g for g in self.trained if g not in params]
+        if missing:
+            raise KeyError(f"params needs the trained groups {list(self.trained)}; missing {missing}")
+        bad = {g: m for g, m in modes.items() if m not in ACT_MODES}
+        if bad:
+            raise ValueError(f"modes must be in {ACT_MODES}, got {bad}")
+        params = {g: params[g] for g in self.trained}
+        self.compile(params, log, economy, saez=saez is not None)
+        idx = {}
+        for g in self.groups:
+            mode = modes.get(g, "sample")
+            if g not in self.trained and mode != "noop":
+                mode = "random"  # as PPO.act: a group without a network acts at random
+            idx[g] = jnp.asarray(ACT_MODES.index(mode), jnp.int32)
+        if saez is None:
+            st = self._start(jax.random.key(seed))
+        else:
+            rows = np.arange(self.num_envs) % len(jax.tree.leaves(saez)[0])
+            st = self._start_saez(jax.random.key(seed), jax.tree.map(lambda x: jnp.asarray(x[rows]), saez))
+        samples = {}
+        for ep in range(warmup + episodes):
+            st, out = self._compiled(params, idx, st)
+            if ep >= warmup:
+                for k, v in jax.device_get(out).items():
+                    samples.setdefault(k, []).append(np.asarray(v, np.float64))
+        return {k: np.concatenate(v) for k, v in samples.items()}
+
+
+def _runner_key(cfg: TrainConfig, env_cfg: dict, num_envs: int) -> str:
+    nets = {name: {k: v for k, v in cfg.to_dict()[name].items() if k in ("model", "vf_share_layers")}
+            for name in ("agent_policy", "planner_policy")}
+    return json.dumps({"env": env_cfg, "nets": nets, "train_planner": cfg.general.train_planner,
+                       "num_envs": int(num_envs)}, sort_keys=True, default=str)
+
+
+_RUNNERS: dict = {}
+
+
+def episode_runner(cfg: TrainConfig, env_cfg: dict, num_envs: int) -> EpisodeRunner:
+    """The ``EpisodeRunner`` of this economy (a Foundation env config), networks and
+    batch size, built once per process.
+
+    Two training runs whose configs differ only in what does not act (seed,
+    learning rates, run length, ...) share it, and so its compiled episode.
+    """
+    key = _runner_key(cfg, env_cfg, num_envs)
+    if key not in _RUNNERS:
+        _RUNNERS[key] = EpisodeRunner(cfg, jaxecon.make_from_config(env_cfg), num_envs)
+    return _RUNNERS[key]
+
+
+class _PolicyShapes:
+    """What ``checkpoint.restore_agent_policy`` reads of a ``PPO`` (its config, its
+    setups and the shapes of ``init_policies``), with the shapes traced once:
+    ``PPO.init_policies`` traces an env reset, which would otherwise be traced
+    again for every run and group restored."""
+
+    def __init__(self, ppo: PPO):
+        self.cfg, self.setup = ppo.cfg, ppo.setup
+        shapes = jax.eval_shape(ppo.init_policies, jax.random.key(0))
+        self.init_policies = lambda _key: jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), shapes)
+
+
+def restore_policies(run_dir, runner: EpisodeRunner) -> dict:
+    """``{group: params}`` of ``runner.trained`` from a run's latest checkpoint
+    (``checkpoint.restore_agent_policy``, which checks the networks).
+
+    Raises:
+        FileNotFoundError: no checkpoint; ConfigError: the checkpoint's
+            networks differ from the runner's.
+    """
+    if runner._policy_shapes is None:
+        runner._policy_shapes = _PolicyShapes(runner.ppo)
+    return {g: ckpt.restore_agent_policy(run_dir, runner._policy_shapes, g) for g in runner.trained}
+
+
+def summarize_samples(samples: dict) -> tuple:
+    """``(means, standard errors)``: dicts of floats over each metric's episodes (s.e. NaN for one)."""
+    means, errs = {}, {}
+    for k, v in samples.items():
+        means[k] = float(v.mean())
+        errs[k] = float(v.std(ddof=1) / math.sqrt(len(v))) if len(v) > 1 else math.nan
+    return means, errs
+
+
+def run_rows(cfg, policies, rows, *, num_envs: int, episodes: int, seed: int,
+             log: Optional[Callable] = None) -> list:
     """Run ``rows`` = ``[(label, env config, {group: mode}, warm-up episodes)]``.
+
+    ``policies``: ``{group: params or PolicyState}`` of the trained policies.
+    Rows with the same economy share one compiled episode (``episode_runner``).
 
     Returns ``[{"label", "episodes", "metrics": {key: mean}, "stderr": {key: s.e.}}]``.
     """
+    params = {g: getattr(p, "params", p) for g, p in policies.items()}
     out = []
     for label, env_cfg, modes, warmup in rows:
-        env = jaxecon.make_from_config(env_cfg)
-        t = env.episode_length
-        ecfg = cfg.replace(env=env_cfg, trainer=TrainerConfig(
-            num_envs=num_envs, rollout_fragment_length=t, sgd_minibatch_size=num_envs * t * env.n_agents))
-        ppo = PPO(ecfg, env)
-        runner = ppo.init(jax.random.key(seed))
-        runner = runner.replace(policies={g: p for g, p in policies.items() if g in runner.policies})
-        run_modes = {s.group.name: modes.get(s.group.name, "sample") for s in ppo.setups}
-        episode = jax.jit(lambda r: ppo.rollout(r, t, run_modes, record=False))
-        samples = {}
-        for ep in range(warmup + episodes):
-            runner, traj = episode(runner)
-            if ep < warmup:
-                continue
-            info = jax.device_get(traj["info"])
-            for g, r in info["returned_episode_returns"].items():
-                samples.setdefault(f"{g}/episode_return", []).append(r[-1].mean(axis=-1))
-            for k, v in info["episode_metrics"].items():
-                samples.setdefault(f"episode/{k}", []).append(v[-1])
-        means, errs = {}, {}
-        for k, v in samples.items():
-            v = np.concatenate(v)
-            means[k] = float(v.mean())
-            errs[k] = float(v.std(ddof=1) / math.sqrt(len(v))) if len(v) > 1 else math.nan
+        runner = episode_runner(cfg, env_cfg, num_envs)
+        t = time.perf_counter()
+        samples = runner.run({g: params[g] for g in runner.trained}, modes, seed=seed, episodes=episodes,
+                             warmup=warmup, log=log, economy=f"the {label!r} row's economy")
+        means, errs = summarize_samples(samples)
         out.append({"label": label, "episodes": num_envs * episodes, "metrics": means, "stderr": errs})
+        if log is not None:
+            log(f"  {label}: {brief(means)} ({time.perf_counter() - t:.1f} s)")
     return out
 
 
+def shown(value) -> float:
+    """``value`` as printed: 0.0 within 1e-6 of zero, where a metric's float32
+    rounding of an exact 0 (1 - Gini when one agent owns all the coin) would
+    print as ``-2.98e-08``; else ``float(value)``."""
+    value = float(value)
+    return 0.0 if abs(value) < 1e-6 else value
+
+
+def brief(means: dict) -> str:
+    """A row's one-line summary, e.g. ``equality x productivity 90.03,
+    productivity 662.1, equality 54.39%`` (the ``BRIEF_METRICS`` present in
+    ``means``, metric key -> mean; values ``shown``)."""
+    out = []
+    for name, key, unit in BRIEF_METRICS:
+        if key in means:
+            v = shown(means[key]) * (100 if unit == "%" else 1)
+            out.append(f"{name} {v:.4g}{'%' if unit == '%' else ''}")
+    return ", ".join(out)
+
+
 def evaluate(run_dir, *, num_envs: int = 32, episodes: int = 1, seed: int = 1000,
-             schedules: Optional[bool] = None) -> dict:
+             schedules: Optional[bool] = None, log: Optional[Callable] = None) -> dict:
     """The evaluation table's rows for a training run's latest checkpoint.
 
     Args:
@@ -141,6 +434,7 @@ def evaluate(run_dir, *, num_envs: int = 32, episodes: int = 1, seed: int = 1000
         seed: the evaluation's PRNG seed (the policies' and economies' randomness).
         schedules: add the fixed-schedule rows (default: when the checkpoint
             trained the planner).
+        log: called with a line of progress text (compiling, each row), e.g. ``print``.
     Returns:
         ``{"config": TrainConfig, "step": int, "seed", "rows": [...]}`` (rows as
         ``run_rows``).
@@ -149,10 +443,8 @@ def evaluate(run_dir, *, num_envs: int = 32, episodes: int = 1, seed: int = 1000
     """
     cfg = config_from_dict(ckpt.read_config(run_dir))
     step = ckpt.latest_step(ckpt.resolve(run_dir))
-    ppo = PPO(cfg, jaxecon.make_from_config(cfg.env))
-    runner = ckpt.restore_runner(run_dir, ppo, cfg)
-    policies = runner.policies
     base = evaluation_env_config(cfg.env)
+    policies = restore_policies(run_dir, episode_runner(cfg, base, num_envs))
     rows = [(label, base, {"a": mode, "p": mode if mode in ("sample", "greedy") else "sample"}, 0)
             for label, mode in AGENT_ROWS]
     if schedules is None:
@@ -160,10 +452,9 @@ def evaluate(run_dir, *, num_envs: int = 32, episodes: int = 1, seed: int = 1000
     if schedules:
         for label, kwargs in SCHEDULES.items():
             env_cfg = evaluation_env_config(cfg.env, kwargs)
-            warmup = _saez_warmup(jaxecon.make_from_config(env_cfg)) if label == "Saez" else 0
-            rows.append((label, env_cfg, {"a": "sample"}, warmup))
+            rows.append((label, env_cfg, {"a": "sample"}, saez_warmup_episodes(env_cfg)))
     return {"config": cfg, "step": step, "seed": seed,
-            "rows": run_rows(cfg, policies, rows, num_envs=num_envs, episodes=episodes, seed=seed)}
+            "rows": run_rows(cfg, policies, rows, num_envs=num_envs, episodes=episodes, seed=seed, log=log)}
 
 
 def format_table(rows: list) -> str:
@@ -177,7 +468,7 @@ def format_table(rows: list) -> str:
             if k not in r["metrics"]:
                 line.append("-")
                 continue
-            m, e = r["metrics"][k], r["stderr"].get(k, math.nan)
+            m, e = shown(r["metrics"][k]), r["stderr"].get(k, math.nan)
             line.append(f"{m:.4g} +- {e:.2g}" if math.isfinite(e) else f"{m:.4g}")
         line.append(str(r["episodes"]))
         body.append(line)

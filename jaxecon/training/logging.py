@@ -6,12 +6,24 @@
 ``a/episode_return``, ``p/episode_return``, ``episode/social/productivity``,
 ``episode/social/equality``,
 ``episode/social_welfare/coin_eq_times_productivity``,
+``episode/social_welfare/inv_income_weighted_utility``,
 ``episode/PeriodicTax/total_collected_taxes``, ``a/entropy``,
 ``a/policy_loss``, ``a/value_loss``, ...) and writes the same scalars to a
 TensorBoard event file in ``out_dir/tb``. Updates in which no episode ended
 have NaN episode columns (left empty in TensorBoard).
-``plot_learning_curves(csv, png)`` draws the run's main curves against env
-steps.
+
+``plot_learning_curves(csv, png)`` draws the run's curves (``CURVES``)
+against env steps: each panel the raw per-update values, faint, under a
+centred moving average (``smooth``), with its unit on the y axis. A column
+whose values repeat an earlier panel's (the planner's return is the change
+of equality x productivity over the episode, i.e. the same numbers when that
+is its objective) joins that panel's title instead of getting its own, and
+all-zero columns (tax revenue without taxes) are left out. Figures are built
+without ``pyplot`` (``jaxecon.plotting.style``).
+
+The CSV is the record: ``tb/`` mirrors it, so a resumed run keeps the CSV's
+rows up to its checkpoint and writes ``tb/`` anew from them (no duplicate
+steps from the interrupted tail).
 """
 
 from __future__ import annotations
@@ -20,20 +32,25 @@ import csv
 import math
 import pathlib
 
-__all__ = ["CURVES", "RunLogger", "plot_learning_curves", "read_metrics"]
+import numpy as np
 
-#: (panel title, CSV column) of the learning-curve PNG; absent columns are skipped.
+__all__ = ["CURVES", "RunLogger", "plot_learning_curves", "read_metrics", "smooth", "steps_axis"]
+
+#: (panel title, CSV column, y-axis label with unit, scale) of the learning-curve
+#: PNG; the values are multiplied by the scale (equality as %).
 CURVES = (
-    ("agents' episode return", "a/episode_return"),
-    ("planner's episode return", "p/episode_return"),
-    ("productivity", "episode/social/productivity"),
-    ("equality", "episode/social/equality"),
-    ("equality x productivity", "episode/social_welfare/coin_eq_times_productivity"),
-    ("tax revenue", "episode/PeriodicTax/total_collected_taxes"),
-    ("agents' entropy", "a/entropy"),
-    ("planner's entropy", "p/entropy"),
-    ("agents' value loss", "a/value_loss"),
-    ("env steps / s", "steps_per_s"),
+    ("agents' episode return", "a/episode_return", "reward per agent", 1.0),
+    ("productivity", "episode/social/productivity", "coin per episode", 1.0),
+    ("equality", "episode/social/equality", "1 - Gini of coin (%)", 100.0),
+    ("equality x productivity", "episode/social_welfare/coin_eq_times_productivity", "coin per episode", 1.0),
+    ("inverse-income-weighted utility", "episode/social_welfare/inv_income_weighted_utility", "utility", 1.0),
+    ("planner's episode return", "p/episode_return", "reward", 1.0),
+    ("tax revenue", "episode/PeriodicTax/total_collected_taxes", "coin per episode", 1.0),
+    ("agents' policy entropy", "a/entropy", "nats", 1.0),
+    ("planner's policy entropy", "p/entropy", "nats (sum over brackets)", 1.0),
+    ("agents' value loss", "a/value_loss", "squared error", 1.0),
+    ("planner's value loss", "p/value_loss", "squared error", 1.0),
+    ("throughput", "steps_per_s", "env steps / s", 1.0),
 )
 
 HEAD = ("update", "env_steps", "wall_s", "steps_per_s")
@@ -48,7 +65,13 @@ class RunLogger:
         resume_update: when resuming, rows with ``update > resume_update`` are
             dropped from an existing CSV (they belong to the interrupted tail);
             None starts a new CSV.
-        tensorboard: also write TensorBoard events.
+        tensorboard: also write TensorBoard events. Event files already in
+            ``out_dir/tb`` are deleted and the kept rows written again, so that
+            every step appears once.
+
+    Attributes:
+        resumed_row: the last row kept from the existing CSV (None: none kept);
+            a resumed run continues its ``wall_s``.
     """
 
     def __init__(self, out_dir, columns, resume_update=None, tensorboard: bool = True):
@@ -65,21 +88,31 @@ class RunLogger:
         for r in rows:
             self._csv.writerow([_fmt(r.get(c, math.nan)) for c in self.columns])
         self._file.flush()
+        self.resumed_row = rows[-1] if rows else None
         self._tb = None
         if tensorboard:
             from tensorboardX import SummaryWriter
 
-            self._tb = SummaryWriter(str(self.dir / "tb"))
+            tb = self.dir / "tb"
+            for old in tb.glob("events.out.tfevents.*"):
+                old.unlink()
+            self._tb = SummaryWriter(str(tb))
+            for r in rows:
+                self._add_scalars(r)
 
     def log(self, row: dict) -> None:
         """Write one update's row (``update`` and ``env_steps`` required; missing columns NaN)."""
         self._csv.writerow([_fmt(row.get(c, math.nan)) for c in self.columns])
         self._file.flush()
         if self._tb is not None:
-            step = int(row["env_steps"])
-            for k, v in row.items():
-                if k not in ("update", "env_steps") and isinstance(v, (int, float)) and math.isfinite(v):
-                    self._tb.add_scalar(k, v, step)
+            self._add_scalars(row)
+
+    def _add_scalars(self, row: dict) -> None:
+        """A row's finite values as TensorBoard scalars at step ``env_steps``."""
+        step = int(row["env_steps"])
+        for k, v in row.items():
+            if k not in ("update", "env_steps") and isinstance(v, (int, float)) and math.isfinite(v):
+                self._tb.add_scalar(k, v, step)
 
     def close(self) -> None:
         """Flush and close the files."""
@@ -105,39 +138,87 @@ def read_metrics(csv_path) -> list:
     return rows
 
 
-def plot_learning_curves(csv_path, png_path, title: str = "") -> list:
-    """Draw ``CURVES`` (those present with data) against env steps into ``png_path``.
+def smooth(y, frac: float = 0.05) -> np.ndarray:
+    """A centred moving average of the finite entries of ``y`` (NaN entries stay NaN).
 
-    Returns the titles of the panels drawn.
+    The kernel is a box of ``w`` finite entries (``w`` odd, about ``frac`` of
+    them, at least 1) convolved with ``[1, 2, 1]``: symmetric, so a trend is
+    not shifted, and zero at the period-2 frequency, so the alternation of
+    updates that do and do not end an episode (e.g. 100-step fragments of
+    200-step episodes) leaves no ripple. It shrinks at the ends.
+
+    Args:
+        y: float ``[N]`` (NaN where there is no value, e.g. updates without a
+            finished episode).
+        frac: the box's width as a fraction of the finite entries.
+    Returns:
+        float64 ``[N]``.
     """
-    import matplotlib
+    y = np.asarray(y, np.float64)
+    out = np.full(y.shape, np.nan)
+    ok = np.isfinite(y)
+    v = y[ok]
+    if not len(v):
+        return out
+    w = max(1, int(round(len(v) * frac)))
+    w += 1 - w % 2
+    kernel = np.convolve(np.ones(w), [1.0, 2.0, 1.0])
+    centre = slice((len(kernel) - 1) // 2, (len(kernel) - 1) // 2 + len(v))  # "same", also for short v
+    out[ok] = np.convolve(v, kernel)[centre] / np.convolve(np.ones(len(v)), kernel)[centre]
+    return out
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
+
+def steps_axis(ax) -> None:
+    """Label an x axis of env steps (ticks 0, 500k, 1M, ...)."""
+    from matplotlib.ticker import EngFormatter
+
+    ax.xaxis.set_major_formatter(EngFormatter(sep=""))
+    ax.set_xlabel("env steps")
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> bool:
+    ok_a, ok_b = np.isfinite(a), np.isfinite(b)
+    return bool(np.array_equal(ok_a, ok_b) and ok_a.any()
+                and np.allclose(a[ok_a], b[ok_b], rtol=1e-3, atol=1e-6))
+
+
+def plot_learning_curves(csv_path, png_path, title: str = "") -> list:
+    """Draw ``CURVES`` (those with data) against env steps into ``png_path``.
+
+    Returns the titles of the panels drawn (a title joined by a repeated
+    column reads ``"<title>\n(= <other title>)"``).
+    """
+    from jaxecon.plotting.style import new_figure, save_figure, style
 
     rows = read_metrics(csv_path)
-    x = np.array([r["env_steps"] for r in rows])
+    x = np.array([r["env_steps"] for r in rows], np.float64)
     panels = []
-    for name, col in CURVES:
-        y = np.array([r.get(col, math.nan) for r in rows])
-        if len(y) and np.isfinite(y).any():
-            panels.append((name, y))
-    ncol = 3
-    nrow = max(1, -(-len(panels) // ncol))
-    fig, axes = plt.subplots(nrow, ncol, figsize=(4.2 * ncol, 2.8 * nrow), squeeze=False)
-    for ax, (name, y) in zip(axes.flat, panels):
+    for name, col, unit, scale in CURVES:
+        y = np.array([r.get(col, math.nan) for r in rows], np.float64) * scale
         ok = np.isfinite(y)
-        ax.plot(x[ok], y[ok], lw=1.2)
-        ax.set_title(name, fontsize=10)
-        ax.set_xlabel("env steps", fontsize=8)
-        ax.tick_params(labelsize=8)
-        ax.grid(alpha=0.3)
-    for ax in list(axes.flat)[len(panels):]:
-        ax.axis("off")
-    if title:
-        fig.suptitle(title, fontsize=11)
-    fig.tight_layout()
-    fig.savefig(png_path, dpi=100)
-    plt.close(fig)
-    return [n for n, _ in panels]
+        if not ok.any() or np.all(y[ok] == 0):
+            continue
+        twin = next((p for p in panels if _same(p["y"], y)), None)
+        if twin is not None:
+            twin["title"] += f"\n(= {name})"
+            continue
+        panels.append({"title": name, "y": y, "unit": unit})
+    ncol = 4 if len(panels) > 9 else 3
+    nrow = max(1, -(-len(panels) // ncol))
+    with style():
+        fig, axes = new_figure(nrow, ncol, panel_size=(4.4, 3.1))
+        for ax, p in zip(axes.flat, panels):
+            ok = np.isfinite(p["y"])
+            ax.plot(x[ok], p["y"][ok], lw=0.8, alpha=0.3, color="tab:blue", label="per update")
+            ax.plot(x[ok], smooth(p["y"])[ok], lw=1.8, color="tab:blue", label="moving average")
+            ax.set_title(p["title"], fontsize=10.5)
+            ax.set_ylabel(p["unit"])
+            steps_axis(ax)
+        for ax in list(axes.flat)[len(panels):]:
+            ax.axis("off")
+        if panels:
+            axes.flat[0].legend(fontsize=8, loc="best")
+        if title:
+            fig.suptitle(title)
+        save_figure(fig, png_path)
+    return [p["title"] for p in panels]

@@ -39,7 +39,10 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 import numpy as np
-from flax.linen.initializers import constant, orthogonal
+from flax.linen.initializers import constant, lecun_normal, orthogonal
+from flax.linen.recurrent import DenseParams
+
+from jaxecon.training.conv import PartsConv
 
 __all__ = ["ActorCritic", "mlp_inputs", "spatial_leaves"]
 
@@ -78,7 +81,12 @@ def mlp_inputs(features, index=None) -> jax.Array:
 
 
 class _ConvTorso(nn.Module):
-    """The reference's spatial encoder: embed index maps, conv 16@3x3/2 -> 32@3x3/2, flatten."""
+    """The reference's spatial encoder: embed index maps, conv 16@3x3/2 -> 32@3x3/2, flatten.
+
+    The convolutions are ``conv.PartsConv`` (``flax.linen.Conv``'s parameters,
+    a gradient XLA:CPU runs fast inside the SGD's loops); the index maps are
+    moved to NHWC before they are embedded, so that no float array is transposed.
+    """
 
     num_conv: int
     idx_emb_dim: int
@@ -86,21 +94,56 @@ class _ConvTorso(nn.Module):
 
     @nn.compact
     def __call__(self, spatial: list) -> jax.Array:
-        chans = []
+        parts = []  # NHWC, never concatenated: conv 0 sums one conv per part (PartsConv)
         for x in spatial:  # [A, C, h, w] -> [A, h, w, C']
             if jnp.issubdtype(x.dtype, jnp.integer) or x.dtype == jnp.bool_:
-                idx = jnp.clip(x.astype(jnp.int32), 0, self.input_emb_vocab - 1)
-                emb = nn.Embed(self.input_emb_vocab, self.idx_emb_dim)(idx)  # [A, C, h, w, E]
-                emb = jnp.moveaxis(emb, 1, -2)  # [A, h, w, C, E]
-                chans.append(emb.reshape(emb.shape[:3] + (-1,)))
+                idx = jnp.clip(jnp.moveaxis(x, 1, -1).astype(jnp.int32), 0, self.input_emb_vocab - 1)
+                emb = nn.Embed(self.input_emb_vocab, self.idx_emb_dim)(idx)  # [A, h, w, C, E]
+                parts.append(emb.reshape(emb.shape[:3] + (-1,)))
             else:
-                chans.append(jnp.moveaxis(x.astype(jnp.float32), 1, -1))
-        h = jnp.concatenate(chans, axis=-1)
+                parts.append(jnp.moveaxis(x.astype(jnp.float32), 1, -1))
         for i in range(self.num_conv):
-            h = nn.Conv(16 if i == 0 else 32, (3, 3), strides=(2, 2), padding="VALID",
-                        kernel_init=orthogonal(np.sqrt(2)), bias_init=constant(0.0))(h)
-            h = nn.relu(h)
-        return h.reshape(h.shape[0], -1)
+            h = PartsConv(16 if i == 0 else 32, (3, 3), (2, 2), kernel_init=orthogonal(np.sqrt(2)),
+                          bias_init=constant(0.0), name=f"Conv_{i}")(parts)
+            parts = [nn.relu(h)]
+        return parts[0].reshape(parts[0].shape[0], -1)
+
+
+class _LSTM(nn.Module):
+    """flax's ``OptimizedLSTMCell`` (the same parameters, names and initialisers,
+    so checkpoints carry over) with a reset flag, over one step or a sequence.
+
+    ``__call__(carry, x, reset) -> (carry, h)``, ``carry = (c, h)`` float32
+    ``[A, F]``: one step takes ``x`` ``[A, D]`` and ``reset`` bool ``[A]`` and
+    returns ``h`` ``[A, F]``; a sequence of ``L`` steps takes ``x`` ``[L, A, D]``
+    and ``reset`` ``[L, A]`` and returns ``h`` ``[L, A, F]`` (the carry after
+    the last step). ``reset`` restarts the state from zeros before its step.
+    A sequence's input projection is one matmul over all its steps; only the
+    recurrent projection runs step by step (``lax.scan``).
+    """
+
+    features: int
+
+    @nn.compact
+    def __call__(self, carry, x, reset):
+        gates = ("i", "f", "g", "o")
+        w_x = jnp.concatenate([DenseParams(self.features, use_bias=False, kernel_init=lecun_normal(),
+                                           name=f"i{c}")(x)[0] for c in gates], axis=-1)
+        w_h, b_h = zip(*(DenseParams(self.features, kernel_init=orthogonal(), name=f"h{c}")(carry[1])
+                         for c in gates))
+        w_h, b_h = jnp.concatenate(w_h, axis=-1), jnp.concatenate(b_h, axis=-1)
+
+        def step(carry, inputs):
+            xw, r = inputs
+            c, h = (jnp.where(r[:, None], 0.0, v) for v in carry)
+            i, f, g, o = jnp.split((h @ w_h + b_h) + xw, 4, axis=-1)
+            c = nn.sigmoid(f) * c + nn.sigmoid(i) * jnp.tanh(g)
+            h = nn.sigmoid(o) * jnp.tanh(c)
+            return (c, h), h
+
+        if reset.ndim == 1:
+            return step(carry, (x @ w_x, reset))
+        return jax.lax.scan(step, carry, (x @ w_x, reset))
 
 
 class _Tower(nn.Module):
@@ -116,8 +159,12 @@ class _Tower(nn.Module):
 
     @nn.compact
     def __call__(self, carry, features, index, reset):
-        spatial, flat = spatial_leaves(features)
         if self.model == "keras_conv_lstm":
+            # a sequence ([L, A] resets): everything before the LSTM runs on all L x A inputs at once
+            merge = lambda x: x.reshape((-1,) + x.shape[reset.ndim:])  # noqa: E731
+            features = jax.tree.map(merge, features)
+            index = None if index is None else merge(index)
+            spatial, flat = spatial_leaves(features)
             parts = [] if not flat else [_flatten(flat)]
             if spatial:
                 parts.insert(0, _ConvTorso(self.num_conv, self.idx_emb_dim, self.input_emb_vocab)(spatial))
@@ -127,11 +174,8 @@ class _Tower(nn.Module):
             for _ in range(self.num_fc):
                 h = nn.relu(nn.Dense(self.fc_dim, kernel_init=orthogonal(np.sqrt(2)),
                                      bias_init=constant(0.0))(h))
-            h = nn.LayerNorm()(h)
-            zeros = (jnp.zeros_like(carry[0]), jnp.zeros_like(carry[1]))
-            carry = jax.tree.map(lambda z, c: jnp.where(reset[:, None], z, c), zeros, carry)
-            carry, h = nn.OptimizedLSTMCell(self.lstm_cell_size)(carry, h)
-            return carry, h
+            h = nn.LayerNorm()(h).reshape(reset.shape + (-1,))
+            return _LSTM(self.lstm_cell_size, name="OptimizedLSTMCell_0")(carry, h, reset)
         h = mlp_inputs(features, index)
         for _ in range(self.num_fc):
             h = nn.tanh(nn.Dense(self.fc_dim, kernel_init=orthogonal(np.sqrt(2)),
@@ -159,6 +203,11 @@ class ActorCritic(nn.Module):
     ``carry`` is ``initial_carry(A)``'s pytree (empty for ``mlp``),
     ``features`` a pytree ``[A, ...]``, ``index`` float ``[A, n]`` or None,
     ``reset`` bool ``[A]``; ``logits`` float32 ``[A, H, K]``, ``value`` float32 ``[A]``.
+    A recurrent model also takes a sequence of ``L`` steps from ``carry``:
+    ``features`` ``[L, A, ...]``, ``index`` ``[L, A, n]``, ``reset`` ``[L, A]``,
+    giving ``logits`` ``[L, A, H, K]`` and ``value`` ``[L, A]`` (what stepping
+    ``L`` times gives, to float rounding; the layers before the LSTM run on
+    all ``L x A`` inputs at once, which is how SGD replays sequences).
     """
 
     heads: tuple

@@ -134,13 +134,17 @@ class PPO:
             ``cfg.agent_policy`` (each group its own parameters), the planner
             with ``cfg.planner_policy`` when ``cfg.general.train_planner``.
         params: jaxecon ``EnvParams`` (default ``env.default_params``).
+        shard_minibatch: ``(minibatch, recurrent) -> minibatch``, applied to each
+            minibatch before its loss (``distributed.DataParallel.shard_minibatch``
+            lays it out over devices); None for one device.
     Raises:
         ConfigError: a minibatch size that does not split the batch.
         TypeError: an env with neither interface.
     """
 
-    def __init__(self, cfg: TrainConfig, env, params=None):
+    def __init__(self, cfg: TrainConfig, env, params=None, shard_minibatch=None):
         self.cfg = cfg
+        self.shard_minibatch = shard_minibatch
         self.num_envs = cfg.trainer.num_envs
         self.adapter = make_adapter(env, self.num_envs, params)
         self.n_steps = cfg.trainer.rollout_fragment_length
@@ -373,18 +377,10 @@ class PPO:
         return {**seqs, "carry": starts}
 
     def _apply_batch(self, s: GroupSetup, params, mb):
-        """Logits and values of a minibatch (replaying sequences for a recurrent policy)."""
-        index = mb.get("index")
-        if not s.network.recurrent:
-            _, logits, value = s.network.apply(params, {}, mb["features"], None, mb["first"])
-            return logits, value
-
-        def f(carry, x):
-            feats, idx, first = x
-            carry, logits, value = s.network.apply(params, carry, feats, idx, first)
-            return carry, (logits, value)
-
-        _, (logits, value) = jax.lax.scan(f, mb["carry"], (mb["features"], index, mb["first"]))
+        """Logits and values of a minibatch (a recurrent policy replays its
+        ``[L, S]`` sequences from their stored states in one call)."""
+        _, logits, value = s.network.apply(params, mb.get("carry", {}), mb["features"], mb.get("index"),
+                                           mb["first"])
         return logits, value
 
     def _sgd(self, s: GroupSetup, ps: PolicyState, batch, key, lr, entropy_coeff):
@@ -407,10 +403,12 @@ class PPO:
             return total, aux
 
         def mb_step(ps: PolicyState, mb):
+            if self.shard_minibatch is not None:
+                mb = self.shard_minibatch(mb, s.network.recurrent)
             (total, aux), grads = jax.value_and_grad(loss_fn, has_aux=True)(ps.params, mb)
             updates, opt_state = tx.update(grads, ps.opt_state, ps.params)
             updates = jax.tree.map(lambda u: -lr * u, updates)
-            aux = {**aux, "total_loss": total, "grad_norm": optax.global_norm(grads)}
+            aux = {**aux, "total_loss": total, "grad_norm": optax.tree.norm(grads)}
             return PolicyState(optax.apply_updates(ps.params, updates), opt_state), aux
 
         def epoch(ps, k):

@@ -2,58 +2,119 @@
 
 ``train(cfg)`` runs ``cfg.num_updates`` jitted PPO updates (``ppo.PPO.update``;
 each is ``num_envs x rollout_fragment_length`` env steps) and writes to the run
-directory (default ``runs/<general.name>/phase<1|2>``):
+directory (default ``runs/<general.name>/phase1`` or
+``runs/<general.name>/phase2-<planner>``, ``curriculum.run_dir_name``):
 
 - ``config.yaml``: the config that ran;
 - ``metrics.csv`` and ``tb/`` (``logging.RunLogger``): one row per update;
 - ``checkpoints/`` (``checkpoint``): every ``general.ckpt_frequency_steps``
   env steps and at the end;
 - ``learning_curves.png`` (``logging.plot_learning_curves``);
-- ``summary.json``: compile time, wall time, env-steps/s, the last update's metrics.
+- ``summary.json``: compile time, wall time, env-steps/s, the last update's
+  metrics, and ``stopped`` (null, or why and at which update the run stopped).
 
-The update is compiled once per run; JAX's persistent compilation cache is
-turned on as for the Foundation shim (``jaxecon.foundation.compilation_cache``:
-``$JAXECON_COMPILATION_CACHE``, ``0`` to opt out), so a resumed or repeated run
-skips the compilation.
+With several devices (``devices=``; default every device JAX has) the
+economies are split over them and the update runs data-parallel
+(``distributed.DataParallel``); with several processes
+(``distributed.initialize``) every process runs ``train`` on the same
+arguments and the same run directory (a filesystem all hosts share),
+computes its share of the economies and takes part in each checkpoint,
+and process 0 alone writes ``config.yaml``, the logs, the PNG and
+``summary.json`` and shows the progress bar.
+
+The update is compiled once per run, saying so (``jaxecon.compile_notice``);
+JAX's persistent compilation cache is turned on as by ``jaxecon.make``
+(``jaxecon.compilation_cache``: ``$JAXECON_COMPILATION_CACHE``, ``0`` to opt
+out; here too for other libraries' environments), so a resumed or repeated
+run skips the compilation.
 
 A run with ``general.restore_agents`` (phase 2) starts its agents' network
 from that checkpoint (a fresh optimiser, as the reference restores weights
 only); ``resume=`` continues a run from its latest checkpoint bit for bit.
-"""
+
+A run stopped early (Ctrl-C, or an exception after some updates) still
+writes ``summary.json``, ``learning_curves.png`` and a checkpoint of its last
+completed update, then the stop propagates (Ctrl-C as ``TrainingInterrupted``,
+a ``KeyboardInterrupt``). The first Ctrl-C lets the running update finish (an
+update's input buffers are donated to it, so only a finished update can be
+saved); a second one stops at once. ``resume=`` then continues the run: its
+``wall_s`` goes on from the stopped run's and ``tb/`` is written anew from the
+kept rows of ``metrics.csv`` (``logging.RunLogger``)."""
 
 from __future__ import annotations
 
 import json
 import math
 import pathlib
+import signal
+import sys
+import threading
 import time
-from typing import Optional
+from dataclasses import dataclass
+from typing import Any, Optional
 
 import jax
 import numpy as np
 
 import jaxecon
-from jaxecon.foundation.compilation_cache import enable_persistent_cache
+from jaxecon.compilation_cache import enable_persistent_cache
+from jaxecon.compile_notice import CompileNotice
 from jaxecon.training import checkpoint as ckpt
+from jaxecon.training import distributed
 from jaxecon.training.config import ConfigError, TrainConfig
+from jaxecon.training.curriculum import run_dir_name, run_label
 from jaxecon.training.logging import RunLogger, plot_learning_curves
 from jaxecon.training.ppo import PPO, PolicyState
 
-__all__ = ["default_out_dir", "start_runner", "train"]
+__all__ = ["MissingCheckpointError", "TrainingInterrupted", "default_out_dir", "start_runner", "train"]
+
+
+class MissingCheckpointError(ConfigError):
+    """``general.restore_agents`` names no checkpoint (phase 2 without phase 1's).
+
+    Attributes:
+        path: the ``restore_agents`` value; detail: what is missing there.
+    """
+
+    def __init__(self, path: str, detail: str, hint: str):
+        super().__init__(f"general.restore_agents: {detail}. Phase 2 starts from phase 1's agents: "
+                         f"{hint}, or point general.restore_agents at a checkpoint")
+        self.path, self.detail = path, detail
+
+
+class TrainingInterrupted(KeyboardInterrupt):
+    """A run stopped by Ctrl-C after writing its checkpoint, ``summary.json`` and plot.
+
+    Attributes:
+        out_dir: the run directory; summary: what ``summary.json`` holds.
+    """
+
+    def __init__(self, out_dir: pathlib.Path, summary: dict):
+        stop = summary["stopped"]
+        saved = (f"checkpoint of update {stop['checkpoint_update']}" if stop["checkpoint_update"] is not None
+                 else "no new checkpoint")
+        super().__init__(f"stopped by Ctrl-C at update {stop['at_update']} (env step "
+                         f"{summary['env_steps']:,}); wrote {saved}, summary.json and learning_curves.png "
+                         f"to {out_dir}; continue with `jaxecon train --resume {out_dir}`")
+        self.out_dir, self.summary = out_dir, summary
 
 
 def default_out_dir(cfg: TrainConfig) -> pathlib.Path:
-    """``runs/<general.name>/phase<cfg.phase>``."""
-    return pathlib.Path("runs", cfg.general.name, f"phase{cfg.phase}")
+    """``runs/<general.name>/<curriculum.run_dir_name(cfg)>``: ``phase1`` or ``phase2-<planner>``."""
+    return pathlib.Path("runs", cfg.general.name, run_dir_name(cfg))
 
 
-def start_runner(ppo: PPO, cfg: TrainConfig):
+def start_runner(ppo: PPO, cfg: TrainConfig, init=None):
     """The first ``RunnerState`` of a run: ``ppo.init(key(trainer.seed))``, with the
     agents' parameters from ``general.restore_agents`` when set.
 
+    ``init``: the jitted ``ppo.init`` to call (default ``jax.jit(ppo.init)``;
+    ``distributed.DataParallel.init`` lays the runner out over devices).
+
     Raises:
-        ConfigError: ``restore_agents`` names no checkpoint (phase 2 needs phase
-            1's), or one with another agent network.
+        MissingCheckpointError: ``restore_agents`` names no checkpoint (phase 2
+            needs phase 1's).
+        ConfigError: its checkpoint has another agent network.
     """
     src = cfg.general.restore_agents
     params = None
@@ -61,12 +122,11 @@ def start_runner(ppo: PPO, cfg: TrainConfig):
         try:
             params = ckpt.restore_agent_policy(src, ppo, "a")
         except FileNotFoundError as exc:
-            raise ConfigError(
-                f"general.restore_agents: {exc}. Phase 2 starts from phase 1's agents: run "
-                f"`jaxecon train --phase 1` with the same config first (it writes "
-                f"runs/{cfg.general.name}/phase1), or point general.restore_agents at a checkpoint"
-            ) from None
-    runner = jax.jit(ppo.init)(jax.random.key(cfg.trainer.seed))
+            raise MissingCheckpointError(
+                src, str(exc), f"train this economy's phase 1 into {src!r} first (on the command line "
+                "`jaxecon train --config phase1` for the built-in phase2 config, "
+                "`--config FILE --phase 1` for another)") from None
+    runner = (jax.jit(ppo.init) if init is None else init)(jax.random.key(cfg.trainer.seed))
     if params is None:
         return runner
     policies = dict(runner.policies)
@@ -108,7 +168,8 @@ def _check_fresh_out_dir(out: pathlib.Path, resume) -> None:
 
 
 def train(cfg: TrainConfig, out_dir=None, *, env=None, resume=None, progress: bool = True,
-          max_updates: Optional[int] = None, tensorboard: bool = True, plot: bool = True) -> dict:
+          max_updates: Optional[int] = None, tensorboard: bool = True, plot: bool = True,
+          devices=None) -> dict:
     """Train per ``cfg``; see the module docstring for what is written.
 
     Args:
@@ -118,87 +179,231 @@ def train(cfg: TrainConfig, out_dir=None, *, env=None, resume=None, progress: bo
         env: the environment (default ``jaxecon.make_from_config(cfg.env)``);
             any env ``PPO`` accepts.
         resume: a run directory (or its ``checkpoints/``) to continue from.
-        progress: show a tqdm progress bar (steps/s, ETA).
+        progress: show a tqdm progress bar (steps/s, ETA). What compiles is
+            said either way (``jaxecon.compile_notice``), by process 0.
         max_updates: stop after this many updates in this call (the run's
             length stays ``cfg.num_updates``; used to interrupt runs in tests).
         tensorboard, plot: write TensorBoard events / the learning-curve PNG.
+        devices: the devices to split the economies over: a list
+            (``distributed.select_devices``), a count, or None for every device
+            JAX has (all processes' after ``distributed.initialize``). One
+            device runs the plain ``jax.jit(ppo.update)`` on JAX's default
+            device (choose it with ``jax.default_device``).
     Returns:
-        dict: ``out_dir``, ``updates``, ``env_steps``, ``compile_s``, ``wall_s``,
-        ``steps_per_s`` (training env steps per second, compile excluded),
-        ``metrics`` (the last update's row), ``runner`` (the final ``RunnerState``).
+        dict: ``out_dir``, ``updates``, ``env_steps``, ``devices`` and ``processes``
+        (how many ran it), ``compile_s``, ``wall_s``
+        (training seconds of the whole run, resumed parts included),
+        ``steps_per_s`` (training env steps per second of this call, compile
+        excluded), ``metrics`` (the last update's row), ``stopped`` (None),
+        ``runner`` (the final ``RunnerState``).
     Raises:
-        ConfigError: bad config, missing phase-1 checkpoint, a checkpoint
-            from another config, or an ``out_dir`` holding the checkpoints of
-            another run (checked before any training).
+        ConfigError: bad config, missing phase-1 checkpoint
+            (``MissingCheckpointError``), a checkpoint from another config, or
+            an ``out_dir`` holding the checkpoints of another run (checked
+            before any training), or ``num_envs`` not a multiple of the device
+            count.
+        ValueError: a device count ``select_devices`` refuses.
+        TrainingInterrupted: Ctrl-C (after the outputs of the last completed
+            update are written); any other exception during training
+            propagates after the same writing.
     """
     enable_persistent_cache()
+    if devices is None or isinstance(devices, int):
+        devices = distributed.select_devices(devices)
+    par = distributed.DataParallel(cfg.trainer.num_envs, devices) if len(devices) > 1 else None
+    main = distributed.is_main_process()
     if env is None:
         env = jaxecon.make_from_config(cfg.env)
-    ppo = PPO(cfg, env)
+    ppo = PPO(cfg, env, shard_minibatch=None if par is None else par.shard_minibatch)
     if resume is not None:
         runner = ckpt.restore_runner(resume, ppo, cfg)
+        if main:
+            print(f"resumed from step {int(runner.env_steps):,} (update {int(runner.updates)}) of {resume}")
         if out_dir is None:
             r = pathlib.Path(resume)
             out_dir = r.parent if r.name == "checkpoints" else r
     else:
-        runner = start_runner(ppo, cfg)
+        runner = start_runner(ppo, cfg, init=None if par is None else par.init(ppo))
+    if par is not None:
+        runner = par.place(runner)
     out = pathlib.Path(out_dir) if out_dir is not None else default_out_dir(cfg)
     _check_fresh_out_dir(out, resume)
-    out.mkdir(parents=True, exist_ok=True)
-    _write_yaml(out / "config.yaml", cfg.to_dict())
+    if main:
+        out.mkdir(parents=True, exist_ok=True)
+        _write_yaml(out / "config.yaml", cfg.to_dict())
 
-    t0 = time.perf_counter()
-    update = jax.jit(ppo.update, donate_argnums=0).lower(runner).compile()
-    compile_s = time.perf_counter() - t0
-    names = ppo.metric_names()
+    what = (f"the training update ({cfg.trainer.num_envs} economies x {cfg.trainer.rollout_fragment_length} "
+            f"steps, then SGD{f', over {len(devices)} devices' if par is not None else ''})")
+    with CompileNotice(what, print if main else None) as notice:
+        if par is None:
+            update = jax.jit(ppo.update, donate_argnums=0).lower(runner).compile()
+        else:
+            update = par.compile_update(ppo, runner)
+    compile_s = notice.seconds
     first = int(runner.updates)
-    logger = RunLogger(out, names, resume_update=first if resume is not None else None,
-                       tensorboard=tensorboard)
+    logger = None
+    if main:
+        logger = RunLogger(out, ppo.metric_names(), resume_update=first if resume is not None else None,
+                           tensorboard=tensorboard)
     batch = cfg.trainer.train_batch_size
     last = cfg.num_updates if max_updates is None else min(cfg.num_updates, first + max_updates)
     freq = cfg.general.ckpt_frequency_steps
+    resumed_wall = logger.resumed_row["wall_s"] if logger is not None and logger.resumed_row else 0.0
+    run = _Run(runner, first, resumed_wall, compile_s, devices=len(devices), main=main)
     bar = None
-    if progress:
+    if progress and main:
         from tqdm.auto import tqdm
 
         bar = tqdm(total=cfg.num_updates * batch, initial=first * batch, unit="step",
-                   unit_scale=True, desc=f"train {cfg.general.name} phase {cfg.phase}",
-                   dynamic_ncols=True)
-    wall, row = 0.0, {}
+                   unit_scale=True, desc=f"train {run_label(cfg)}", dynamic_ncols=True)
+    interrupted = False
     try:
-        for u in range(first, last):
-            t = time.perf_counter()
-            runner, m = update(runner)
-            m = jax.device_get(m)
-            dt = time.perf_counter() - t
-            wall += dt
-            row = _row(m, u + 1, wall, dt, batch)
-            logger.log(row)
-            if bar is not None:
-                bar.update(batch)
-                bar.set_postfix_str(_postfix(row), refresh=False)
-            if (row["env_steps"] // freq) > ((row["env_steps"] - batch) // freq) and u + 1 < last:
-                ckpt.save(out / "checkpoints", runner, cfg)
-    finally:
-        if bar is not None:
-            bar.close()
+        with _FinishUpdateOnCtrlC() as ctrl_c:
+            for u in range(first, last):
+                if ctrl_c.requested:
+                    interrupted = True
+                    break
+                t = time.perf_counter()
+                runner, m = update(run.runner)
+                m = jax.device_get(m)  # raises here if the update failed: run.runner stays the last good one
+                run.runner = runner
+                dt = time.perf_counter() - t
+                run.wall += dt
+                run.session_wall += dt
+                run.row = _row(m, u + 1, run.wall, dt, batch)
+                if logger is not None:
+                    logger.log(run.row)
+                if bar is not None:
+                    bar.update(batch)
+                    bar.set_postfix_str(_postfix(run.row), refresh=False)
+                if (run.row["env_steps"] // freq) > ((run.row["env_steps"] - batch) // freq) and u + 1 < last:
+                    ckpt.save(out / "checkpoints", run.runner, cfg)
+    except BaseException as exc:
+        _close(bar, logger)
+        _finish_stopped(out, cfg, run, _reason(exc), plot)
+        raise
+    _close(bar, logger)
+    summary = _finish(out, cfg, run, "KeyboardInterrupt" if interrupted else None, plot)
+    if interrupted:
+        raise TrainingInterrupted(out, summary)
+    return {**summary, "out_dir": out, "runner": run.runner}
+
+
+@dataclass
+class _Run:
+    """What the training loop has done so far: the ``RunnerState`` of the last
+    completed update, the update count it started from, the run's training
+    seconds (resumed parts included) and this call's, the last row, the compile time."""
+
+    runner: Any
+    first: int
+    wall: float
+    compile_s: float
+    devices: int = 1
+    main: bool = True
+    session_wall: float = 0.0
+    row: Optional[dict] = None
+
+
+class _FinishUpdateOnCtrlC:
+    """Inside the block, the first SIGINT (Ctrl-C) only sets ``requested`` (the
+    loop stops after the running update); a second raises ``KeyboardInterrupt``
+    (as soon as Python runs again: not inside a compiled update).
+
+    Outside the main thread (where Python cannot take SIGINT) it does nothing.
+    """
+
+    def __enter__(self):
+        self.requested = False
+        self._installed = threading.current_thread() is threading.main_thread()
+        if self._installed:
+            self._previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def _handle(self, signum, frame):
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+        print("\nCtrl-C: stopping after the running update, then writing its checkpoint, summary.json "
+              "and learning_curves.png", file=sys.stderr, flush=True)
+
+    def __exit__(self, *exc):
+        if self._installed and self._previous is not None:  # None: a handler not set from Python
+            signal.signal(signal.SIGINT, self._previous)
+        return False
+
+
+def _close(bar, logger) -> None:
+    if bar is not None:
+        bar.close()
+    if logger is not None:
         logger.close()
-    if last > first:
-        ckpt.save(out / "checkpoints", runner, cfg)
-    if plot:
-        plot_learning_curves(out / "metrics.csv", out / "learning_curves.png",
-                             title=f"{cfg.general.name}, phase {cfg.phase}")
-    done = last - first
+
+
+def _reason(exc: BaseException) -> str:
+    """``"KeyboardInterrupt"`` or ``"<type>: <first line of the message>"``."""
+    if isinstance(exc, KeyboardInterrupt):
+        return "KeyboardInterrupt"
+    text = str(exc).strip().splitlines()
+    return type(exc).__name__ + (f": {text[0]}" if text else "")
+
+
+def _save_last(directory: pathlib.Path, runner, cfg: TrainConfig) -> Optional[int]:
+    """Checkpoint ``runner`` unless that step is already saved; its step, or None when
+    its buffers are gone (donated to an update that then failed)."""
+    if any(x.is_deleted() for x in jax.tree_util.tree_leaves(runner)):
+        return None
+    step = int(runner.updates)
+    try:
+        if ckpt.latest_step(directory) == step:
+            return step
+    except FileNotFoundError:
+        pass
+    return ckpt.save(directory, runner, cfg)
+
+
+def _finish(out: pathlib.Path, cfg: TrainConfig, run: _Run, stopped: Optional[str], plot: bool) -> dict:
+    """The last checkpoint, ``learning_curves.png`` and ``summary.json``; returns the summary.
+
+    ``stopped``: None for a completed call, else why the run stopped early.
+    """
+    saved = _save_last(out / "checkpoints", run.runner, cfg)
+    if plot and run.main:
+        plot_learning_curves(out / "metrics.csv", out / "learning_curves.png", title=run_label(cfg))
+    batch = cfg.trainer.train_batch_size
+    row = run.row or {"update": run.first, "env_steps": run.first * batch}
+    updates, env_steps = (row["update"], row["env_steps"]) if saved is None else (
+        saved, int(run.runner.env_steps))
     summary = {
-        "updates": int(runner.updates),
-        "env_steps": int(runner.env_steps),
-        "compile_s": compile_s,
-        "wall_s": wall,
-        "steps_per_s": done * batch / wall if wall > 0 else math.nan,
-        "metrics": row,
+        "updates": updates,
+        "env_steps": env_steps,
+        "devices": run.devices,
+        "processes": jax.process_count(),
+        "compile_s": run.compile_s,
+        "wall_s": run.wall,
+        "steps_per_s": (updates - run.first) * batch / run.session_wall if run.session_wall > 0 else math.nan,
+        "metrics": run.row or {},
+        "stopped": None if stopped is None else {
+            "reason": stopped, "at_update": updates, "checkpoint_update": saved},
     }
-    (out / "summary.json").write_text(json.dumps(summary, indent=1, default=float))
-    return {**summary, "out_dir": out, "runner": runner}
+    if run.main:
+        (out / "summary.json").write_text(json.dumps(summary, indent=1, default=float))
+    return summary
+
+
+def _finish_stopped(out: pathlib.Path, cfg: TrainConfig, run: _Run, reason: str, plot: bool) -> None:
+    """``_finish`` for a run stopped by an exception; a failure here is reported,
+    not raised, so that the original exception propagates."""
+    try:
+        s = _finish(out, cfg, run, reason, plot)
+    except Exception as exc:  # noqa: BLE001 - the stop's own exception matters more
+        print(f"training stopped ({reason}); writing its outputs failed too: {_reason(exc)}",
+              file=sys.stderr)
+        return
+    wrote = ["its checkpoint" if s["stopped"]["checkpoint_update"] is not None else "no checkpoint",
+             "summary.json"] + (["learning_curves.png"] if plot else [])
+    print(f"training stopped ({reason}) at update {s['updates']}; wrote {', '.join(wrote)} to {out}",
+          file=sys.stderr)
 
 
 def _postfix(row: dict) -> str:

@@ -19,7 +19,7 @@ this package does not import gymnax or JaxMARL. See ``docs/wrappers.md``.
 """
 
 from jaxecon.wrappers.auto_reset import AutoResetWrapper
-from jaxecon.wrappers.base import Wrapper, unwrap_state
+from jaxecon.wrappers.base import Wrapper, replace_inner_state, unwrap_state
 from jaxecon.wrappers.log import LogState, LogWrapper
 from jaxecon.wrappers.native import NativeObjectObservationWrapper, NativeRGBObservationWrapper, policy_env
 
@@ -28,7 +28,7 @@ _LAZY = {"GymnaxEnv": "jaxecon.wrappers.gymnax", "MultiAgentEnv": "jaxecon.wrapp
 __all__ = [
     "AutoResetWrapper", "GymnaxEnv", "LogState", "LogWrapper", "MultiAgentEnv",
     "NativeObjectObservationWrapper", "NativeRGBObservationWrapper", "Wrapper", "policy_env",
-    "unwrap_state",
+    "replace_inner_state", "unwrap_state",
 ]
 
 

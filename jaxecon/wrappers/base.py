@@ -72,6 +72,19 @@ def unwrap_state(state: Any) -> EnvState:
     return inner
 
 
+def replace_inner_state(state: Any, inner: EnvState) -> Any:
+    """``state`` with the ``EnvState`` inside it (``unwrap_state``) replaced by ``inner``.
+
+    Raises:
+        TypeError: as ``unwrap_state``.
+    """
+    if isinstance(state, EnvState):
+        return inner
+    if not hasattr(state, "env_state"):
+        unwrap_state(state)  # raises the TypeError that names the state
+    return state.replace(env_state=replace_inner_state(state.env_state, inner))
+
+
 class Wrapper:
     """Base class of jaxecon wrappers: forwards ``reset``/``step`` and unknown attributes.
 

@@ -207,7 +207,9 @@ def plot_covid_episode(
     spare.set_axis_off()
     spare.legend(handles=[lines[0][1], lines[0][2]], loc="upper left", fontsize=14, frameon=True,
                  borderaxespad=0.2)
-    caption = spare.text(0.0, 0.42, "", transform=spare.transAxes, fontsize=11.5, va="top", ha="left",
+    # the caption beside the legend, from the top of the spare cells: the long
+    # ones (subsidies) would run into the x label below them
+    caption = spare.text(0.36, 1.0, "", transform=spare.transAxes, fontsize=11.5, va="top", ha="left",
                          wrap=True)
     title = fig.suptitle("", fontsize=18)
     fig.supxlabel(f"days since {start:%Y-%m-%d} (the episode's day 0)", fontsize=13)

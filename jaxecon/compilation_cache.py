@@ -1,10 +1,13 @@
-"""JAX's persistent compilation cache, turned on by the shim by default.
+"""JAX's persistent compilation cache, on by default, one switch for all of jaxecon.
 
-A shim environment compiles its reset, step and metrics functions (seconds
-on a CPU). With JAX's persistent compilation cache the executables are
-written to disk, so a new process that builds the same economy loads them
-instead of compiling again. ``jaxecon.foundation`` turns the cache on the
-first time an environment is built:
+An economy's programs (reset, step, a rollout's scan, a training update)
+take seconds to a minute to compile on a CPU. With JAX's persistent
+compilation cache the executables are written to disk, so a new process
+that builds the same economy loads them instead of compiling again.
+jaxecon turns the cache on the first time a process builds an economy
+(``jaxecon.make``, ``make_from_config``, the Foundation shim, and so every
+command) and when the trainer starts (it also trains other libraries'
+environments):
 
 - location: ``$JAXECON_COMPILATION_CACHE`` when it names a directory, else
   ``$XDG_CACHE_HOME/jaxecon/jax`` (``~/.cache/jaxecon/jax`` by default);

@@ -1,0 +1,236 @@
+"""The one-step economy's learned planner against the schedules of ``jaxecon.analysis``.
+
+``jaxecon train --config one_step`` trains the agents' hours and the planner's
+bracket rates with two-level PPO (``configs/one_step.yaml``). This module
+scores what the planner learned the way ``jaxecon.analysis.optimal_taxation``
+scores its schedules: every schedule, the learned one included, is evaluated
+with the agents' exact (argmax) best responses stepped through the economy
+(``evaluate_schedule``), so the comparison does not depend on how well the
+trained agents learned to respond. The schedules compared:
+
+- ``learned``: the planner's greedy rates (its most probable action per
+  bracket) on the first step of an episode;
+- ``gradient optimum``: gradient ascent on the rates through the agents'
+  softmax best responses (``optimize_one_step_taxes``);
+- ``Saez``: the Saez formula iterated against the agents' best responses, as
+  Foundation's ``saez`` tax model estimates it (``saez_schedule``);
+- ``US federal`` (the 2018 single-filer rates) and ``free market`` (no tax).
+
+The analysis runs on the run's own economy with its PeriodicBracketTax
+switched to ``tax_model: fixed-bracket-rates`` (``analysis_env_config``): the
+same agents, skills, utilities and brackets.
+
+Over several training seeds, ``compare_runs`` gives per run the table above
+and, over the runs, the mean and 95% confidence interval (Student t) of the
+learned objective as a share of the gradient optimum and of its margin over
+Saez; ``format_text`` prints it (what ``jaxecon evaluate`` shows for
+one-step runs).
+
+Usage::
+
+    from jaxecon.training.one_step import compare_run
+    res = compare_run("runs/one_step/phase2-learned")
+    res["objective"]["learned"] / res["objective"]["gradient optimum"]
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import jaxecon
+from jaxecon.components.tax_schedules import US_FEDERAL_RATES
+from jaxecon.training.curriculum import is_one_step, tax_component_kwargs
+from jaxecon.wrappers.base import unwrap_state
+
+__all__ = ["SCHEDULES", "analysis_env_config", "compare", "compare_run", "compare_runs", "format_text",
+           "planner_rates"]
+
+#: The schedules ``compare`` scores, in the order of its table.
+SCHEDULES = ("learned", "gradient optimum", "Saez", "US federal", "free market")
+
+_TAX = "PeriodicBracketTax"
+
+
+def analysis_env_config(env: dict) -> dict:
+    """The run's economy with fixed bracket rates: what ``jaxecon.analysis`` optimises.
+
+    Args:
+        env: the training config's ``env`` (a one-step economy whose
+            PeriodicBracketTax has ``tax_model: model_wrapper``).
+    Returns:
+        a copy of ``env`` whose tax component has ``tax_model:
+        fixed-bracket-rates`` (the 2018 US rates as its placeholder schedule)
+        and no annealing.
+    Raises:
+        ValueError: ``env`` is not a one-step economy or has no PeriodicBracketTax.
+    """
+    if not is_one_step(env):
+        raise ValueError(f"not a one-step economy: scenario_name is {env.get('scenario_name')!r}")
+    env = copy.deepcopy(env)
+    tax = tax_component_kwargs(env)
+    if tax is None:
+        raise ValueError(f"the one-step economy needs a {_TAX} component")
+    tax.pop("tax_annealing_schedule", None)
+    tax.update(tax_model="fixed-bracket-rates", fixed_bracket_rates=list(US_FEDERAL_RATES),
+               disable_taxes=False)
+    return env
+
+
+def planner_rates(ppo, policies: dict, key, mode: str = "greedy") -> np.ndarray:
+    """The bracket rates the planner's policy sets on the first step of ``ppo.num_envs`` episodes.
+
+    Args:
+        ppo: ``PPO`` of the one-step economy (its planner group ``"p"`` trained).
+        policies: ``{group: PolicyState}`` (``RunnerState.policies``).
+        key: PRNG key (the economies' and, for ``"sample"``, the policy's).
+        mode: ``"greedy"`` (the most probable rate per bracket) or ``"sample"``.
+    Returns:
+        float64 ``[num_envs, B]``: the rates in force after the planner's step
+        (``PeriodicBracketTax``'s ``curr_rates`` observation).
+    """
+    k_reset, k_act, k_step = jax.random.split(key, 3)
+
+    @jax.jit
+    def rates(policies):
+        obs, state = ppo.adapter.reset(k_reset)
+        first = jnp.ones((ppo.num_envs,), bool)
+        _, actions, _, _ = ppo.act(policies, {}, obs, first, k_act, {"a": "noop", "p": mode})
+        _, state, _, _, _ = ppo.adapter.step(k_step, state, actions)
+        return unwrap_state(state).components[_TAX].curr_rates_obs
+
+    return np.asarray(rates(policies), np.float64)
+
+
+@functools.lru_cache(maxsize=8)
+def _reference(env_json: str, n_iterations: int) -> tuple:
+    """(analysis env, params, {schedule: rates}) of the analysis' schedules, once per economy."""
+    from jaxecon.analysis import optimal_taxation as ot
+
+    env = jaxecon.make_from_config(analysis_env_config(json.loads(env_json)))
+    params = env.default_params
+    n_b = len(env.get_component(_TAX).bracket_cutoffs)
+    schedules = {
+        "gradient optimum": np.asarray(ot.optimize_one_step_taxes(env, params, n_iterations=n_iterations).rates),
+        "Saez": np.asarray(ot.saez_schedule(env, params, n_iterations=n_iterations).rates),
+        "US federal": ot.us_federal_rates(env),
+        "free market": np.zeros(n_b),
+    }
+    return env, params, schedules
+
+
+def compare(env_config: dict, learned_rates, *, n_iterations: int = 30) -> dict:
+    """Score the learned rates and the analysis' schedules with exact best responses.
+
+    Args:
+        env_config: the training run's ``env``.
+        learned_rates: float ``[B]`` (or ``[N, B]``: each row is scored and the
+            mean reported under ``"learned"``).
+        n_iterations: the rebate fixed-point iterations of the best responses.
+    Returns:
+        ``{"rates": {schedule: list of B floats}, "objective": {schedule: float},
+        "productivity": {...}, "equality": {...}}`` for ``SCHEDULES``
+        (``objective`` is the planner's, ``planner_reward_type``). The
+        analysis' schedules are computed once per economy and process.
+    Raises:
+        ValueError: as ``analysis_env_config``.
+    """
+    from jaxecon.analysis import optimal_taxation as ot
+
+    env, params, schedules = _reference(json.dumps(env_config, sort_keys=True), n_iterations)
+    learned = np.atleast_2d(np.asarray(learned_rates, np.float64))
+    out = {"rates": {"learned": learned.mean(axis=0).tolist()}, "objective": {}, "productivity": {},
+           "equality": {}}
+    scored = [ot.evaluate_schedule(env, params, r, n_iterations=n_iterations) for r in learned]
+    for name, key in (("objective", "planner_objective"), ("productivity", "productivity"),
+                      ("equality", "equality")):
+        out[name]["learned"] = float(np.mean([s[key] for s in scored]))
+    for label, rates in schedules.items():
+        s = ot.evaluate_schedule(env, params, rates, n_iterations=n_iterations)
+        out["rates"][label] = np.asarray(rates, np.float64).tolist()
+        out["objective"][label] = s["planner_objective"]
+        out["productivity"][label] = s["productivity"]
+        out["equality"][label] = s["equality"]
+    return out
+
+
+def compare_run(run_dir, *, seed: int = 0) -> dict:
+    """``compare`` for the latest checkpoint of a ``jaxecon train --config one_step`` run.
+
+    The learned schedule is the planner's greedy rates (identical in every
+    economy: the planner observes the same reset state in each).
+
+    Returns:
+        ``compare``'s dict plus ``"step"`` (the checkpoint's update count).
+    Raises:
+        FileNotFoundError: no checkpoint; ValueError: not a one-step economy.
+    """
+    from jaxecon.training import checkpoint as ckpt
+    from jaxecon.training.config import config_from_dict
+    from jaxecon.training.ppo import PPO
+
+    cfg = config_from_dict(ckpt.read_config(run_dir))
+    analysis_env_config(cfg.env)  # fail early on another economy
+    ppo = PPO(cfg, jaxecon.make_from_config(cfg.env))
+    runner = ckpt.restore_runner(run_dir, ppo, cfg)
+    rates = planner_rates(ppo, runner.policies, jax.random.key(seed))
+    out = compare(cfg.env, rates[0])
+    out["step"] = int(runner.updates)
+    return out
+
+
+def compare_runs(run_dirs, log=None) -> dict:
+    """``compare_run`` for each run, and the learned planner's standing over the runs.
+
+    Args:
+        run_dirs: ``jaxecon train --config one_step`` run directories (one per training seed).
+        log: called with a line of progress text (e.g. ``print``); None: silent.
+    Returns:
+        ``{"runs": [{"run", "seed", **compare_run}], "share_of_optimum": mean_ci,
+        "minus_saez": mean_ci}`` with ``mean_ci`` = ``{"mean", "ci" (95% half-width,
+        NaN for one run), "n"}`` of the learned objective / the gradient optimum's
+        and of the learned objective - Saez's.
+    Raises:
+        FileNotFoundError: a run without a checkpoint; ValueError: not a one-step economy.
+    """
+    from jaxecon.training import checkpoint as ckpt
+    from jaxecon.training.comparison import mean_ci
+
+    rows = []
+    for run in run_dirs:
+        if log is not None:
+            log(f"{run}: the planner's greedy rates and the analysis' schedules, scored with exact "
+                "best responses ...")
+        seed = ckpt.read_config(run)["trainer"]["seed"]
+        rows.append({"run": str(run), "seed": seed, **compare_run(run)})
+        obj = rows[-1]["objective"]
+        if log is not None:
+            log("  " + ", ".join(f"{s} {obj[s]:.3f}" for s in SCHEDULES))
+    share = [r["objective"]["learned"] / r["objective"]["gradient optimum"] for r in rows]
+    margin = [r["objective"]["learned"] - r["objective"]["Saez"] for r in rows]
+    return {"runs": rows, "share_of_optimum": mean_ci(share), "minus_saez": mean_ci(margin)}
+
+
+def format_text(result: dict) -> str:
+    """``compare_runs``'s result as a table (one row per run) and its summary lines."""
+    head = ["seed"] + list(SCHEDULES) + ["learned / optimum"]
+    body = [[str(r["seed"])] + [f"{r['objective'][s]:.3f}" for s in SCHEDULES]
+            + [f"{r['objective']['learned'] / r['objective']['gradient optimum']:.3f}"] for r in result["runs"]]
+    widths = [max(len(h), *(len(b[i]) for b in body)) for i, h in enumerate(head)]
+    lines = ["the planner's objective (inverse-income-weighted utility unless configured otherwise), every "
+             "schedule scored with the agents' exact best responses:",
+             "  ".join(h.rjust(w) for h, w in zip(head, widths))]
+    lines += ["  ".join(c.rjust(w) for c, w in zip(b, widths)) for b in body]
+    share, margin = result["share_of_optimum"], result["minus_saez"]
+    ci = lambda m: f" +- {m['ci']:.3f} (95% CI over {m['n']} seeds)" if m["n"] > 1 else " (one seed)"  # noqa: E731
+    lines.append(f"learned / gradient optimum: {share['mean']:.3f}{ci(share)}")
+    lines.append(f"learned - Saez: {margin['mean']:+.3f}{ci(margin)}")
+    for r in result["runs"]:
+        lines.append(f"seed {r['seed']}: learned rates {[round(x, 2) for x in r['rates']['learned']]}; "
+                     f"optimum {[round(x, 2) for x in r['rates']['gradient optimum']]}")
+    return "\n".join(lines)

@@ -1,0 +1,196 @@
+"""The whole protocol for one config and several training seeds, resumable.
+
+``reproduce(cfg, seeds, out)`` (``jaxecon reproduce``) runs, per seed ``k``
+(``trainer.seed``):
+
+1. phase 1 into ``out/seed<k>/phase1`` (``curriculum.apply_phase(cfg, 1)``);
+2. phase 2 once per planner (``curriculum.PLANNERS``: learned, saez,
+   us-federal, free-market) into ``out/seed<k>/phase2-<planner>``, each from
+   that seed's phase-1 checkpoint (``apply_phase(cfg, 2, planner=...)`` with
+   ``restore_agents`` set to it);
+
+then, once every run is finished, the evaluation over the seeds
+(``comparison.compare``: ``out/evaluation.json``, ``out/evaluation.md``) and
+the protocol's learning curves (``plots.plot_protocol``:
+``out/learning_curves.png``).
+
+Every run is checked before it starts (``run_status``): a finished run (its
+``summary.json`` counts all ``cfg.num_updates`` updates) is skipped; a run
+with checkpoints continues from its latest one (``trainer.train(cfg,
+resume=...)``: bit for bit, and a longer ``general.episodes`` extends it);
+otherwise it starts. Each decision is printed. A directory holding a run of
+another config is an error naming the differing keys. A seed's phase-2 runs
+wait until its phase 1 is finished. ``max_updates`` caps the updates each run
+does in this call (a time-boxed session, or a test that interrupts the
+protocol); the same call without it continues.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import pathlib
+import time
+from typing import Callable, Optional
+
+from jaxecon.training import checkpoint as ckpt
+from jaxecon.training.config import ConfigError, TrainConfig
+from jaxecon.training.curriculum import PLANNERS, apply_phase, run_dir_name, run_label
+
+__all__ = ["protocol_runs", "reproduce", "run_status", "train_or_resume"]
+
+
+def _with(cfg: TrainConfig, seed: int, episodes: Optional[int]) -> TrainConfig:
+    general = cfg.general if episodes is None else dataclasses.replace(cfg.general, episodes=episodes)
+    return cfg.replace(general=general, trainer=dataclasses.replace(cfg.trainer, seed=seed))
+
+
+def protocol_runs(cfg: TrainConfig, seed: int, out, *, planners=PLANNERS, phase1_episodes: Optional[int] = None,
+                  phase2_episodes: Optional[int] = None) -> list:
+    """One seed's runs in order: ``[(config, run directory)]``, phase 1 first.
+
+    Args:
+        cfg: the config (any phase; ``apply_phase`` switches it).
+        seed: ``trainer.seed`` of every run.
+        out: the protocol's directory (runs go to ``out/seed<seed>/...``).
+        planners: phase 2's planners (``curriculum.PLANNERS`` names).
+        phase1_episodes, phase2_episodes: override ``general.episodes`` per phase.
+    Raises:
+        ConfigError: a planner not in ``PLANNERS``, or a config phase 2 cannot use.
+    """
+    root = pathlib.Path(out) / f"seed{seed}"
+    c1 = _with(apply_phase(cfg, 1), seed, phase1_episodes)
+    runs = [(c1, root / run_dir_name(c1))]
+    for planner in planners:
+        c2 = apply_phase(cfg, 2, planner=planner)
+        c2 = _with(c2.replace(general=dataclasses.replace(c2.general, restore_agents=str(runs[0][1]))),
+                   seed, phase2_episodes)
+        runs.append((c2, root / run_dir_name(c2)))
+    return runs
+
+
+def run_status(cfg: TrainConfig, run_dir) -> tuple:
+    """Where a run stands: ``("done" | "partial" | "new", updates done)``.
+
+    ``done``: its ``summary.json`` counts ``cfg.num_updates`` updates or more;
+    ``partial``: it has a checkpoint (updates done = the latest one's step);
+    ``new``: neither.
+
+    Raises:
+        ConfigError: ``run_dir`` holds a run of another config (the message
+            names the differing keys; the run length may differ).
+    """
+    import yaml
+
+    run_dir = pathlib.Path(run_dir)
+    saved = run_dir / "config.yaml"
+    if saved.is_file():
+        diff = ckpt.config_differences(yaml.safe_load(saved.read_text()), cfg.to_dict())
+        if diff:
+            raise ConfigError(f"{str(run_dir)!r} holds a run of another config (differing keys: "
+                              f"{', '.join(diff[:8])}{' ...' if len(diff) > 8 else ''}); write the protocol "
+                              "elsewhere (--out) or delete that directory")
+    summary = run_dir / "summary.json"
+    if summary.is_file():
+        done = int(json.loads(summary.read_text()).get("updates", 0))
+        if done >= cfg.num_updates:
+            return "done", done
+    try:
+        return "partial", ckpt.latest_step(run_dir / "checkpoints")
+    except FileNotFoundError:
+        return "new", 0
+
+
+def train_or_resume(cfg: TrainConfig, run_dir, say: Callable, progress: bool = True,
+                    max_updates: Optional[int] = None) -> str:
+    """Train, resume or skip one run (``run_status`` decides; ``say`` is told
+    which and how it went); returns its status afterwards: ``"done"`` or
+    ``"partial"`` (``max_updates`` stopped it).
+
+    Raises:
+        ConfigError: ``run_dir`` holds a run of another config.
+    """
+    run_dir = pathlib.Path(run_dir)
+    from jaxecon.training.trainer import train
+
+    name = run_label(cfg)
+    status, done = run_status(cfg, run_dir)
+    total = cfg.num_updates
+    if status == "done":
+        say(f"{name}: finished ({done}/{total} updates), skipped [{run_dir}]")
+        return "done"
+    if status == "partial":
+        say(f"{name}: resuming from its checkpoint at update {done} of {total} [{run_dir}]")
+    else:
+        say(f"{name}: training {total} updates ({cfg.total_env_steps:,} env steps) [{run_dir}]")
+    t = time.perf_counter()
+    res = train(cfg, run_dir, resume=run_dir if status == "partial" else None, progress=progress,
+                max_updates=max_updates)
+    left = total - res["updates"]
+    say(f"{name}: {res['updates']}/{total} updates after {time.perf_counter() - t:.0f} s "
+        f"(compile {res['compile_s']:.0f} s)" + (f"; {left} left: run again to continue" if left > 0 else ""))
+    return "done" if left <= 0 else "partial"
+
+
+def reproduce(cfg: TrainConfig, seeds, out, *, planners=PLANNERS, phase1_episodes: Optional[int] = None,
+              phase2_episodes: Optional[int] = None, num_envs: int = 32, episodes: int = 1, eval_seed: int = 1000,
+              max_updates: Optional[int] = None, progress: bool = True, log: Optional[Callable] = print) -> dict:
+    """Run the protocol (module docstring) and return what it did.
+
+    Args:
+        cfg: the training config.
+        seeds: training seeds (each a ``seed<k>/`` directory).
+        out: the protocol's directory.
+        planners: phase 2's planners (default all of ``PLANNERS``).
+        phase1_episodes, phase2_episodes: override ``general.episodes`` per phase.
+        num_envs, episodes, eval_seed: the evaluation's economies, episodes
+            per economy and PRNG seed (``comparison.compare``).
+        max_updates: at most this many updates per run in this call.
+        progress: the trainer's progress bars.
+        log: called with each line of progress text (None: silent).
+    Returns:
+        ``{"runs": [{"path", "label", "status"}], "finished": bool,
+        "evaluation": compare()'s result or None, "outputs": {name: path}}``.
+    Raises:
+        ConfigError: a bad planner, config or a directory of another config.
+        ValueError: no seeds, or a seed repeated.
+    """
+    say = log or (lambda _: None)
+    seeds = [int(s) for s in seeds]
+    if not seeds or len(set(seeds)) != len(seeds):
+        raise ValueError(f"seeds must be distinct training seeds, at least one; got {seeds}")
+    out = pathlib.Path(out)
+    plan = {s: protocol_runs(cfg, s, out, planners=planners, phase1_episodes=phase1_episodes,
+                             phase2_episodes=phase2_episodes) for s in seeds}
+    say(f"protocol in {out}: seeds {', '.join(map(str, seeds))}; per seed phase 1 "
+        f"({plan[seeds[0]][0][0].num_updates} updates), then phase 2 with planners {', '.join(planners)} "
+        f"({plan[seeds[0]][-1][0].num_updates if planners else 0} updates each)")
+    runs = []
+    for s in seeds:
+        (c1, d1), rest = plan[s][0], plan[s][1:]
+        status = train_or_resume(c1, d1, say, progress, max_updates)
+        runs.append({"path": str(d1), "label": run_label(c1), "status": status})
+        if status != "done":
+            say(f"seed {s}: phase 2 waits for phase 1 to finish")
+            runs += [{"path": str(d), "label": run_label(c), "status": "waiting"} for c, d in rest]
+            continue
+        for c2, d2 in rest:
+            status = train_or_resume(c2, d2, say, progress, max_updates)
+            runs.append({"path": str(d2), "label": run_label(c2), "status": status})
+    finished = all(r["status"] == "done" for r in runs)
+    result = {"runs": runs, "finished": finished, "evaluation": None, "outputs": {}}
+    if not finished:
+        left = sum(r["status"] != "done" for r in runs)
+        say(f"{left} of {len(runs)} runs unfinished: evaluation and curves wait; run the same command again")
+        return result
+    from jaxecon.training.comparison import compare, format_text, write_outputs
+    from jaxecon.training.plots import plot_protocol
+
+    dirs = [out / f"seed{s}" for s in seeds]
+    result["evaluation"] = compare(dirs, num_envs=num_envs, episodes=episodes, seed=eval_seed, log=say)
+    say(format_text(result["evaluation"]))
+    result["outputs"] = {k: str(v) for k, v in write_outputs(result["evaluation"], out).items()}
+    say("drawing the learning curves over seeds ...")
+    result["outputs"]["curves"] = str(plot_protocol(dirs, out / "learning_curves.png", result["evaluation"]))
+    say("wrote " + ", ".join(result["outputs"].values()))
+    return result
