@@ -101,7 +101,7 @@ def test_bad_arguments_are_refused():
 def test_jaxecon_run_says_what_it_compiles(tmp_path, capsys):
     from jaxecon.cli import main
 
-    assert main(["run", "--episodes", "1", "--episode-length", "10", "--batch", "2",
+    assert main(["run", "--episodes", "1", "--episode-length", "10", "--batch", "2", "--no-progress",
                  "--no-video", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     for what in ("the reset of 2 economies", "the step scan", "the episode metrics"):

@@ -147,9 +147,8 @@ def run_economy(
     batch, ``wall_s``, ``env_steps_per_s``), ``env_steps_per_s`` and
     ``agent_steps_per_s`` over all episodes (excluding compile),
     ``chunk_lengths``, and ``record``, env 0's record of the last episode
-    (the input of ``recorder.write``, see :class:`RunRecorder`). With
-    ``progress`` it says what it compiles (``jaxecon.compile_notice``) and
-    shows a progress bar.
+    (the input of ``recorder.write``, see :class:`RunRecorder`). It says what
+    it compiles (``jaxecon.compile_notice``); ``progress`` adds a progress bar.
     """
     if params is None:
         params = env.default_params
@@ -162,7 +161,7 @@ def run_economy(
         init_fn, reset, chunk_fn, metrics_fn = build_run_functions(env, recorder)
         root = jax.random.key(seed)
         keys0 = jax.random.split(jax.random.fold_in(root, 0), batch)
-        log = print if progress else None
+        log = print  # what compiles is said either way, as by jaxecon train
         compile_s = {}
         with CompileNotice(f"the reset of {batch} economies", log) as notice:
             # each episode's reset continues from the previous one's last state
