@@ -144,18 +144,15 @@ def compare(env_config: dict, learned_rates, *, n_iterations: int = 30) -> dict:
 
     env, params, schedules = _reference(json.dumps(env_config, sort_keys=True), n_iterations)
     learned = np.atleast_2d(np.asarray(learned_rates, np.float64))
-    out = {"rates": {"learned": learned.mean(axis=0).tolist()}, "objective": {}, "productivity": {},
-           "equality": {}}
-    scored = [ot.evaluate_schedule(env, params, r, n_iterations=n_iterations) for r in learned]
-    for name, key in (("objective", "planner_objective"), ("productivity", "productivity"),
-                      ("equality", "equality")):
-        out[name]["learned"] = float(np.mean([s[key] for s in scored]))
-    for label, rates in schedules.items():
-        s = ot.evaluate_schedule(env, params, rates, n_iterations=n_iterations)
-        out["rates"][label] = np.asarray(rates, np.float64).tolist()
-        out["objective"][label] = s["planner_objective"]
-        out["productivity"][label] = s["productivity"]
-        out["equality"][label] = s["equality"]
+    out = {"rates": {}, "objective": {}, "productivity": {}, "equality": {}}
+    rows = [("learned", learned)] + [(label, np.atleast_2d(np.asarray(r, np.float64)))
+                                     for label, r in schedules.items()]
+    for label, rates in rows:  # each row of rates scored; the mean reported
+        scored = [ot.evaluate_schedule(env, params, r, n_iterations=n_iterations) for r in rates]
+        out["rates"][label] = rates.mean(axis=0).tolist()
+        for name, key in (("objective", "planner_objective"), ("productivity", "productivity"),
+                          ("equality", "equality")):
+            out[name][label] = float(np.mean([s[key] for s in scored]))
     return out
 
 
