@@ -266,7 +266,8 @@ def test_saez_evaluation_continues_its_runs_income_buffer(tmp_path):
     saved = restore_subtree(tmp_path, template, SAEZ_MARKER)
     for a, b in zip(jax.tree.leaves(saved), jax.tree.leaves(trained)):
         np.testing.assert_array_equal(a, np.asarray(b))  # [4 training economies, ...]
-    start = jax.jit(ev._start_fn)(jax.random.key(1), jax.tree.map(lambda x: x[np.arange(6) % 4], saved))
+    start = jax.jit(ev._start_fn)(jax.random.key(1), ev.default_env_params,
+                                  jax.tree.map(lambda x: x[np.arange(6) % 4], saved))
     got = unwrap_state(start.env_state).components[TAX].saez
     for a, b in zip(jax.tree.leaves(got), jax.tree.leaves(saved)):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b)[np.arange(6) % 4])  # economy i: row i mod 4
@@ -383,8 +384,10 @@ def test_reproduce_runs_interrupts_resumes_and_evaluates_the_protocol(tmp_path):
     out = second.stdout
     assert "tiny, phase 1, seed 0: resuming from its checkpoint at update 1 of 2" in out
     assert "tiny, phase 1, seed 1: training 2 updates" in out
-    # the evaluation compiles once per economy (the free market's is phase 1's)
-    assert len(re.findall(r"^compiling the (saez )?reset and the evaluation episode", out, re.M)) == 4
+    # the evaluation compiles one episode for phase 1 and the four planners (tax models in params),
+    # and the reset that continues the saez memory
+    assert len(re.findall(r"^compiling the reset and the evaluation episode", out, re.M)) == 1
+    assert len(re.findall(r"^compiling the saez reset of the evaluation episode", out, re.M)) == 1
     assert "compiling the training update (" in out and "compiled the training update (" in out
     root = tmp_path / "p"
     res = json.loads((root / "evaluation.json").read_text())

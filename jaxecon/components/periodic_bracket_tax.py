@@ -115,6 +115,8 @@ Usage::
 
 from __future__ import annotations
 
+from typing import Any
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -169,6 +171,9 @@ class PeriodicBracketTaxParams:
             (``soft_taxes_due`` / ``soft_marginal_rate``) for taxes and
             marginal rates, a relaxation for gradients w.r.t. cutoffs and
             incomes (bracket occupancy stays hard). See docs/differentiability.md.
+        tax_model_index: int32 [] jaxecon only, with ``tax_model_in_params``:
+            the tax model in force, an index into ``TAX_MODELS``; None (no
+            leaf) otherwise.
     """
 
     bracket_cutoffs: np.ndarray = struct.field(
@@ -184,6 +189,7 @@ class PeriodicBracketTaxParams:
     annealing_slope: float = 0.0
     saez_fixed_elas: float = 0.0
     bracket_temperature: float = 0.0
+    tax_model_index: Any = None
 
 
 @struct.dataclass
@@ -215,8 +221,9 @@ class PeriodicBracketTaxState:
         effective_rate_sum: float [] sum of all effective rates this episode.
         income_pos_sum: float [n] sum of positive incomes this episode (coin).
         tax_paid_sum: float [n] tax paid this episode (coin).
-        saez: ``SaezState`` for the "saez" tax model (buffer, elasticity
-            estimates, running-average rates), None for the others.
+        saez: ``SaezState`` for the "saez" tax model and with
+            ``tax_model_in_params`` (buffer, elasticity estimates,
+            running-average rates), None otherwise.
     """
 
     tax_cycle_pos: jax.Array
@@ -271,11 +278,26 @@ class PeriodicBracketTax(Component):
             formula first runs; jaxecon checks at construction.
         saez_fixed_elas: None or float >= 0 (None = estimate the elasticity).
         tax_annealing_schedule: None or [warmup, slope] (None = no annealing).
+    Args (jaxecon only):
+        tax_model_in_params: bool (False) compile every tax model into one
+            economy and select the one in force with the traced
+            ``params.tax_model_index`` (default: the index of ``tax_model``),
+            so that economies that differ only in their tax model share one
+            compiled program (``jaxecon evaluate`` runs every planner so).
+            Needs ``tax_model="model_wrapper"`` (the planner's action heads
+            exist, masked to NO-OP under the other models) and taxes enabled;
+            the us-federal and fixed-bracket-rates schedules are the
+            ``fixed_rates`` leaf (``fixed_bracket_rates`` or the US rates when
+            given, zeros otherwise) and the saez memory is always carried.
+            Under each model the economy steps as one built with that
+            ``tax_model`` (same rates, taxes and observations).
     Raises:
         ValueError: for any value outside these ranges, a "us-federal-single-
             filer-2018-scaled" model without "us-federal" spacing, a missing or
-            malformed ``fixed_bracket_rates``, or two brackets whose labels
-            coincide (Foundation would merge their action subspaces).
+            malformed ``fixed_bracket_rates``, two brackets whose labels
+            coincide (Foundation would merge their action subspaces), or
+            ``tax_model_in_params`` without "model_wrapper" or with
+            ``disable_taxes``.
     """
 
     name = "PeriodicBracketTax"
@@ -301,6 +323,7 @@ class PeriodicBracketTax(Component):
         pareto_weight_type="inverse_income",
         saez_fixed_elas=None,
         tax_annealing_schedule=None,
+        tax_model_in_params=False,
     ):
         super().__init__(spec)
         p = "PeriodicBracketTax."
@@ -308,6 +331,13 @@ class PeriodicBracketTax(Component):
         if tax_model not in TAX_MODELS:
             raise ValueError(f"{p}tax_model must be one of {list(TAX_MODELS)}, got {tax_model!r}")
         self.tax_model = tax_model
+        self.tax_model_in_params = cfg.check_bool(p + "tax_model_in_params", tax_model_in_params)
+        if self.tax_model_in_params and (tax_model != "model_wrapper" or self.disable_taxes):
+            raise ValueError(
+                f'{p}tax_model_in_params needs tax_model "model_wrapper" and disable_taxes False '
+                f"(the planner's actions exist; params.tax_model_index picks the model), got "
+                f"tax_model {tax_model!r}, disable_taxes {self.disable_taxes}"
+            )
         self.period = cfg.check_int(p + "period", period, minimum=1)
         self.rate_min = 0.0 if self.disable_taxes else cfg.check_float(p + "rate_min", rate_min)
         self.rate_max = 0.0 if self.disable_taxes else cfg.check_float(p + "rate_max", rate_max)
@@ -359,7 +389,7 @@ class PeriodicBracketTax(Component):
                 f'{p}tax_model "us-federal-single-filer-2018-scaled" needs bracket_spacing '
                 f'"us-federal", got {bracket_spacing!r}'
             )
-        if self.tax_model == "fixed-bracket-rates":
+        if self.tax_model == "fixed-bracket-rates" or (self.tax_model_in_params and fixed_bracket_rates is not None):
             if not isinstance(fixed_bracket_rates, (tuple, list)):
                 raise ValueError(
                     f'{p}fixed_bracket_rates must be a list of {self.n_brackets} rates for '
@@ -409,6 +439,7 @@ class PeriodicBracketTax(Component):
             annealing_warmup=warmup,
             annealing_slope=slope,
             saez_fixed_elas=0.0 if self.saez_fixed_elas is None else self.saez_fixed_elas,
+            tax_model_index=np.int32(TAX_MODELS.index(self.tax_model)) if self.tax_model_in_params else None,
         )
 
     def unread_params(self) -> tuple[str, ...]:
@@ -423,6 +454,8 @@ class PeriodicBracketTax(Component):
         "model_wrapper"; ``annealing_warmup``/``annealing_slope`` without a
         ``tax_annealing_schedule``; all rate leaves with ``disable_taxes``.
         """
+        if self.tax_model_in_params:  # every model compiled in: every rate leaf may be read
+            return tuple(k for k in ("annealing_warmup", "annealing_slope") if self.tax_annealing_schedule is None)
         model = self.tax_model
         unread = {
             "fixed_rates": model not in ("fixed-bracket-rates", "us-federal-single-filer-2018-scaled"),
@@ -440,6 +473,18 @@ class PeriodicBracketTax(Component):
     @property
     def has_planner_actions(self) -> bool:
         return self.tax_model == "model_wrapper" and not self.disable_taxes
+
+    @property
+    def carries_saez(self) -> bool:
+        """The sub-state holds the saez memory (``saez`` model or ``tax_model_in_params``)."""
+        return self.tax_model == "saez" or self.tax_model_in_params
+
+    def model_is(self, params, model: str):
+        """Whether ``model`` is in force: a Python bool, or with
+        ``tax_model_in_params`` a traced bool [] from ``params.tax_model_index``."""
+        if self.tax_model_in_params:
+            return jnp.asarray(params.tax_model_index) == TAX_MODELS.index(model)
+        return self.tax_model == model
 
     def get_n_actions(self, agent_cls_name):
         if agent_cls_name == PLANNER and self.has_planner_actions:
@@ -467,6 +512,14 @@ class PeriodicBracketTax(Component):
         f = float_dtype()
         if self.disable_taxes:  # structural: no parameter value turns taxes back on
             return jnp.zeros(self.n_brackets, f)
+        if self.tax_model_in_params:
+            limit = self.rate_limit(state, params)
+            return jnp.where(
+                self.model_is(params, "model_wrapper"),
+                jnp.asarray(params.disc_rates, f)[sub.rate_idx],
+                jnp.minimum(jnp.where(self.model_is(params, "saez"), sub.saez_rates,
+                                      jnp.asarray(params.fixed_rates, f)), limit),
+            )
         if self.tax_model == "model_wrapper":
             return jnp.asarray(params.disc_rates, f)[sub.rate_idx]
         limit = self.rate_limit(state, params)
@@ -498,17 +551,17 @@ class PeriodicBracketTax(Component):
             effective_rate_sum=jnp.zeros((), f),
             income_pos_sum=jnp.zeros(n, f),
             tax_paid_sum=jnp.zeros(n, f),
-            saez=saez_model.init_saez_state(b) if self.tax_model == "saez" else None,
+            saez=saez_model.init_saez_state(b) if self.carries_saez else None,
         )
 
     def reset(self, key, state: EnvState, params):
         """``additional_reset_steps``: fresh cycle and trackers; saez fields are kept."""
         old = state.components[self.name]
         sub = self.init(key, params).replace(last_coin=state.total_endowment("Coin"))
-        if self.tax_model == "saez":
+        if self.carries_saez:
             sub = self._saez_restart(sub, old)
         sub = sub.replace(curr_rates_obs=self.curr_marginal_rates(state, sub, params))
-        if self.tax_model == "saez":
+        if self.carries_saez:
             sub = sub.replace(saez_rates=sub.saez.running_avg_tax_rates)
         return state.replace(components={**state.components, self.name: sub})
 
@@ -524,7 +577,7 @@ class PeriodicBracketTax(Component):
         ``prev_state`` in the freshly reset ``state`` (Foundation keeps them across
         episodes). Re-observe with ``env.observe(state, env_params)`` afterwards.
         No-op for the other tax models."""
-        if self.tax_model != "saez":
+        if not self.carries_saez:
             return state
         sub = self._saez_restart(state.components[self.name], prev_state.components[self.name])
         sub = sub.replace(curr_rates_obs=self.curr_marginal_rates(state, sub, params))
@@ -546,9 +599,9 @@ class PeriodicBracketTax(Component):
                 take = first & (a >= 1) & (a <= self.n_disc_rates)
                 new_idx.append(jnp.where(take, a - 1, sub.rate_idx[b]))
             sub = sub.replace(rate_idx=jnp.stack(new_idx).astype(jnp.int32))
-        if self.tax_model == "saez":
+        if self.carries_saez:
             sub = jax.lax.cond(
-                first,
+                first & self.model_is(params, "saez"),
                 lambda s: self._saez_new_rates(key, state, s, params),
                 lambda s: s,
                 sub,
@@ -593,8 +646,10 @@ class PeriodicBracketTax(Component):
             income_pos_sum=on(sub.income_pos_sum + jnp.maximum(0.0, income), sub.income_pos_sum),
             tax_paid_sum=on(sub.tax_paid_sum + paid, sub.tax_paid_sum),
         )
-        if self.tax_model == "saez":
-            sub = sub.replace(saez=jax.tree.map(on, saez_model.record(sub.saez, income, mrate), sub.saez))
+        if self.carries_saez:
+            record = tax_day & self.model_is(params, "saez")
+            sub = sub.replace(saez=jax.tree.map(lambda new, old: jnp.where(record, new, old),
+                                                saez_model.record(sub.saez, income, mrate), sub.saez))
 
         # 3. Advance the cycle.
         sub = sub.replace(tax_cycle_pos=jnp.where(tax_day, 0, pos) + 1)
@@ -689,7 +744,7 @@ class PeriodicBracketTax(Component):
                 jnp.max(rates),
             )
             allowed = rates <= limit
-        m = allowed & first
+        m = allowed & first & self.model_is(params, "model_wrapper")
         return {"p": {f"{self.name}.{s}": m for s in self.subspace_names}}
 
     # ------------------------------------------------------------ logs
@@ -716,8 +771,8 @@ class PeriodicBracketTax(Component):
                 out[f"avg_tax_rate/{tag}"] = sub.tax_paid_sum[i] / jnp.maximum(
                     0.001, sub.income_pos_sum[i]
                 )
-            if self.tax_model == "saez":
-                out["saez/estimated_elasticity"] = sub.saez.elas_tm1
+            if self.carries_saez:
+                out["saez/estimated_elasticity"] = jnp.where(self.model_is(params, "saez"), sub.saez.elas_tm1, nan)
         return out
 
     def dense_log_entry(self, prev_state, state):

@@ -243,6 +243,17 @@ def restore_subtree(directory, template, marker: str):
     return jax.tree_util.tree_unflatten(treedef, out)
 
 
+def policy_groups(directory) -> tuple:
+    """The groups whose network parameters a run's latest checkpoint holds, e.g. ``("a", "p")``.
+
+    Raises:
+        FileNotFoundError: no checkpoint at ``directory``.
+    """
+    path = resolve(directory)
+    paths = _read(path, latest_step(path), "meta")["paths"]
+    return tuple(sorted({p.split("'")[1] for p in paths if p.startswith(".policies['")}))
+
+
 def restore_agent_policy(directory, ppo, group: str = "a"):
     """Network parameters of group ``group`` from another run's latest checkpoint.
 

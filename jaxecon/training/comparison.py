@@ -61,6 +61,7 @@ from jaxecon.training.evaluate import (
     evaluation_env_config,
     SAEZ_MARKER,
     restore_policies,
+    row_env_params,
     shown,
     summarize_samples,
 )
@@ -301,10 +302,11 @@ def compare(paths, *, num_envs: int = 32, episodes: int = 1, seed: int = 1000,
     for planner, group in planners.items():
         per_seed = {}
         for r in group:
-            runner = episode_runner(r.cfg, evaluation_env_config(r.cfg.env), num_envs)
-            template = runner.saez_template()  # the saez planner continues its run's income buffer
-            saez = None if template is None else ckpt.restore_subtree(r.path, template, SAEZ_MARKER)
-            per_seed[r.seed] = _row(runner, r, {"a": "sample", "p": "sample"}, seed, episodes, 0, say,
+            env_cfg = evaluation_env_config(r.cfg.env)
+            runner = episode_runner(r.cfg, env_cfg, num_envs)
+            # the saez planner continues its run's income buffer
+            saez = ckpt.restore_subtree(r.path, runner.saez_template(), SAEZ_MARKER) if planner == "saez" else None
+            per_seed[r.seed] = _row(runner, r, env_cfg, {"a": "sample", "p": "sample"}, seed, episodes, 0, say,
                                     f"planner {planner}", f"planner {planner}, seed {r.seed}", saez=saez)
         result["planners"][planner] = _summary(per_seed)
     if "learned" in result["planners"]:
@@ -327,12 +329,12 @@ def _check_pairing(planners: dict) -> None:
                     "and need the same phase 1")
 
 
-def _row(runner, run: RunInfo, modes: dict, seed: int, episodes: int, warmup: int, say, economy: str,
-         label: str, saez=None) -> dict:
+def _row(runner, run: RunInfo, env_cfg: dict, modes: dict, seed: int, episodes: int, warmup: int, say,
+         economy: str, label: str, saez=None) -> dict:
     t = time.perf_counter()
     params = restore_policies(run.path, runner)
     samples = runner.run(params, modes, seed=seed, episodes=episodes, warmup=warmup, log=say, economy=economy,
-                         saez=saez)
+                         saez=saez, env_params=row_env_params(runner, env_cfg))
     means, errs = summarize_samples(samples)
     say(f"  {label}: {brief(means)}{f' (after {warmup} warm-up episodes)' if warmup else ''} "
         f"({time.perf_counter() - t:.1f} s)")
@@ -347,12 +349,13 @@ def _agent_rows(runs: list, spec: tuple, num_envs: int, episodes: int, seed: int
     for r in runs:
         env_cfg = evaluation_env_config(r.cfg.env)
         runner = episode_runner(r.cfg, env_cfg, num_envs)
+        economy = (id(runner), json.dumps(env_cfg, sort_keys=True, default=str))
         for label, mode, per_seed in spec:
             if not per_seed:
-                if (id(runner), label) in done_baselines:
+                if (economy, label) in done_baselines:
                     continue
-                done_baselines.add((id(runner), label))
-            row = _row(runner, r, {"a": mode, "p": "sample"}, seed, episodes, 0, say, phase,
+                done_baselines.add((economy, label))
+            row = _row(runner, r, env_cfg, {"a": mode, "p": "sample"}, seed, episodes, 0, say, phase,
                        f"{phase}, {label}" + (f", seed {r.seed}" if per_seed else ""))
             rows.setdefault(label, {})[r.seed] = row
     return {label: _summary(per_seed) for label, per_seed in rows.items()}

@@ -258,20 +258,23 @@ class JaxeconAdapter:
             out["p"] = jnp.zeros(shape, jnp.int32)
         return out
 
-    def reset(self, key, prev_state=None):
+    def reset(self, key, prev_state=None, params=None):
         """``(obs, state)`` of ``num_envs`` fresh economies (see the module docstring).
 
         ``prev_state``: an adapter state whose economies the new ones continue
         in what Foundation keeps across episodes (completions, the energy
         warm-up integrator, the saez buffers), as the auto-reset does.
+        ``params``: ``EnvParams`` of the same structure as ``self.params``
+        (e.g. traced), instead of them.
         """
-        obs, state = self._wrapped.reset(key, self.params, prev_state)
+        obs, state = self._wrapped.reset(key, self.params if params is None else params, prev_state)
         return self._obs(obs), state
 
-    def step(self, key, state, actions):
-        """One auto-resetting step of the batch: ``(obs, state, reward, done, info)``."""
+    def step(self, key, state, actions, params=None):
+        """One auto-resetting step of the batch: ``(obs, state, reward, done, info)``
+        (``params`` as for ``reset``)."""
         obs, state, reward, _, info = self._wrapped.step(
-            key, state, self._env_actions(actions), self.params
+            key, state, self._env_actions(actions), self.params if params is None else params
         )
         rew = {"a": reward["a"].astype(jnp.float32)}
         ret = {"a": info["returned_episode_returns"]["a"].astype(jnp.float32)}

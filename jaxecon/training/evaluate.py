@@ -28,14 +28,19 @@ equality x productivity (the planner's objective,
 ``coin_eq_times_productivity``), the inverse-income-weighted utility, tax
 revenue and the planner's return.
 
-Compilation: ``episode_runner(cfg, env_cfg, num_envs)`` is cached per economy
-(env config), network settings and batch size, and its ``EpisodeRunner``
-compiles one episode function whose arguments are the policies' parameters
-and every group's acting mode (an int32 index into ``ppo.ACT_MODES``,
-selected with ``lax.switch`` inside the scan). Rows, seeds and training runs
-that share an economy therefore share one compiled program, and JAX's
-persistent compilation cache (on as for the trainer) keeps it for the next
-process. The actions are
+Compilation: every row runs on its economy's ``shared_economy_config``: the
+economy with PeriodicBracketTax's tax models all compiled in
+(``tax_model_in_params``), the row's own tax model, rates and limits given as
+its ``EnvParams`` (``row_env_params``), under which it steps exactly as the
+economy built with that tax model. ``episode_runner(cfg, env_cfg, num_envs)``
+is cached per shared economy, network settings and batch size, and its
+``EpisodeRunner`` compiles one episode function whose arguments are the env
+params, the policies' parameters and every group's acting mode (an int32
+index into ``ppo.ACT_MODES``, selected with ``lax.switch`` inside the scan).
+The phase-1 agents, the four planners and their agents, over every seed and
+training run, therefore share one compiled program, and JAX's persistent
+compilation cache (on as for the trainer) keeps it for the next process.
+The actions are
 ``PPO.group_act``'s, step for step and key for key, so a row equals what
 ``PPO.rollout`` with that mode would give.
 """
@@ -43,6 +48,7 @@ process. The actions are
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 import json
 import math
@@ -55,6 +61,7 @@ import numpy as np
 from flax import struct
 
 import jaxecon
+from jaxecon.components.periodic_bracket_tax import TAX_MODELS
 from jaxecon.components.saez import SAEZ_BUFFER_SIZE
 from jaxecon.compile_notice import CompileNotice
 from jaxecon.training import checkpoint as ckpt
@@ -64,8 +71,8 @@ from jaxecon.training.ppo import ACT_MODES, PPO
 from jaxecon.wrappers.base import replace_inner_state, unwrap_state
 
 __all__ = ["AGENT_ROWS", "BRIEF_METRICS", "COLUMNS", "SCHEDULES", "EpisodeRunner", "brief", "episode_runner",
-           "evaluate", "evaluation_env_config", "format_table", "restore_policies", "run_rows", "saez_warmup_episodes",
-           "shown", "summarize_samples"]
+           "evaluate", "evaluation_env_config", "format_table", "restore_policies", "row_env_params", "run_rows",
+           "saez_warmup_episodes", "shared_economy_config", "shown", "summarize_samples"]
 
 TAX = "PeriodicBracketTax"
 
@@ -126,6 +133,20 @@ def evaluation_env_config(env: dict, schedule: Optional[dict] = None) -> dict:
     return env
 
 
+def shared_economy_config(env_cfg: dict) -> dict:
+    """The economy that runs ``env_cfg``'s episodes: with a PeriodicBracketTax, the
+    same economy with every tax model compiled in (``tax_model="model_wrapper"``,
+    ``disable_taxes`` False, ``tax_model_in_params``; ``row_env_params`` selects
+    ``env_cfg``'s model), so that economies that differ only in their tax model
+    share one compiled program; a copy of ``env_cfg`` otherwise."""
+    shared = copy.deepcopy(env_cfg)
+    tax = tax_component_kwargs(shared)
+    if tax is not None and not tax.get("tax_model_in_params", False):
+        tax.update(disable_taxes=False, tax_model="model_wrapper", tax_model_in_params=True)
+        tax.pop("fixed_bracket_rates", None)
+    return shared
+
+
 def saez_warmup_episodes(env_cfg: dict) -> int:
     """Episodes that fill the saez income buffer of an economy (0 unless its tax model is saez).
 
@@ -184,6 +205,7 @@ class EpisodeRunner:
         # one rollout of an episode per "update"; no SGD here, so one minibatch of any size
         ecfg = cfg.replace(trainer=TrainerConfig(num_envs=self.num_envs, rollout_fragment_length=self.episode_length,
                                                  sgd_minibatch_size=2**62))
+        self.env = env
         self.ppo = PPO(ecfg, env)
         self.groups = tuple(s.group.name for s in self.ppo.setups)
         self.trained = tuple(s.group.name for s in self.ppo.setups if s.trained)
@@ -191,22 +213,30 @@ class EpisodeRunner:
         self._start_saez = None
         self.compile_s = None
 
-    def _start_fn(self, key, saez=None) -> EvalState:
+    @property
+    def default_env_params(self):
+        """The economy's ``EnvParams`` (None for an env without them)."""
+        return getattr(self.ppo.adapter, "params", None)
+
+    def _env_kwargs(self, env_params) -> dict:
+        return {} if env_params is None else {"params": env_params}
+
+    def _start_fn(self, key, env_params, saez=None) -> EvalState:
         # the keys of PPO.init: the same seed gives the economies and actions of ppo.init(key)
         _, k_env, k_run = jax.random.split(key, 3)
-        adapter = self.ppo.adapter
-        obs, env_state = adapter.reset(k_env)
+        adapter, kw = self.ppo.adapter, self._env_kwargs(env_params)
+        obs, env_state = adapter.reset(k_env, **kw)
         if saez is not None:  # continue the saez memory of a trained run's economies
             inner = unwrap_state(env_state)
             tax = inner.components[TAX].replace(saez=saez)
             inner = inner.replace(components={**inner.components, TAX: tax})
-            obs, env_state = adapter.reset(k_env, prev_state=replace_inner_state(env_state, inner))
+            obs, env_state = adapter.reset(k_env, prev_state=replace_inner_state(env_state, inner), **kw)
         return EvalState(env_state, obs, self.ppo.init_carry(), jnp.ones((self.num_envs,), bool), k_run)
 
     def saez_template(self):
         """The ``ShapeDtypeStruct``s of one economy's saez memory (``SaezState``), or None
         when the economy's tax model is not saez."""
-        state = jax.eval_shape(self.ppo.adapter.reset, jax.random.key(0))[1]
+        state = jax.eval_shape(lambda k: self.ppo.adapter.reset(k), jax.random.key(0))[1]
         saez = getattr(unwrap_state(state).components.get(TAX), "saez", None)
         return None if saez is None else jax.tree.map(
             lambda x: jax.ShapeDtypeStruct(x.shape[1:], x.dtype), saez)
@@ -229,11 +259,13 @@ class EpisodeRunner:
                 carry[g] = c
         return carry, actions
 
-    def _episode_fn(self, params: dict, modes: dict, st: EvalState):
+    def _episode_fn(self, params: dict, modes: dict, st: EvalState, env_params):
+        kw = self._env_kwargs(env_params)
+
         def step(st: EvalState, _):
             key, k_act, k_env = jax.random.split(st.key, 3)
             carry, actions = self._act(params, modes, st, k_act)
-            obs, env_state, _, done, info = self.ppo.adapter.step(k_env, st.env_state, actions)
+            obs, env_state, _, done, info = self.ppo.adapter.step(k_env, st.env_state, actions, **kw)
             return EvalState(env_state, obs, carry, done, key), info
 
         st, info = jax.lax.scan(step, st, None, length=self.episode_length)
@@ -241,6 +273,16 @@ class EpisodeRunner:
         out = {f"{g}/episode_return": r.mean(axis=-1) for g, r in last["returned_episode_returns"].items()}
         out.update({f"episode/{k}": v for k, v in last["episode_metrics"].items()})
         return st, out
+
+    def policy_shapes(self) -> "_PolicyShapes":
+        """The ``_PolicyShapes`` of this runner's networks (traced once)."""
+        if self._policy_shapes is None:
+            self._policy_shapes = _PolicyShapes(self.ppo)
+        return self._policy_shapes
+
+    def _zero_params(self, group: str):
+        """Zeros shaped as ``group``'s network parameters (for a group that acts at random)."""
+        return jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), self.policy_shapes().shapes[group].params)
 
     def compile(self, params: dict, log: Optional[Callable] = None, economy: str = "",
                 saez: bool = False) -> float:
@@ -256,28 +298,30 @@ class EpisodeRunner:
         what += f"the evaluation episode{' of ' + economy if economy else ''} " \
                 f"({self.num_envs} economies x {self.episode_length} steps)"
         with CompileNotice(what, log) as notice:
-            key = jax.random.key(0)
+            key, env_params = jax.random.key(0), self.default_env_params
             if saez:
                 template = jax.tree.map(lambda x: jax.ShapeDtypeStruct((self.num_envs,) + x.shape, x.dtype),
                                         self.saez_template())
-                self._start_saez = jax.jit(self._start_fn).lower(key, template).compile()
+                self._start_saez = jax.jit(self._start_fn).lower(key, env_params, template).compile()
             else:
-                self._start = jax.jit(self._start_fn).lower(key).compile()
+                self._start = jax.jit(self._start_fn).lower(key, env_params).compile()
             if self._compiled is None:
-                st = jax.eval_shape(self._start_fn, key)
+                st = jax.eval_shape(self._start_fn, key, env_params)
                 modes = {g: jnp.zeros((), jnp.int32) for g in self.groups}
-                self._compiled = jax.jit(self._episode_fn).lower(params, modes, st).compile()
+                self._compiled = jax.jit(self._episode_fn).lower(params, modes, st, env_params).compile()
         self.compile_s = (self.compile_s or 0.0) + notice.seconds
         return notice.seconds
 
     def run(self, params: dict, modes: dict, *, seed: int, episodes: int, warmup: int = 0,
-            log: Optional[Callable] = None, economy: str = "", saez=None) -> dict:
+            log: Optional[Callable] = None, economy: str = "", saez=None, env_params=None) -> dict:
         """``warmup`` + ``episodes`` episodes from fresh economies; the last ``episodes`` measured.
 
         Args:
-            params: ``{group: network parameters}`` for the ``trained`` groups.
+            params: ``{group: network parameters}`` of ``trained`` groups; a
+                trained group without parameters here acts at random, as an
+                untrained one (e.g. the planner of a run that did not train it).
             modes: ``{group: mode}`` (``ACT_MODES``); a missing group samples.
-                An untrained group always acts at random.
+                A group without a network acts at random.
             seed: the evaluation's PRNG seed (economies and actions).
             episodes, warmup: measured and warm-up episodes (the economies'
                 carry-over, e.g. the saez buffer, continues across them).
@@ -287,37 +331,42 @@ class EpisodeRunner:
                 trained run) that the economies continue, as after that run's
                 last episode (economy i takes row i modulo their number); None:
                 fresh economies.
+            env_params: the economy's ``EnvParams`` (``row_env_params``);
+                None: ``default_env_params``.
         Returns:
             ``{metric key: float64 [episodes * num_envs]}``: per measured
             episode the agents' mean return (``a/episode_return``), the
             planner's (``p/episode_return``, when it acts) and
             ``episode/<metric>`` for the logged metrics.
         Raises:
-            KeyError: ``params`` lacks a trained group; ValueError: a mode not
-                in ``ACT_MODES``.
+            KeyError: ``params`` names a group that is not trained;
+                ValueError: a mode not in ``ACT_MODES``.
         """
-        missing = [g for g in self.trained if g not in params]
-        if missing:
-            raise KeyError(f"params needs the trained groups {list(self.trained)}; missing {missing}")
+        unknown = [g for g in params if g not in self.trained]
+        if unknown:
+            raise KeyError(f"params holds the trained groups {list(self.trained)}; got also {unknown}")
         bad = {g: m for g, m in modes.items() if m not in ACT_MODES}
         if bad:
             raise ValueError(f"modes must be in {ACT_MODES}, got {bad}")
-        params = {g: params[g] for g in self.trained}
+        given = set(params)
+        params = {g: params[g] if g in given else self._zero_params(g) for g in self.trained}
         self.compile(params, log, economy, saez=saez is not None)
         idx = {}
         for g in self.groups:
             mode = modes.get(g, "sample")
-            if g not in self.trained and mode != "noop":
+            if g not in given and mode != "noop":
                 mode = "random"  # as PPO.act: a group without a network acts at random
             idx[g] = jnp.asarray(ACT_MODES.index(mode), jnp.int32)
+        env_params = self.default_env_params if env_params is None else env_params
         if saez is None:
-            st = self._start(jax.random.key(seed))
+            st = self._start(jax.random.key(seed), env_params)
         else:
             rows = np.arange(self.num_envs) % len(jax.tree.leaves(saez)[0])
-            st = self._start_saez(jax.random.key(seed), jax.tree.map(lambda x: jnp.asarray(x[rows]), saez))
+            st = self._start_saez(jax.random.key(seed), env_params,
+                                  jax.tree.map(lambda x: jnp.asarray(x[rows]), saez))
         samples = {}
         for ep in range(warmup + episodes):
-            st, out = self._compiled(params, idx, st)
+            st, out = self._compiled(params, idx, st, env_params)
             if ep >= warmup:
                 for k, v in jax.device_get(out).items():
                     samples.setdefault(k, []).append(np.asarray(v, np.float64))
@@ -335,16 +384,55 @@ _RUNNERS: dict = {}
 
 
 def episode_runner(cfg: TrainConfig, env_cfg: dict, num_envs: int) -> EpisodeRunner:
-    """The ``EpisodeRunner`` of this economy (a Foundation env config), networks and
-    batch size, built once per process.
+    """The ``EpisodeRunner`` that runs the episodes of ``env_cfg`` (a Foundation env
+    config) with ``cfg``'s networks: the runner of its ``shared_economy_config``,
+    networks and batch size, built once per process (pass it
+    ``row_env_params(runner, env_cfg)``).
 
-    Two training runs whose configs differ only in what does not act (seed,
-    learning rates, run length, ...) share it, and so its compiled episode.
+    With a PeriodicBracketTax the planner always has a network slot (a run that
+    did not train one leaves it to act at random). Two training runs whose
+    configs differ only in what does not act (seed, learning rates, run
+    length, the tax model, ...) share the runner, and so its compiled episode.
     """
-    key = _runner_key(cfg, env_cfg, num_envs)
+    shared = shared_economy_config(env_cfg)
+    if tax_component_kwargs(copy.deepcopy(shared)) is not None and not cfg.general.train_planner:
+        cfg = cfg.replace(general=dataclasses.replace(cfg.general, train_planner=True))
+    key = _runner_key(cfg, shared, num_envs)
     if key not in _RUNNERS:
-        _RUNNERS[key] = EpisodeRunner(cfg, jaxecon.make_from_config(env_cfg), num_envs)
+        _RUNNERS[key] = EpisodeRunner(cfg, jaxecon.make_from_config(shared), num_envs)
     return _RUNNERS[key]
+
+
+_ROW_PARAMS: dict = {}
+
+
+def row_env_params(runner: EpisodeRunner, env_cfg: dict):
+    """The ``EnvParams`` under which ``runner``'s shared economy steps as ``env_cfg``'s
+    own economy: its parameters, with its tax model as ``tax_model_index`` (the
+    free market of ``disable_taxes`` as fixed rates of zero, as it is).
+    ``runner.default_env_params`` for an economy without PeriodicBracketTax.
+
+    Raises:
+        ValueError: ``env_cfg`` is not an economy of ``runner`` (its parameters
+            have other shapes).
+    """
+    shared = runner.default_env_params
+    if shared is None or tax_component_kwargs(copy.deepcopy(env_cfg)) is None:
+        return shared
+    key = (id(runner), json.dumps(env_cfg, sort_keys=True, default=str))
+    if key not in _ROW_PARAMS:
+        own_env = jaxecon.make_from_config(env_cfg)
+        own, comp = own_env.default_params, own_env.get_component(TAX)
+        model = "fixed-bracket-rates" if comp.disable_taxes else comp.tax_model
+        tax = own.components[TAX].replace(disc_rates=shared.components[TAX].disc_rates,
+                                          tax_model_index=np.int32(TAX_MODELS.index(model)))
+        params = own.replace(components={**own.components, TAX: tax})
+        shapes = [jax.tree.map(lambda x: (np.shape(x), jnp.result_type(x)), p) for p in (params, shared)]
+        if shapes[0] != shapes[1]:
+            raise ValueError(f"env_cfg is not an economy of this runner: its parameters differ in shape "
+                             f"({shapes[0]} against {shapes[1]})")
+        _ROW_PARAMS[key] = params
+    return _ROW_PARAMS[key]
 
 
 class _PolicyShapes:
@@ -355,21 +443,22 @@ class _PolicyShapes:
 
     def __init__(self, ppo: PPO):
         self.cfg, self.setup = ppo.cfg, ppo.setup
-        shapes = jax.eval_shape(ppo.init_policies, jax.random.key(0))
-        self.init_policies = lambda _key: jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), shapes)
+        self.shapes = jax.eval_shape(ppo.init_policies, jax.random.key(0))
+        self.init_policies = lambda _key: jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), self.shapes)
 
 
 def restore_policies(run_dir, runner: EpisodeRunner) -> dict:
-    """``{group: params}`` of ``runner.trained`` from a run's latest checkpoint
-    (``checkpoint.restore_agent_policy``, which checks the networks).
+    """``{group: params}`` of the ``runner.trained`` groups that a run's latest
+    checkpoint holds (``checkpoint.restore_agent_policy``, which checks the
+    networks); a group the run did not train (the planner of a phase-1 or a
+    fixed-schedule run) is left out and acts at random in ``EpisodeRunner.run``.
 
     Raises:
         FileNotFoundError: no checkpoint; ConfigError: the checkpoint's
             networks differ from the runner's.
     """
-    if runner._policy_shapes is None:
-        runner._policy_shapes = _PolicyShapes(runner.ppo)
-    return {g: ckpt.restore_agent_policy(run_dir, runner._policy_shapes, g) for g in runner.trained}
+    saved = ckpt.policy_groups(run_dir)
+    return {g: ckpt.restore_agent_policy(run_dir, runner.policy_shapes(), g) for g in runner.trained if g in saved}
 
 
 def summarize_samples(samples: dict) -> tuple:
@@ -395,8 +484,9 @@ def run_rows(cfg, policies, rows, *, num_envs: int, episodes: int, seed: int,
     for label, env_cfg, modes, warmup in rows:
         runner = episode_runner(cfg, env_cfg, num_envs)
         t = time.perf_counter()
-        samples = runner.run({g: params[g] for g in runner.trained}, modes, seed=seed, episodes=episodes,
-                             warmup=warmup, log=log, economy=f"the {label!r} row's economy")
+        samples = runner.run({g: params[g] for g in runner.trained if g in params}, modes, seed=seed,
+                             episodes=episodes, warmup=warmup, log=log, economy=f"the {label!r} row's economy",
+                             env_params=row_env_params(runner, env_cfg))
         means, errs = summarize_samples(samples)
         out.append({"label": label, "episodes": num_envs * episodes, "metrics": means, "stderr": errs})
         if log is not None:
