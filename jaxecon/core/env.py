@@ -12,14 +12,13 @@ function of a PRNG key, an ``EnvState`` and ``EnvParams``::
     obs, state = env.reset(key, params)
     obs, state, reward, done, info = env.step(key, state, actions, params)
 
-Reset order (``base_env.reset``): timestep 0, ``reset_starting_layout``,
-``reset_agent_states``, each component's ``reset`` in list order,
-``additional_reset_steps``, observations. Given the previous episode's state
-(``prev_state``), each component's ``carry_over`` follows its ``reset`` and
-the scenario's ``carry_over`` follows ``additional_reset_steps``: what
-Foundation's objects keep across episodes. Step order (``base_env.step``):
-timestep += 1, each component's ``step`` in list order, ``scenario_step``,
-observations and masks, rewards, ``done = timestep >= episode_length``.
+Reset and step run the ordered phases of ``jaxecon.core.phases``
+(Foundation's ``base_env.reset`` and ``base_env.step`` order), which every
+runner of an economy shares: ``reset_phases``/``step_phases`` list them,
+``run_reset_phase``/``run_step_phase`` run one. Given the previous episode's
+state (``prev_state``), each component's ``carry_over`` follows its
+``reset`` and the scenario's ``carry_over`` follows
+``additional_reset_steps``: what Foundation's objects keep across episodes.
 There is no auto-reset (Foundation has none; stepping past the end goes on,
 quirk Q12); see ``jaxecon.wrappers.AutoResetWrapper`` for one.
 """
@@ -36,6 +35,7 @@ import numpy as np
 from jax.experimental import checkify
 
 from jaxecon import spaces
+from jaxecon.core import phases
 from jaxecon.core import validators as cfg
 from jaxecon.core.component import Component, NoParams
 from jaxecon.core.param_checks import validate_params
@@ -540,19 +540,77 @@ class BaseEnvironment(metaclass=_BuildComponentsAfterInit):
         """
         if completions is None:
             completions = 0 if prev_state is None else prev_state.completions
-        k_init, k_layout, k_agents, k_comp, k_extra = jax.random.split(key, 5)
-        state = self.init_state(k_init, params, completions)
-        state = self.reset_starting_layout(k_layout, state, params)
-        state = self.reset_agent_states(k_agents, state, params)
-        ckeys = jax.random.split(k_comp, max(1, len(self.components)))
-        for comp, k in zip(self.components, ckeys):
-            state = comp.reset(k, state, params.components[comp.name])
-            if prev_state is not None:
-                state = comp.carry_over(prev_state, state, params.components[comp.name])
-        state = self.additional_reset_steps(k_extra, state, params)
-        if prev_state is not None:
-            state = self.carry_over(prev_state, state, params)
+        keys = phases.reset_keys(key, len(self.components))
+        state = None
+        for phase in self.reset_phases:
+            state = self.run_reset_phase(phase, keys, state, params, prev_state, completions)
         return self.observe(state, params), state
+
+    @property
+    def reset_phases(self) -> tuple:
+        """The reset sequence, ``phases.reset_phases`` of this economy's components."""
+        return phases.reset_phases(len(self.components))
+
+    @property
+    def step_phases(self) -> tuple:
+        """The step sequence, ``phases.step_phases`` of this economy's components."""
+        return phases.step_phases(len(self.components))
+
+    def run_reset_phase(self, phase: phases.Phase, keys: tuple, state, params: EnvParams,
+                        prev_state=None, completions=0) -> EnvState:
+        """Run one phase of ``reset_phases`` on ``state`` (None before ``init_state``).
+
+        Args:
+            phase: a ``Phase`` of ``self.reset_phases``.
+            keys: ``phases.reset_keys(key, len(self.components))``.
+            state, params: the state so far and the ``EnvParams``.
+            prev_state: the previous episode's state, or None (no carry-over).
+            completions: int [] for ``init_state``.
+        Returns:
+            The state after the phase.
+        """
+        key = None if phase.key is None else keys[phase.key]
+        if phase.name == "init_state":
+            return self.init_state(key, params, completions)
+        if phase.name == "component_reset":
+            comp = self.components[phase.component]
+            p = params.components[comp.name]
+            state = comp.reset(key, state, p)
+            return state if prev_state is None else comp.carry_over(prev_state, state, p)
+        if phase.name == "carry_over":
+            return state if prev_state is None else self.carry_over(prev_state, state, params)
+        hooks = {"reset_starting_layout": self.reset_starting_layout,
+                 "reset_agent_states": self.reset_agent_states,
+                 "additional_reset_steps": self.additional_reset_steps}
+        return hooks[phase.name](key, state, params)
+
+    def component_actions(self, a: jax.Array, p: jax.Array) -> list:
+        """Per component (list order), ``{"a": {subspace: int [n]}, "p": {subspace: int []}}``:
+        the decoded mobile-agent actions ``a`` and planner actions ``p``
+        (``step``'s checked arrays) of that component's action subspaces."""
+        local_a, local_p = self.agent_actions.decode(a), self.planner_actions.decode(p)
+        return [{"a": {n: v for n, v in local_a.items() if n.split(".")[0] == c.name},
+                 "p": {n: v for n, v in local_p.items() if n.split(".")[0] == c.name}}
+                for c in self.components]
+
+    def run_step_phase(self, phase: phases.Phase, keys: tuple, state: EnvState, params: EnvParams,
+                       actions: list) -> EnvState:
+        """Run one phase of ``step_phases`` on ``state``.
+
+        Args:
+            phase: a ``Phase`` of ``self.step_phases``.
+            keys: ``phases.step_keys(key, len(self.components))``.
+            state, params: the state so far and the ``EnvParams``.
+            actions: ``component_actions`` of the step's actions.
+        Returns:
+            The state after the phase.
+        """
+        if phase.name == "advance_timestep":
+            return state.replace(timestep=state.timestep + 1)
+        if phase.name == "component_step":
+            comp = self.components[phase.component]
+            return comp.step(keys[phase.key], state, actions[phase.component], params.components[comp.name])
+        return self.scenario_step(keys[phase.key], state, params)
 
     def _check_actions(self, actions):
         """Trace-time validation of the action pytree; returns (a, p) int32 arrays."""
@@ -598,18 +656,10 @@ class BaseEnvironment(metaclass=_BuildComponentsAfterInit):
                     "out-of-range planner action: {} (allowed: " + self._range_text(self.planner_actions) + ")",
                     p,
                 )
-        local_a = self.agent_actions.decode(a)
-        local_p = self.planner_actions.decode(p)
-        state = state.replace(timestep=state.timestep + 1)
-        keys = jax.random.split(key, len(self.components) + 1)
-        for comp, k in zip(self.components, keys[1:]):
-            prefix = comp.name
-            acts = {
-                "a": {n: v for n, v in local_a.items() if n.split(".")[0] == prefix},
-                "p": {n: v for n, v in local_p.items() if n.split(".")[0] == prefix},
-            }
-            state = comp.step(k, state, acts, params.components[comp.name])
-        state = self.scenario_step(keys[0], state, params)
+        local = self.component_actions(a, p)
+        keys = phases.step_keys(key, len(self.components))
+        for phase in self.step_phases:
+            state = self.run_step_phase(phase, keys, state, params, local)
         obs = self.observe(state, params)
         rew_a, rew_p, state = self.compute_reward(state, params)
         done = state.timestep >= self.episode_length

@@ -6,22 +6,20 @@ are written in numpy (``jaxecon.foundation.base.base_env``), ``HostEngine``
 runs Foundation's reset and step order with the user's hooks in their
 places, and the jaxecon parts jitted between them:
 
-- reset (``base_env.reset``): ``init_state``, ``reset_starting_layout``,
-  ``reset_agent_states``, every component's reset in list order (a jaxecon
-  component's ``reset`` and ``carry_over``; a Foundation-style component's
-  ``reset()``: its state fields, then ``additional_reset_steps()``), the
-  scenario's ``additional_reset_steps`` and ``carry_over``, observations;
-- step (``base_env.step``): timestep + 1, every component's step in list
-  order (``step`` or ``component_step()``), ``scenario_step``, observations
-  and masks, rewards, done.
+- reset: the economy's ``reset_phases`` (``jaxecon.core.phases``), where a
+  Foundation-style component's phase is its ``reset()`` (its state fields,
+  then ``additional_reset_steps()``) and a host scenario hook replaces the
+  scenario's phase of that name; then observations;
+- step: the economy's ``step_phases``, a Foundation-style component's phase
+  being its ``component_step()``; then observations and masks, rewards, done.
 
-Consecutive jaxecon parts run as one jitted call on the packed state; before
+Consecutive jaxecon phases run as one jitted call on the packed state; before
 each host hook the state is fetched to the host, where the hook reads and
 writes it through the views (``World``, agents' ``state``,
 ``jaxecon.foundation.live_state``), and the writes are sent back before the
-next jitted call. The keys are split exactly as ``BaseEnvironment.reset`` /
-``step`` split them, so the jaxecon parts draw the same random numbers as in
-an all-jaxecon economy. Host observations and masks (the scenario's
+next jitted call. The keys are the phases' own (``phases.reset_keys`` /
+``step_keys``), so the jaxecon phases draw the same random numbers as in an
+all-jaxecon economy. Host observations and masks (the scenario's
 ``generate_observations``, the components' ``generate_observations`` and
 ``generate_masks(completions)``) are batched on the host and handed to the
 core's ``assemble_observations``, so they are packed and flattened exactly
@@ -35,6 +33,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxecon.core import phases
 from jaxecon.foundation.engine import Engine, unrolled_threefry_on_cpu
 from jaxecon.foundation.host_components import batch_masks, batch_observations
 
@@ -48,7 +47,7 @@ SCENARIO_HOOKS = (
 
 
 def _segments(ops: list) -> list:
-    """Group ``[(op, host: bool), ...]`` into ``[("jit", [ops]) | ("host", op)]``."""
+    """Group ``[(phase, host: bool), ...]`` into ``[("jit", [phases]) | ("host", phase)]``."""
     out = []
     for op, host in ops:
         if host:
@@ -90,17 +89,16 @@ class HostEngine(Engine):
         if unknown:
             raise ValueError(f"unknown scenario hooks {sorted(unknown)}")
         self.host_components = {i: c for i, c in enumerate(core.components) if c.runs_on_host}
-        comps = [(("comp", i), i in self.host_components) for i in range(len(core.components))]
-        self._reset_plan = _segments(
-            [(("init",), False), (("layout",), "reset_starting_layout" in self.hooks),
-             (("agents",), "reset_agent_states" in self.hooks)] + comps
-            + [(("extra",), "additional_reset_steps" in self.hooks), (("carry",), False)]
-        )
-        self._step_plan = _segments(
-            [(("pre",), False)] + comps + [(("scen",), "scenario_step" in self.hooks)]
-        )
+        self._reset_plan = _segments([(ph, self._on_host(ph)) for ph in core.reset_phases])
+        self._step_plan = _segments([(ph, self._on_host(ph)) for ph in core.step_phases])
         self._jitted = {}
         self.context = None  # ("reset", kd, count) or ("step", kd, acts) while one runs
+
+    def _on_host(self, phase: phases.Phase) -> bool:
+        """Whether ``phase`` runs on the host (a Foundation-style component's or a host scenario hook's)."""
+        if phase.owner == "component":
+            return phase.component in self.host_components
+        return phase.owner == "scenario" and phase.name in self.hooks
 
     # ------------------------------------------------------------ jitted parts
     def _jit(self, name, make, donate=()):
@@ -113,48 +111,21 @@ class HostEngine(Engine):
         with unrolled_threefry_on_cpu():
             return fn(*args)
 
-    def _reset_keys(self, kd):
+    def _keys(self, kd, split) -> tuple:
+        """The phases' keys (``split``: ``phases.reset_keys`` / ``step_keys``) of the
+        reset or step whose key data is ``kd`` (the shim's key chain)."""
         _, use = jax.random.split(jax.random.wrap_key_data(kd))
-        k_init, k_layout, k_agents, k_comp, k_extra = jax.random.split(use, 5)
-        ckeys = jax.random.split(k_comp, max(1, len(self.core.components)))
-        return {"init": k_init, "layout": k_layout, "agents": k_agents, "comps": ckeys, "extra": k_extra}
-
-    def _step_keys(self, kd):
-        _, use = jax.random.split(jax.random.wrap_key_data(kd))
-        return jax.random.split(use, len(self.core.components) + 1)
-
-    def _local_actions(self, acts) -> list:
-        core = self.core
-        local_a = core.agent_actions.decode(acts[: self._n_a].reshape(self._a_shape))
-        local_p = core.planner_actions.decode(acts[self._n_a:].reshape(self._p_shape))
-        return [
-            {"a": {n: v for n, v in local_a.items() if n.split(".")[0] == c.name},
-             "p": {n: v for n, v in local_p.items() if n.split(".")[0] == c.name}}
-            for c in core.components
-        ]
+        return split(use, len(self.core.components))
 
     def _reset_segment(self, ops):
         core, sp, pp = self.core, self.state_packing, self.params_packing
 
         def seg(kd, pbuf, count, prev_sbuf, sbuf):
-            keys = self._reset_keys(kd)
+            keys = self._keys(kd, phases.reset_keys)
             params, prev = pp.unpack(pbuf), sp.unpack(prev_sbuf)
             state = sp.unpack(sbuf)
-            for op in ops:
-                if op[0] == "init":
-                    state = core.init_state(keys["init"], params, count)
-                elif op[0] == "layout":
-                    state = core.reset_starting_layout(keys["layout"], state, params)
-                elif op[0] == "agents":
-                    state = core.reset_agent_states(keys["agents"], state, params)
-                elif op[0] == "comp":
-                    c = core.components[op[1]]
-                    p = params.components[c.name]
-                    state = c.carry_over(prev, c.reset(keys["comps"][op[1]], state, p), p)
-                elif op[0] == "extra":
-                    state = core.additional_reset_steps(keys["extra"], state, params)
-                elif op[0] == "carry":
-                    state = core.carry_over(prev, state, params)
+            for phase in ops:
+                state = core.run_reset_phase(phase, keys, state, params, prev, count)
             return sp.pack(state)
 
         return seg
@@ -163,17 +134,12 @@ class HostEngine(Engine):
         core, sp, pp = self.core, self.state_packing, self.params_packing
 
         def seg(kd, sbuf, acts, pbuf):
-            keys = self._step_keys(kd)
+            keys = self._keys(kd, phases.step_keys)
             params, state = pp.unpack(pbuf), sp.unpack(sbuf)
-            local = self._local_actions(acts)
-            for op in ops:
-                if op[0] == "pre":
-                    state = state.replace(timestep=state.timestep + 1)
-                elif op[0] == "comp":
-                    c = core.components[op[1]]
-                    state = c.step(keys[op[1] + 1], state, local[op[1]], params.components[c.name])
-                elif op[0] == "scen":
-                    state = core.scenario_step(keys[0], state, params)
+            local = core.component_actions(acts[: self._n_a].reshape(self._a_shape),
+                                           acts[self._n_a:].reshape(self._p_shape))
+            for phase in ops:
+                state = core.run_step_phase(phase, keys, state, params, local)
             return sp.pack(state)
 
         return seg
@@ -220,23 +186,19 @@ class HostEngine(Engine):
             )
         return out
 
-    def _run_host_reset_op(self, op) -> None:
-        if op[0] == "layout":
-            self.hooks["reset_starting_layout"]()
-        elif op[0] == "agents":
-            self.hooks["reset_agent_states"]()
-        elif op[0] == "comp":
-            c = self.core.components[op[1]]
+    def _run_host_reset_phase(self, phase: phases.Phase) -> None:
+        if phase.owner == "component":
+            c = self.core.components[phase.component]
             c.reset_host_values()
             c.host.reset()
-        elif op[0] == "extra":
-            self.hooks["additional_reset_steps"]()
+        else:
+            self.hooks[phase.name]()
 
-    def _run_host_step_op(self, op) -> None:
-        if op[0] == "comp":
-            self.core.components[op[1]].host.component_step()
-        elif op[0] == "scen":
-            self.hooks["scenario_step"]()
+    def _run_host_step_phase(self, phase: phases.Phase) -> None:
+        if phase.owner == "component":
+            self.core.components[phase.component].host.component_step()
+        else:
+            self.hooks[phase.name]()
 
     # ------------------------------------------------------------------ calls
     def reset(self, kd, pbuf, completions: int, prev_sbuf):
@@ -252,7 +214,7 @@ class HostEngine(Engine):
                     sbuf = self._call(fn, kd, pbuf, count, prev_sbuf, sbuf)
                     env._set_buffers(sbuf)
                 else:
-                    self._run_host_reset_op(part)
+                    self._run_host_reset_phase(part)
                     sbuf = env._device_buffers()
             injected = self._host_observations(int(completions))
             fn = self._jit("reset_obs", lambda: self._observe_segment(False))
@@ -273,7 +235,7 @@ class HostEngine(Engine):
                     sbuf = self._call(fn, kd, env._device_buffers(), acts, pbuf)
                     env._set_buffers(sbuf)
                 else:
-                    self._run_host_step_op(part)
+                    self._run_host_step_phase(part)
             injected = self._host_observations(env._count)
             fn = self._jit("step_obs", lambda: self._observe_segment(True))
             kd_next, sbuf, obs, rew_a, rew_p, done = self._call(
@@ -359,26 +321,19 @@ class CoreScenarioHooks:
         ctx = engine.context
         kd = np.asarray(ctx[1] if ctx is not None else env._kd, np.uint32)
         sbuf, pbuf = env._device_buffers(), env._params_buffers()
-        slots = {"reset_starting_layout": 1, "reset_agent_states": 2, "additional_reset_steps": 4}
+        keyed = {ph.name: (ph, phases.reset_keys) for ph in core.reset_phases if ph.owner == "scenario"}
+        keyed.update({ph.name: (ph, phases.step_keys) for ph in core.step_phases if ph.owner == "scenario"})
         with unrolled_threefry_on_cpu():
-            if name in slots:
-                hook, slot = getattr(core, name), slots[name]
+            if name in keyed and keyed[name][0].key is not None:  # the scenario's phase, with its key
+                phase, split = keyed[name]
 
                 def make():
                     def f(kd, sb, pb):
                         _, use = jax.random.split(jax.random.wrap_key_data(kd))
-                        key = jax.random.split(use, 5)[slot]
-                        return sp.pack(hook(key, sp.unpack(sb), pp.unpack(pb)))
-                    return f
-
-                env._set_buffers(self._jitted(name, make)(kd, sbuf, pbuf))
-                return None
-            if name == "scenario_step":
-                def make():
-                    def f(kd, sb, pb):
-                        _, use = jax.random.split(jax.random.wrap_key_data(kd))
-                        key = jax.random.split(use, len(core.components) + 1)[0]
-                        return sp.pack(core.scenario_step(key, sp.unpack(sb), pp.unpack(pb)))
+                        keys = split(use, len(core.components))
+                        if split is phases.step_keys:
+                            return sp.pack(core.run_step_phase(phase, keys, sp.unpack(sb), pp.unpack(pb), []))
+                        return sp.pack(core.run_reset_phase(phase, keys, sp.unpack(sb), pp.unpack(pb)))
                     return f
 
                 env._set_buffers(self._jitted(name, make)(kd, sbuf, pbuf))
