@@ -77,7 +77,7 @@ def build_scenario(cls, kwargs: dict, host_components: bool = False) -> BaseEnvi
             f"unknown keyword argument(s) {unknown} for scenario {cls.name!r}; allowed: {allowed}"
         )
     enable_persistent_cache()
-    env = cls(**kwargs)
+    env = cls(**kwargs).build_components()
     hosted = [c.name for c in env.components if c.runs_on_host]
     if hosted and not host_components:
         raise TypeError(

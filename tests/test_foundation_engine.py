@@ -10,9 +10,11 @@
 - Plain action dicts are packed by ``Engine.quick_actions`` exactly as the
   agents' parsers would pack them; anything else falls back to the parsers.
 - ``enable_persistent_cache`` honours the opt-out and a user's own cache dir.
-- ``configure_cpu_runtime`` sets its two CPU settings only before JAX's
-  backend exists, keeps the user's own values and honours its opt-out; in a
-  fresh process XLA's CPU client then runs one pool thread.
+- ``configure_cpu_runtime`` sets its two CPU settings only when asked
+  (``$JAXECON_SHIM_CPU_RUNTIME`` or ``enable=True``) and before JAX's
+  backend exists, and keeps the user's own values; in a fresh process XLA's
+  CPU client then runs one pool thread, and building a shim environment
+  without the switch changes nothing.
 """
 
 from __future__ import annotations
@@ -187,18 +189,19 @@ def test_cpu_runtime_setting(monkeypatch):
     for var in ("PJRT_NPROC", "NPROC", "JAX_CPU_ENABLE_ASYNC_DISPATCH"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setattr(cpu_runtime, "_checked", False)
-    monkeypatch.setenv(cpu_runtime.ENV_VAR, "off")
-    assert cpu_runtime.configure_cpu_runtime() == {} and "PJRT_NPROC" not in os.environ
-    monkeypatch.delenv(cpu_runtime.ENV_VAR)
-    monkeypatch.setattr(cpu_runtime, "_checked", False)
+    monkeypatch.delenv(cpu_runtime.ENV_VAR, raising=False)
+    assert cpu_runtime.configure_cpu_runtime() == {} and "PJRT_NPROC" not in os.environ  # not asked
+    monkeypatch.setenv(cpu_runtime.ENV_VAR, "1")
+    assert cpu_runtime.configure_cpu_runtime(enable=False) == {} and "PJRT_NPROC" not in os.environ
     monkeypatch.setenv("PJRT_NPROC", "2")  # the user's own value stays
     try:
         assert cpu_runtime.configure_cpu_runtime() == {"jax_cpu_enable_async_dispatch": False}
         assert os.environ["PJRT_NPROC"] == "2" and jax.config.values["jax_cpu_enable_async_dispatch"] is False
         monkeypatch.delenv("PJRT_NPROC")
+        monkeypatch.delenv(cpu_runtime.ENV_VAR)
         monkeypatch.setattr(cpu_runtime, "_checked", False)
-        assert cpu_runtime.configure_cpu_runtime()["PJRT_NPROC"] == "1"
-        assert cpu_runtime.configure_cpu_runtime() == {}  # once per process
+        assert cpu_runtime.configure_cpu_runtime(enable=True)["PJRT_NPROC"] == "1"
+        assert cpu_runtime.configure_cpu_runtime(enable=True) == {}  # once per process
     finally:
         os.environ.pop("PJRT_NPROC", None)
         jax.config.update("jax_cpu_enable_async_dispatch", saved)
@@ -208,7 +211,7 @@ def test_cpu_runtime_applies_in_a_fresh_process():
     code = (
         "import collections, os\n"
         "from jaxecon.foundation.cpu_runtime import configure_cpu_runtime\n"
-        "done = configure_cpu_runtime()\n"
+        "done = configure_cpu_runtime(enable=True)\n"
         "import jax, jax.numpy as jnp\n"
         "jnp.arange(3).sum().block_until_ready()\n"
         "tasks = os.listdir('/proc/self/task') if os.path.isdir('/proc/self/task') else []\n"

@@ -38,6 +38,7 @@ unchanged), and the one finite differences can check.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any, Protocol, runtime_checkable
 
 import jax
 import jax.numpy as jnp
@@ -63,20 +64,32 @@ __all__ = [
     "VaccinationCampaignState",
 ]
 
-#: The static facts of ``spec.scenario`` the COVID-19 components read.
-_WORLD_ATTRIBUTES = (
-    "n_stringency_levels", "start_date", "use_real_world_policies", "real_world_stringency_policy",
-    "real_world_subsidy", "initial_stringency_level", "float32_rounding",
-)
+@runtime_checkable
+class CovidWorld(Protocol):
+    """The static facts of a scenario (its ``spec.scenario``) that the COVID-19
+    components read: the contract between them and their scenario
+    (``CovidAndEconomySimulation`` provides it)."""
+
+    n_stringency_levels: int
+    start_date: Any
+    use_real_world_policies: bool
+    real_world_stringency_policy: Any
+    real_world_subsidy: Any
+    initial_stringency_level: int
+    float32_rounding: bool
 
 
 def _require_covid_world(spec, who):
-    """The scenario's static facts (``spec.scenario``), checked to be the COVID-19 scenario's."""
+    """The scenario's static facts (``spec.scenario``), checked to be a ``CovidWorld``.
+
+    Raises:
+        ValueError: the scenario does not provide ``CovidWorld``.
+    """
     world = spec.scenario
-    if world is None or not all(hasattr(world, a) for a in _WORLD_ATTRIBUTES):
+    if not isinstance(world, CovidWorld):
         raise ValueError(
-            f"{who} only works inside the CovidAndEconomySimulation scenario "
-            f"(it needs the world attributes {list(_WORLD_ATTRIBUTES)}); got scenario {spec.scenario_name!r}"
+            f"{who} only works inside the CovidAndEconomySimulation scenario (it needs the world "
+            f"attributes of jaxecon.components.covid19.CovidWorld); got scenario {spec.scenario_name!r}"
         )
     return world
 

@@ -203,6 +203,11 @@ class SimpleLabor(Component):
             components={**state.components, self.name: sub},
         )
 
+    def production(self, state: EnvState) -> jax.Array:
+        """float [n]: each mobile agent's pre-tax income this episode (coin), the
+        contract the one-step economy reads for its planner's welfare weights."""
+        return state.components[self.name].production
+
     def observe(self, state: EnvState, params):
         sub = state.components[self.name]
         return {"a": {"skill": sub.skill / params.payment_max_skill_multiplier}}

@@ -44,7 +44,6 @@ from jaxecon.core.registry import (
     endogenous_registry,
     landmark_registry,
     resource_registry,
-    scenario_registry,
 )
 from jaxecon.core.spaces import ActionLayout
 from jaxecon.core.spec import EnvSpec
@@ -135,18 +134,14 @@ def _check_world_fits_in_memory(world_size, n_maps: int) -> None:
             f"{total / 2**30:,.1f} GiB of memory"
         )
 
-class _BuildComponentsAfterInit(type):
-    """Metaclass of scenarios: once the outermost ``__init__`` has returned (so
-    every static attribute of the scenario exists), build the components."""
-
-    def __call__(cls, *args, **kwargs):
-        env = super().__call__(*args, **kwargs)
-        env._build_components()
-        return env
-
-
-class BaseEnvironment(metaclass=_BuildComponentsAfterInit):
+class BaseEnvironment:
     """Base class of scenarios: static structure plus pure reset/step/observe.
+
+    Built in two explicit steps, as ``jaxecon.make`` (``make.build_scenario``)
+    does: the constructor (the scenario's ``__init__``, which calls this one
+    first, then sets and checks its own static attributes) validates the
+    arguments; ``build_components()`` then builds the components from the
+    frozen ``EnvSpec``, which includes the scenario's ``static_spec()``.
 
     Args (Foundation's ``BaseEnvironment`` keyword arguments and defaults):
         components: list of ``(name, kwargs)`` or ``{name: kwargs}``; required.
@@ -268,10 +263,19 @@ class BaseEnvironment(metaclass=_BuildComponentsAfterInit):
         self._component_entries = [(cls, kwargs) for cls, (_, kwargs) in zip(classes, parsed)]
         _check_world_fits_in_memory(self.world_size, len(self.map_keys) + len(self.private_landmarks))
 
-    def _build_components(self) -> None:
-        """Build the components from the frozen ``EnvSpec`` (called once, by the
-        metaclass, after the scenario's whole ``__init__`` has run), then the
-        action layouts, then the scenario's ``components_built`` hook."""
+    def build_components(self) -> "BaseEnvironment":
+        """Build the components from the frozen ``EnvSpec``, then the action
+        layouts, then the scenario's ``components_built`` hook; returns ``self``.
+
+        Called once, after the scenario's whole ``__init__`` has run
+        (``jaxecon.make`` does).
+
+        Raises:
+            RuntimeError: called a second time.
+            TypeError / ValueError: a component's bad keyword argument (named).
+        """
+        if "_components" in self.__dict__:
+            raise RuntimeError(f"the components of scenario {self.name!r} are built already")
         self.spec = EnvSpec(
             scenario_name=self.name,
             component_names=tuple(cls.name for cls, _ in self._component_entries),
@@ -300,13 +304,30 @@ class BaseEnvironment(metaclass=_BuildComponentsAfterInit):
                     components.append(cls.build_core_component(self.spec, kwargs))
             except TypeError as e:
                 raise TypeError(f"component {cls.name}: {e}") from None
-        self.components = components
+        self._components = components
         self.agent_actions = self._action_layout(MOBILE, self.multi_action_mode_agents)
         self.planner_actions = self._action_layout(PLANNER, self.multi_action_mode_planner)
         self.components_built()
         self._action_spaces = {"a": self._action_space_of(self.agent_actions),
                                "p": self._action_space_of(self.planner_actions)}
         self._observation_spaces = self._build_observation_spaces()
+        return self
+
+    @property
+    def components(self) -> list:
+        """The economy's components (``Component`` instances), in list order.
+
+        Raises:
+            RuntimeError: the scenario class was constructed directly and its
+                components are not built (use ``jaxecon.make``).
+        """
+        try:
+            return self.__dict__["_components"]
+        except KeyError:
+            raise RuntimeError(
+                f"scenario {self.name!r} has no built components: build economies with jaxecon.make "
+                "(or jaxecon.make.build_scenario), not by calling the scenario class"
+            ) from None
 
 
     # ------------------------------------------------------------------ structure
@@ -333,8 +354,10 @@ class BaseEnvironment(metaclass=_BuildComponentsAfterInit):
 
         Raises:
             KeyError: if no component matches; lists the present ones.
+            RuntimeError: the components are not built yet (inside the
+                scenario's ``__init__``: use ``components_built()``).
         """
-        if "components" not in vars(self):
+        if "_components" not in vars(self):
             raise RuntimeError(
                 "components are built after the scenario's __init__ returns; "
                 "use them in components_built(), not in __init__"
@@ -549,12 +572,12 @@ class BaseEnvironment(metaclass=_BuildComponentsAfterInit):
     @property
     def reset_phases(self) -> tuple:
         """The reset sequence, ``phases.reset_phases`` of this economy's components."""
-        return phases.reset_phases(len(self.components))
+        return phases.reset_phases([c.name for c in self.components])
 
     @property
     def step_phases(self) -> tuple:
         """The step sequence, ``phases.step_phases`` of this economy's components."""
-        return phases.step_phases(len(self.components))
+        return phases.step_phases([c.name for c in self.components])
 
     def run_reset_phase(self, phase: phases.Phase, keys: tuple, state, params: EnvParams,
                         prev_state=None, completions=0) -> EnvState:
@@ -1017,5 +1040,3 @@ def validate_scenario_class(cls) -> None:
             "jaxecon.foundation.scenarios.add (it runs in the stateful shim only)"
         )
 
-
-scenario_registry.validate = validate_scenario_class

@@ -39,7 +39,7 @@ that any runner of the sequence draws the same random numbers.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, Sequence
 
 import jax
 
@@ -61,6 +61,7 @@ class Phase:
             (``owner == "component"``), else None.
         key: index into the sequence's keys (``reset_keys`` / ``step_keys``),
             None for a phase that draws no random numbers.
+        component_name: the component's name (``owner == "component"``), else None.
     """
 
     name: str
@@ -68,23 +69,27 @@ class Phase:
     owner: str
     component: Optional[int] = None
     key: Optional[int] = None
+    component_name: Optional[str] = None
 
     def __str__(self) -> str:
-        return self.name if self.component is None else f"{self.name}[{self.component}]"
+        """E.g. ``component_reset[Build]: additional_reset_steps, key 4``."""
+        where = "" if self.component_name is None else f"[{self.component_name}]"
+        key = "no key" if self.key is None else f"key {self.key}"
+        return f"{self.name}{where}: {self.hook}, {key}"
 
 
 # Reset keys: (init, layout, agents, extra, component 0, component 1, ...).
 _R_INIT, _R_LAYOUT, _R_AGENTS, _R_EXTRA, _R_COMPONENTS = 0, 1, 2, 3, 4
 
 
-def reset_phases(n_components: int) -> tuple[Phase, ...]:
-    """The reset sequence of an economy with ``n_components`` components (module docstring)."""
+def reset_phases(component_names: Sequence[str]) -> tuple[Phase, ...]:
+    """The reset sequence of an economy with these components, in list order (module docstring)."""
     return (
         Phase("init_state", "init_state", "engine", key=_R_INIT),
         Phase("reset_starting_layout", "reset_starting_layout", "scenario", key=_R_LAYOUT),
         Phase("reset_agent_states", "reset_agent_states", "scenario", key=_R_AGENTS),
-        *(Phase("component_reset", "additional_reset_steps", "component", i, _R_COMPONENTS + i)
-          for i in range(n_components)),
+        *(Phase("component_reset", "additional_reset_steps", "component", i, _R_COMPONENTS + i, name)
+          for i, name in enumerate(component_names)),
         Phase("additional_reset_steps", "additional_reset_steps", "scenario", key=_R_EXTRA),
         Phase("carry_over", "carry_over", "scenario"),
     )
@@ -96,11 +101,12 @@ def reset_keys(key: jax.Array, n_components: int) -> tuple:
     return (k_init, k_layout, k_agents, k_extra, *jax.random.split(k_comp, max(1, n_components)))
 
 
-def step_phases(n_components: int) -> tuple[Phase, ...]:
-    """The step sequence of an economy with ``n_components`` components (module docstring)."""
+def step_phases(component_names: Sequence[str]) -> tuple[Phase, ...]:
+    """The step sequence of an economy with these components, in list order (module docstring)."""
     return (
         Phase("advance_timestep", "step", "engine"),
-        *(Phase("component_step", "component_step", "component", i, 1 + i) for i in range(n_components)),
+        *(Phase("component_step", "component_step", "component", i, 1 + i, name)
+          for i, name in enumerate(component_names)),
         Phase("scenario_step", "scenario_step", "scenario", key=0),
     )
 

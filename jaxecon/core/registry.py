@@ -29,8 +29,7 @@ class Registry(Generic[T]):
         kind: what the registry holds ("scenario", "component", ...); used in
             error messages only.
         validate: optional check of a class being added; raises ``TypeError``
-            saying what the class lacks. Settable later (``registry.validate``)
-            by the module that defines what the registry holds.
+            saying what the class lacks.
 
     ``@registry.add`` registers a class under its ``name`` attribute (again:
     the new class replaces the old one, as in Foundation).
@@ -94,8 +93,15 @@ class Registry(Generic[T]):
         return f"Registry({self.kind!r}, {self.entries})"
 
 
-#: Its ``validate`` (``jaxecon.core.env.validate_scenario_class``) is set by ``jaxecon.core.env``.
-scenario_registry: Registry = Registry("scenario")
+def _validate_scenario_class(cls) -> None:
+    """``jaxecon.core.env.validate_scenario_class`` (imported at the first
+    registration: ``jaxecon.core.env`` imports this module)."""
+    from jaxecon.core.env import validate_scenario_class
+
+    validate_scenario_class(cls)
+
+
+scenario_registry: Registry = Registry("scenario", _validate_scenario_class)
 component_registry: Registry = Registry("component", validate_component_class)
 agent_registry: Registry = Registry("agent")
 resource_registry: Registry = Registry("resource")

@@ -11,23 +11,26 @@ doubled with the settings below (the stepped-from-Python case the numpy
 reference is compared in; a batched ``vmap``/``scan`` rollout wants the
 default pool instead).
 
-So the first time a shim environment is built, if JAX's backends are not
-initialized yet, ``jaxecon.foundation`` sets, for the whole process:
+These are process-wide settings, so jaxecon never makes them on its own: a
+user asks for them with ``JAXECON_SHIM_CPU_RUNTIME=1`` (or ``on``, ``true``,
+``yes``; then the first shim environment built applies them) or by calling
+``configure_cpu_runtime(enable=True)`` before JAX runs. They are, for the
+whole process:
 
 - ``PJRT_NPROC=1``: the CPU client's thread pool gets one thread (XLA reads
   this variable when it creates the client);
 - ``jax_cpu_enable_async_dispatch = False``: each call runs on the calling
   thread.
 
-Values are bit-identical either way (only the threads differ). Left alone:
+Values are bit-identical either way (only the threads differ). Left alone,
+even when asked:
 
 - when JAX already runs (the backend exists, e.g. after any ``jnp`` call):
   the settings cannot change any more, nothing is done;
 - a value the user gave (``PJRT_NPROC``/``NPROC``, or
-  ``JAX_CPU_ENABLE_ASYNC_DISPATCH`` in the environment);
-- with the opt-out ``JAXECON_SHIM_CPU_RUNTIME=0`` (or ``off``, ``false``,
-  ``no``): JAX's defaults, e.g. for a process that also trains or runs large
-  batched rollouts on the CPU after building a shim environment.
+  ``JAX_CPU_ENABLE_ASYNC_DISPATCH`` in the environment).
+
+The speed-up and the default are measured side by side in docs/foundation_shim.md.
 """
 
 from __future__ import annotations
@@ -38,11 +41,16 @@ import jax
 
 __all__ = ["ENV_VAR", "configure_cpu_runtime"]
 
-#: The opt-out environment variable: 0/off/false/no keeps JAX's defaults.
+#: The switch: 1/on/true/yes applies the settings when the first shim environment is built.
 ENV_VAR = "JAXECON_SHIM_CPU_RUNTIME"
 
-_OFF = {"0", "off", "false", "no"}
+_ON = {"1", "on", "true", "yes"}
 _checked = False
+
+
+def requested() -> bool:
+    """Whether ``$JAXECON_SHIM_CPU_RUNTIME`` asks for the settings."""
+    return os.environ.get(ENV_VAR, "").strip().lower() in _ON
 
 
 def _backends_initialized() -> bool:
@@ -56,18 +64,21 @@ def _backends_initialized() -> bool:
     return True if backends is None else bool(backends)
 
 
-def configure_cpu_runtime() -> dict:
-    """Apply the settings of the module docstring (once per process).
+def configure_cpu_runtime(enable: bool | None = None) -> dict:
+    """Apply the settings of the module docstring (once per process) when asked.
 
+    Args:
+        enable: True applies them, False does nothing, None (the shim's call
+            at construction) applies them when ``requested()``.
     Returns:
         ``{setting: value}`` of what this call set (empty when it set
-        nothing: opted out, already configured, or JAX already running).
+        nothing: not asked, already configured, or JAX already running).
     """
     global _checked
-    if _checked:
+    if not (requested() if enable is None else enable) or _checked:
         return {}
     _checked = True
-    if os.environ.get(ENV_VAR, "").strip().lower() in _OFF or _backends_initialized():
+    if _backends_initialized():
         return {}
     done = {}
     if "PJRT_NPROC" not in os.environ and "NPROC" not in os.environ:

@@ -229,7 +229,7 @@ class OneStepEconomy(BaseEnvironment):
         if self.planner_reward_type == "coin_eq_times_productivity":
             swf = rewards.coin_eq_times_productivity(coin, 1 - sp.mixing_weight_gini_vs_coin)
         else:
-            pretax = state.components["SimpleLabor"].production
+            pretax = self.get_component("SimpleLabor").production(state)
             swf = rewards.inv_income_weighted_utility(pretax, util)
         return jnp.concatenate([util, swf[None]])
 
@@ -242,7 +242,7 @@ class OneStepEconomy(BaseEnvironment):
     # --------------------------------------------------------------- metrics
     def scenario_metrics(self, state: EnvState, params) -> dict:
         coin = state.total_endowment("Coin")
-        pretax = state.components["SimpleLabor"].production
+        pretax = self.get_component("SimpleLabor").production(state)
         util = state.scenario.curr_metric
         m = {
             "social/productivity": social_metrics.get_productivity(coin),

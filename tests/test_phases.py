@@ -1,0 +1,77 @@
+"""The published reset/step sequence (``jaxecon.core.phases``) and the explicit build.
+
+- ``reset_phases`` / ``step_phases`` list Foundation's order
+  (``base_env.reset`` / ``step``) with one key per drawing phase, all distinct;
+- running the phases one by one with ``run_reset_phase`` / ``run_step_phase``
+  gives exactly ``env.reset`` / ``env.step``'s state;
+- a scenario class called directly has no components until
+  ``build_components()`` (``jaxecon.make`` calls it), with clear errors.
+"""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+import pytest
+
+import jaxecon
+from jaxecon.core import phases
+from jaxecon.core.registry import scenario_registry
+
+CONFIG = {
+    "scenario_name": "uniform/simple_wood_and_stone",
+    "components": [{"Build": {}}, {"Gather": {}}],
+    "n_agents": 3, "world_size": [8, 8], "episode_length": 5,
+}
+
+
+@pytest.fixture(scope="module")
+def env():
+    return jaxecon.make_from_config(CONFIG)
+
+
+def test_phase_lists_follow_foundation_and_draw_distinct_keys(env):
+    reset = [(p.name, p.component_name) for p in env.reset_phases]
+    assert reset == [("init_state", None), ("reset_starting_layout", None), ("reset_agent_states", None),
+                     ("component_reset", "Build"), ("component_reset", "Gather"),
+                     ("additional_reset_steps", None), ("carry_over", None)]
+    step = [(p.name, p.component_name) for p in env.step_phases]
+    assert step == [("advance_timestep", None), ("component_step", "Build"), ("component_step", "Gather"),
+                    ("scenario_step", None)]
+    for seq, split in ((env.reset_phases, phases.reset_keys), (env.step_phases, phases.step_keys)):
+        used = [p.key for p in seq if p.key is not None]
+        assert len(set(used)) == len(used)
+        keys = split(jax.random.key(0), len(env.components))
+        data = {tuple(np.asarray(jax.random.key_data(keys[k])).ravel()) for k in used}
+        assert len(data) == len(used)  # every phase draws its own key
+
+
+def test_running_the_phases_one_by_one_is_reset_and_step(env):
+    params, key = env.default_params, jax.random.key(3)
+    _, want = env.reset(key, params)
+    keys = phases.reset_keys(key, len(env.components))
+    state = None
+    for p in env.reset_phases:
+        state = env.run_reset_phase(p, keys, state, params)
+    jax.tree.map(np.testing.assert_array_equal, state, want)
+
+    acts = {"a": np.array([1, 2, 3], np.int32)}
+    _, want, _, _, _ = env.step(key, state, acts, params)
+    a, p_ = env._check_actions(acts)
+    local = env.component_actions(a, p_)
+    keys = phases.step_keys(key, len(env.components))
+    for p in env.step_phases:
+        state = env.run_step_phase(p, keys, state, params, local)
+    _, _, state = env.compute_reward(state, params)  # step's end: rewards (not a phase: no key, after obs)
+    jax.tree.map(np.testing.assert_array_equal, state, want)
+
+
+def test_a_scenario_class_called_directly_is_built_explicitly():
+    cls = scenario_registry.get(CONFIG["scenario_name"])
+    kwargs = {k: v for k, v in CONFIG.items() if k != "scenario_name"}
+    env = cls(**kwargs)
+    with pytest.raises(RuntimeError, match="jaxecon.make"):
+        env.components
+    assert env.build_components() is env and [c.name for c in env.components] == ["Build", "Gather"]
+    with pytest.raises(RuntimeError, match="built already"):
+        env.build_components()
