@@ -1,4 +1,4 @@
-"""``jaxecon.core.spaces._uniform_valid_index`` (what ``env.sample_actions`` draws
+"""``jaxecon.core.action_layout._uniform_valid_index`` (what ``env.sample_actions`` draws
 with) against its definition in NumPy: with u the uniform of the row, the
 floor(u * n_valid)-th valid entry (0 for a row with none). Both ways of ranking
 the valid entries (a product with a triangular matrix for K <= 256, cumsum
@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxecon.core.spaces import _uniform_valid_index
+from jaxecon.core.action_layout import _uniform_valid_index
 
 
 @pytest.mark.parametrize("k", [1, 5, 50, 256, 300])

@@ -269,7 +269,7 @@ def test_eta_one_is_log_utility():
 
 
 def test_sample_actions_uniform_over_valid_entries():
-    from jaxecon.core.spaces import ActionLayout
+    from jaxecon.core.action_layout import ActionLayout
 
     single = ActionLayout(("A", "B"), (2, 3), False)
     mask = jnp.array([[1, 0, 1, 1, 0, 0], [1, 1, 1, 1, 1, 1]], jnp.float32)

@@ -1,4 +1,4 @@
-"""jaxecon's core: state pytrees, registries, action spaces, the functional env."""
+"""jaxecon's core: state pytrees, registries, action layouts, the reset/step phases, the functional env."""
 
 from jaxecon.core.component import Component, NoParams
 from jaxecon.core.env import BaseEnvironment
@@ -12,7 +12,7 @@ from jaxecon.core.registry import (
     resource_registry,
     scenario_registry,
 )
-from jaxecon.core.spaces import ActionLayout
+from jaxecon.core.action_layout import ActionLayout
 from jaxecon.core.state import EnvParams, EnvState, NoState, SubState
 
 __all__ = [

@@ -45,7 +45,7 @@ from jaxecon.core.registry import (
     landmark_registry,
     resource_registry,
 )
-from jaxecon.core.spaces import ActionLayout
+from jaxecon.core.action_layout import ActionLayout
 from jaxecon.core.spec import EnvSpec
 from jaxecon.core.state import EnvParams, EnvState, NoState, SubState, float_dtype, owner_dtype
 

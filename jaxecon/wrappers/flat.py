@@ -22,7 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxecon import spaces
-from jaxecon.core.spaces import ActionLayout
+from jaxecon.core.action_layout import ActionLayout
 
 __all__ = ["MASK_FIELD", "flat_observation", "flat_observation_space", "mask_heads"]
 
