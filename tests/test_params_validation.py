@@ -84,6 +84,10 @@ def test_checked_step_reports_non_finite_params(env):
     # the action-range check still works beside the parameter checks
     err, _ = checked(jax.random.key(1), state, {"a": jnp.full(env.n_agents, 99, jnp.int32)}, params)
     assert "out-of-range mobile-agent action" in err.get()
+    # a NaN that reaches the state (here: already in an agent's coin) is reported with its path
+    nan_coin = state.replace(inventory={**state.inventory, "Coin": state.inventory["Coin"].at[1].set(jnp.nan)})
+    err, _ = checked(jax.random.key(1), nan_coin, {}, params)
+    assert "state inventory.Coin is not finite after the step" in err.get()
 
 
 def test_a_world_too_large_for_memory_names_world_size(monkeypatch):

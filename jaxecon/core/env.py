@@ -38,7 +38,7 @@ from jaxecon import spaces
 from jaxecon.core import phases
 from jaxecon.core import validators as cfg
 from jaxecon.core.component import Component, NoParams
-from jaxecon.core.param_checks import validate_params
+from jaxecon.core.param_checks import check_state_finite, validate_params
 from jaxecon.core.registry import (
     component_registry,
     endogenous_registry,
@@ -683,6 +683,8 @@ class BaseEnvironment:
         keys = phases.step_keys(key, len(self.components))
         for phase in self.step_phases:
             state = self.run_step_phase(phase, keys, state, params, local)
+        if checked:
+            check_state_finite(state)
         obs = self.observe(state, params)
         rew_a, rew_p, state = self.compute_reward(state, params)
         done = state.timestep >= self.episode_length
@@ -719,9 +721,11 @@ class BaseEnvironment:
         """``step`` under ``jax.experimental.checkify``: returns ``(err, outputs)``.
 
         ``err.throw()`` raises ``JaxRuntimeError`` if any action was out of
-        range or any floating-point leaf of ``params`` is NaN or infinite (the
+        range, any floating-point leaf of ``params`` is NaN or infinite (the
         message names the leaf, e.g. ``parameter components.Build.payment is
-        not finite``; see ``jaxecon.core.param_checks.validate_params``).
+        not finite``; see ``jaxecon.core.param_checks.validate_params``), or
+        a NaN or inf reached the state in the step's phases (``state
+        inventory.Coin is not finite after the step``).
         Works under ``jax.jit``.
         """
         fn = checkify.checkify(functools.partial(self._step, checked=True))

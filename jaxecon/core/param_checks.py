@@ -110,3 +110,14 @@ def validate_params(params, prefix: str = ""):
         if _is_traced(leaf) and _floating(leaf):
             checkify.check(jnp.all(jnp.isfinite(leaf)), f"parameter {path} is not finite: {{}}", leaf)
     return params
+
+
+def check_state_finite(state) -> None:
+    """Inside ``checkify.checkify``: one check per floating-point leaf of ``state``
+    that it holds no NaN or inf ("state <path> is not finite after the step"),
+    so that a NaN reaching the state is reported where it appears
+    (``BaseEnvironment.checked_step``)."""
+    for path, leaf in leaf_paths(state):
+        if _floating(leaf):
+            checkify.check(jnp.all(jnp.isfinite(leaf)),
+                           f"state {path} is not finite after the step (a NaN or inf reached it)")
