@@ -48,7 +48,8 @@ recorded policies; ...) or a config file: the dict Foundation users pass to
 ``make_env_instance``, YAML (``.yaml``/``.yml``) or JSON, either flat (with
 ``scenario_name``) or with it under an ``env:`` block, as in Foundation's
 RLlib tutorial ``config.yaml`` (other blocks, e.g. ``trainer:``, are
-ignored).
+ignored). The scenario's class names what is recorded (its ``run_recorder``,
+a key of ``jaxecon.cli.recorders.RECORDERS``).
 
 One job per module: ``config`` (``--config``: named economies, config files),
 ``options`` (argument types, ``--device``, ``--planner`` choices), ``recorders`` (what env 0

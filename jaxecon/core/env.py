@@ -182,6 +182,10 @@ class BaseEnvironment(metaclass=_BuildComponentsAfterInit):
     agent_subclasses: tuple = (MOBILE, PLANNER)
     required_entities: tuple = ()
     Params: type = NoParams
+    #: What ``jaxecon run`` records of the scenario's episodes: a key of
+    #: ``jaxecon.cli.recorders.RECORDERS``; ``"gridworld"``: the dense log, its
+    #: plots and the video of the maps, locations and inventories.
+    run_recorder: str = "gridworld"
 
     def __init__(
         self,

@@ -169,6 +169,7 @@ class CovidAndEconomySimulation(BaseEnvironment):
     name = "CovidAndEconomySimulation"
     required_entities = ()
     Params = CovidParams
+    run_recorder = "covid19"
 
     def __init__(
         self,
