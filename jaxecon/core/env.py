@@ -480,6 +480,15 @@ class BaseEnvironment(metaclass=_BuildComponentsAfterInit):
         the components' (``{field: scalar or np.ndarray}``). Default: none."""
         return {}
 
+    def foundation_attributes(self) -> dict:
+        """Host-side: the attributes of Foundation's scenario object that this
+        scenario computes from its economy, ``{Foundation name:
+        jaxecon.core.foundation_attributes.FoundationAttribute}``. The stateful
+        shim serves them before the params, state fields and static attributes
+        of the same name (``jaxecon.foundation.scenario_attributes``). Default:
+        none."""
+        return {}
+
     def load_foundation_state(self, ref_env, state: EnvState) -> EnvState:
         """Host-side interop: ``state`` with the scenario's sub-state copied from
         the live ``ai_economist`` environment ``ref_env`` (built with the same
