@@ -186,6 +186,10 @@ class BaseEnvironment(metaclass=_BuildComponentsAfterInit):
     #: ``jaxecon.cli.recorders.RECORDERS``; ``"gridworld"``: the dense log, its
     #: plots and the video of the maps, locations and inventories.
     run_recorder: str = "gridworld"
+    #: Foundation's name of the scenario's class where it is not the class's
+    #: own ``__name__`` (the shim's ``jaxecon.foundation.scenario_envs``); read
+    #: from the class itself, not inherited: a subclass is a class of its own.
+    foundation_class_name: str = ""
 
     def __init__(
         self,

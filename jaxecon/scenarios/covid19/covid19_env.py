@@ -171,6 +171,7 @@ class CovidAndEconomySimulation(BaseEnvironment):
     required_entities = ()
     Params = CovidParams
     run_recorder = "covid19"
+    foundation_class_name = "CovidAndEconomyEnvironment"
 
     def __init__(
         self,
