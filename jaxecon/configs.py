@@ -1,26 +1,43 @@
-"""Built-in economies as Foundation env configs (the dict passed to ``make_env_instance``).
+"""The named economies: Foundation env configs (the dict passed to ``make_env_instance``).
 
-- ``DEFAULT_ECONOMY`` / ``default_config()``: Foundation's canonical
-  Gather-Trade-Build economy with taxes (4 agents, 25x25 quadrant map, 1000
-  steps); what ``jaxecon run`` simulates by default.
-- ``gather_build_config()``: the same with only Build and Gather.
-- ``uniform10_config()``, ``gtb100_config()``: the canonical components on a
-  random ``uniform/simple_wood_and_stone`` layout with 10 agents (25x25) and
-  100 agents (40x40): the benchmark's larger economies.
+``ECONOMIES`` is the one table of them, name -> :class:`Economy` (a maker of
+a fresh config and a one-line description); ``economy_config(name)`` builds
+one. ``jaxecon run --config NAME``, ``jaxecon bench --economies`` (and the
+subset it measures by default), a training config's ``env: NAME`` and the
+tests' reference configs read it.
 
-Build any of them with ``jaxecon.make_from_config(cfg)``. Each function
-returns a fresh copy.
+- ``default`` (``DEFAULT_ECONOMY`` / ``default_config()``): Foundation's
+  canonical Gather-Trade-Build economy with taxes (4 agents, 25x25 quadrant
+  map, 1000 steps); what ``jaxecon run`` simulates by default.
+- ``gather_build`` (``gather_build_config()``): the same with only Build and
+  Gather.
+- ``uniform10``, ``gtb100`` (``uniform10_config()``, ``gtb100_config()``):
+  the canonical components on a random ``uniform/simple_wood_and_stone``
+  layout with 10 agents (25x25) and 100 agents (40x40).
+- ``covid19``: Foundation's COVID-19 and economy config
+  (``jaxecon.scenarios.covid19.default_covid_config``).
+- ``covid19_real_world_policies``: the same replaying the recorded policies
+  (``real_world_policies_covid_config``).
+
+Build any of them with ``jaxecon.make_from_config(cfg)``. Each maker returns
+a fresh copy.
 """
 
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
+from typing import Callable
 
 from jaxecon.core.registry import component_registry
+from jaxecon.scenarios.covid19.config import default_covid_config, real_world_policies_covid_config
 
 __all__ = [
     "DEFAULT_ECONOMY",
+    "ECONOMIES",
+    "Economy",
     "default_config",
+    "economy_config",
     "gather_build_config",
     "gtb100_config",
     "uniform10_config",
@@ -91,9 +108,9 @@ def gather_build_config() -> dict:
 
 def gtb100_config() -> dict:
     """The canonical components and scenario kwargs with 100 agents on a 40x40
-    ``uniform/simple_wood_and_stone`` map (issue 6's large economy; the
-    layout-file-only kwargs are dropped, the scenario's defaults apply to the
-    rest: resource coverage, clumpiness, regeneration)."""
+    ``uniform/simple_wood_and_stone`` map (the layout-file-only kwargs are
+    dropped, the scenario's defaults apply to the rest: resource coverage,
+    clumpiness, regeneration)."""
     cfg = default_config()
     for k in ("env_layout_file", "fixed_four_skill_and_loc"):
         cfg.pop(k, None)
@@ -107,3 +124,65 @@ def uniform10_config() -> dict:
     cfg = gtb100_config()
     cfg.update(n_agents=10, world_size=[25, 25])
     return cfg
+
+
+@dataclass(frozen=True)
+class Economy:
+    """One named economy of ``ECONOMIES``.
+
+    Attributes:
+        make: ``make() -> dict``, a fresh Foundation env config (with ``scenario_name``).
+        description: one line saying what the economy is.
+        bench_default: ``jaxecon bench`` measures it when ``--economies`` is not given.
+    """
+
+    make: Callable[[], dict]
+    description: str
+    bench_default: bool = False
+
+
+#: The named economies, name -> :class:`Economy`, in the order the CLI lists them.
+ECONOMIES: dict = {
+    "default": Economy(
+        default_config,
+        "Foundation's canonical Gather-Trade-Build economy with taxes (4 agents, 25x25 "
+        "quadrant map, 1000 steps)",
+        bench_default=True,
+    ),
+    "gather_build": Economy(
+        gather_build_config,
+        "the canonical economy with only its Build and Gather components",
+    ),
+    "uniform10": Economy(
+        uniform10_config,
+        "the canonical components, 10 agents on a random 25x25 uniform layout",
+    ),
+    "gtb100": Economy(
+        gtb100_config,
+        "the canonical components, 100 agents on a random 40x40 uniform layout",
+        bench_default=True,
+    ),
+    "covid19": Economy(
+        default_covid_config,
+        "Foundation's COVID-19 and economy config (51 US states + the federal government, "
+        "540 days from 2020-03-22)",
+        bench_default=True,
+    ),
+    "covid19_real_world_policies": Economy(
+        real_world_policies_covid_config,
+        "covid19 with use_real_world_policies=True: the recorded state stringency levels and "
+        "federal direct payments are replayed (actions are ignored) while the fitted model "
+        "simulates infections, deaths and unemployment; 437 steps (days), the length of the record",
+    ),
+}
+
+
+def economy_config(name: str) -> dict:
+    """A fresh env config of the economy ``name`` (a key of ``ECONOMIES``).
+
+    Raises:
+        ValueError: an unknown ``name``; the message lists the economies.
+    """
+    if not isinstance(name, str) or name not in ECONOMIES:
+        raise ValueError(f"economy must be one of {list(ECONOMIES)}, got {name!r}")
+    return ECONOMIES[name].make()

@@ -33,16 +33,47 @@ def _err(capsys, argv):
     return capsys.readouterr().err
 
 
+def test_named_economies_are_one_table(tmp_path, capsys):
+    """``jaxecon.configs.ECONOMIES`` is the only list: bench, run, training configs and the tests read it."""
+    from jaxecon.cli.config import resolve_config
+    from jaxecon.training.config import config_from_dict
+
+    names = list(configs.ECONOMIES)
+    assert list(bench.ECONOMIES) == names and list(bench.economy_makers()) == names
+    assert bench.DEFAULT_ECONOMIES == tuple(n for n in names if configs.ECONOMIES[n].bench_default)
+    assert bench.DEFAULT_ECONOMIES == ("default", "gtb100", "covid19")
+    for name in names:
+        assert resolve_config(name) == (configs.economy_config(name), f"built-in economy {name!r}")
+    assert resolve_config(None)[0] == configs.default_config()
+    with pytest.raises(SystemExit):
+        cli.main(["run", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert all(f"{n}: {configs.ECONOMIES[n].description}" in help_text for n in names)
+    assert (R.CANONICAL_CONFIG, R.GATHER_BUILD_CONFIG, R.UNIFORM10_CONFIG) == tuple(
+        configs.economy_config(n) for n in ("default", "gather_build", "uniform10"))
+    assert configs.economy_config("covid19")["scenario_name"] == "CovidAndEconomySimulation"
+    assert configs.economy_config("covid19_real_world_policies")["use_real_world_policies"] is True
+    with pytest.raises(ValueError, match="economy must be one of .*'gtb100'"):
+        configs.economy_config("gtb10")
+    # a config file's or a training config's env block may name an economy
+    path = tmp_path / "named.yaml"
+    path.write_text(yaml.safe_dump({"env": "gather_build", "trainer": {"num_envs": 2}}))
+    assert load_config(path) == configs.gather_build_config()
+    path.write_text(yaml.safe_dump({"env": "nope"}))
+    with pytest.raises(ConfigError, match="'env': economy must be one of"):
+        load_config(path)
+    assert config_from_dict({"env": "gtb100"}).env == configs.gtb100_config()
+
+
 def test_default_economy_is_the_canonical_config():
     import jaxecon
 
-    assert configs.DEFAULT_ECONOMY == R.CANONICAL_CONFIG
+    assert configs.DEFAULT_ECONOMY == configs.default_config()  # jaxecon has every component
     cfg = configs.default_config()
     names = [next(iter(c)) for c in cfg["components"]]
     assert "Build" in names and "Gather" in names
     assert all(jaxecon.component_registry.has(n) for n in names)
     assert [next(iter(c)) for c in configs.gather_build_config()["components"]] == ["Build", "Gather"]
-    assert configs.gather_build_config() == R.GATHER_BUILD_CONFIG
 
 
 def test_run_default_writes_metrics_dense_log_and_png(tmp_path, capsys):
@@ -106,7 +137,7 @@ def test_run_covid19_replays_real_world_policies(tmp_path, capsys):
 
     out = tmp_path / "covid"
     T = 20
-    assert cli.main(["run", "--scenario", "covid19", "--episode-length", str(T), "--batch", "2",
+    assert cli.main(["run", "--config", "covid19_real_world_policies", "--episode-length", str(T), "--batch", "2",
                      "--episodes", "1", "--out", str(out), "--no-progress"]) == 0
     text = capsys.readouterr().out
     assert "recorded real-world policies" in text
@@ -114,7 +145,8 @@ def test_run_covid19_replays_real_world_policies(tmp_path, capsys):
     metrics, series = _covid_outputs(out)
     assert metrics["config"]["use_real_world_policies"] is True
     assert metrics["config"]["use_real_world_data"] is False
-    assert metrics["config_source"] == "--scenario covid19" and metrics["episode_length"] == T
+    assert metrics["config_source"] == "built-in economy 'covid19_real_world_policies'"
+    assert metrics["episode_length"] == T
     (ep,) = metrics["episodes"]
     for key in COVID_COLUMNS:
         v = ep["metrics"][key]
@@ -213,8 +245,7 @@ def test_load_config_flat_json_and_errors(tmp_path):
         (["run", "--seed", "-1"], "--seed"),
         (["run", "--device", "abacus"], "--device"),
         (["run", "--frobnicate"], "unrecognized"),
-        (["run", "--scenario", "nope"], "--scenario"),
-        (["run", "--scenario", "covid19", "--config", "c.yaml"], "not allowed with"),
+        (["run", "--config", "nope"], "no economy has that name"),
         (["bench", "--batch-sizes", "1,0"], "--batch-sizes"),
         (["bench", "--batch-sizes", "a,b"], "--batch-sizes"),
         (["bench", "--economies", "nope"], "--economies"),

@@ -5,18 +5,14 @@
                   [--economies default,gtb100,covid19] [--device cpu|gpu|tpu] [--json FILE]
     python benchmarks/throughput.py ...          # the same, as a script
 
-Economies (``--economies``; each is a Foundation env config, see
-``jaxecon.bench.economies``):
-
-- ``default``: the economy of ``jaxecon run``, Foundation's canonical
-  Gather-Trade-Build with taxes (4 agents, 25x25 quadrant map);
-- ``gather_build``: the same with only Build and Gather;
-- ``uniform10``: the canonical components, 10 agents, random 25x25 layout;
-- ``gtb100``: the canonical components, 100 agents, random 40x40 layout;
-- ``covid19``: the COVID-19 and economy scenario (51 US states), where
-  installed: Foundation's config (``default_covid_config``), random actions;
-  the reference is built past its activation-code gate, on jaxecon's shipped
-  data (``jaxecon.interop.reference.make_reference_env``).
+Economies (``--economies``): the named economies of ``jaxecon.configs.ECONOMIES``
+(each a Foundation env config; ``jaxecon.bench.economies``); by default
+``default`` (Foundation's canonical Gather-Trade-Build with taxes, the
+economy of ``jaxecon run``), ``gtb100`` (the canonical components, 100
+agents, random 40x40 layout) and ``covid19`` (the COVID-19 and economy
+scenario, 51 US states, Foundation's config, random actions; the reference
+is built past its activation-code gate, on jaxecon's shipped data:
+``jaxecon.interop.reference.make_reference_env``).
 
 What is measured, per economy:
 
@@ -73,7 +69,7 @@ agent-steps/s = env-steps/s x n_agents (mobile agents). Results go to a JSON
 file and a plot of throughput against batch size beside it. These are
 measurements, never unit tests.
 
-One job per module: ``economies`` (the named configs), ``measure`` (one
+One job per module: ``economies`` (which named economies are measured), ``measure`` (one
 economy's timings), ``memory`` (memory per env, bytes per step),
 ``reference`` (the reference's figure), ``shim`` (the stateful shim's
 figure), ``suite``

@@ -1,7 +1,7 @@
 """The ``jaxecon`` command line: ``jaxecon run``, ``bench``, ``train``, ``evaluate`` and ``reproduce``.
 
     jaxecon run                       # the default economy, 64 envs x 2 episodes
-    jaxecon run --scenario covid19    # COVID-19: the recorded US policies replayed
+    jaxecon run --config covid19_real_world_policies   # COVID-19: the recorded US policies replayed
     jaxecon run --config config.yaml --episodes 5 --batch 256 --out runs/mine
     jaxecon bench                     # throughput table vs the reference
     jaxecon train [--config FILE] [--phase 1|2] [--resume CKPT]   # PPO (jaxecon.cli.train)
@@ -41,16 +41,17 @@ to ``--out``:
     ``subsidies.png``: each state and the US total against the recorded data
     (``jaxecon.scenarios.covid19.plots.plot_covid_episode``).
 
-The economy is the built-in default (Foundation's canonical Gather-Trade-Build,
-``--scenario gather_trade_build``, ``jaxecon.configs.default_config``), ``--scenario covid19`` (Foundation's
-COVID-19 config replaying the recorded policies, see
-``real_world_policies_covid_config``), or a config file (``--config``): the
-dict Foundation users pass to ``make_env_instance``, YAML (``.yaml``/``.yml``)
-or JSON, either flat (with ``scenario_name``) or with it under an ``env:``
-block, as in Foundation's RLlib tutorial ``config.yaml`` (other blocks, e.g.
-``trainer:``, are ignored).
+The economy (``--config``) is a named economy of ``jaxecon.configs.ECONOMIES``
+(by default ``default``, Foundation's canonical Gather-Trade-Build;
+``covid19_real_world_policies``, Foundation's COVID-19 config replaying the
+recorded policies; ...) or a config file: the dict Foundation users pass to
+``make_env_instance``, YAML (``.yaml``/``.yml``) or JSON, either flat (with
+``scenario_name``) or with it under an ``env:`` block, as in Foundation's
+RLlib tutorial ``config.yaml`` (other blocks, e.g. ``trainer:``, are
+ignored). The scenario's class names what is recorded (its ``run_recorder``,
+a key of ``jaxecon.cli.recorders.RECORDERS``).
 
-One job per module: ``config`` (``--scenario`` choices, config files),
+One job per module: ``config`` (``--config``: named economies, config files),
 ``options`` (argument types, ``--device``, ``--planner`` choices), ``recorders`` (what env 0
 records and writes), ``run`` (``jaxecon run``), ``bench`` (``jaxecon
 bench``; the measurements are ``jaxecon.bench``), ``output`` (JSON files).
@@ -67,7 +68,7 @@ from jaxecon.cli import evaluate as _evaluate
 from jaxecon.cli import reproduce as _reproduce
 from jaxecon.cli import run as _run
 from jaxecon.cli import train as _train
-from jaxecon.cli.config import RUN_SCENARIOS, ConfigError, load_config
+from jaxecon.cli.config import ConfigError, load_config
 from jaxecon.cli.options import DEVICE_KINDS, nonnegative_int, positive_int, select_device
 from jaxecon.cli.recorders import CovidRecorder, GridworldRecorder, RunRecorder, recorder_for
 from jaxecon.cli.run import run_economy
@@ -76,7 +77,6 @@ from jaxecon.configs import DEFAULT_ECONOMY, default_config, gather_build_config
 __all__ = [
     "DEFAULT_ECONOMY",
     "DEVICE_KINDS",
-    "RUN_SCENARIOS",
     "ConfigError",
     "CovidRecorder",
     "GridworldRecorder",

@@ -1,9 +1,12 @@
-"""The economy ``jaxecon run`` simulates: the built-in ``--scenario`` choices and ``--config`` files.
+"""The economy ``jaxecon run`` simulates: ``--config``, a named economy or a config file.
 
-A config file is the dict Foundation users pass to ``make_env_instance``,
-YAML (``.yaml``/``.yml``) or JSON, either flat (with ``scenario_name``) or
-with it under an ``env:`` block, as in Foundation's RLlib tutorial
-``config.yaml`` (other blocks, e.g. ``trainer:``, are ignored).
+A name is a key of ``jaxecon.configs.ECONOMIES`` (``default`` without
+``--config``). A config file is the dict Foundation users pass to
+``make_env_instance``, YAML (``.yaml``/``.yml``) or JSON, either flat (with
+``scenario_name``) or under an ``env:`` block, as in Foundation's RLlib
+tutorial ``config.yaml`` (other blocks, e.g. ``trainer:``, are ignored); the
+``env:`` block may also be a named economy (``env: default``), as in
+jaxecon's training configs.
 """
 
 from __future__ import annotations
@@ -11,34 +14,9 @@ from __future__ import annotations
 import json
 import pathlib
 
-from jaxecon.configs import default_config
+from jaxecon.configs import ECONOMIES, economy_config
 
-__all__ = ["RUN_SCENARIOS", "ConfigError", "load_config"]
-
-
-def _covid_config() -> dict:
-    from jaxecon.scenarios.covid19.config import real_world_policies_covid_config
-
-    return real_world_policies_covid_config()
-
-
-#: ``--scenario`` name -> (config maker, what runs). ``gather_trade_build`` is
-#: also the default without ``--scenario``/``--config``.
-RUN_SCENARIOS: dict = {
-    "gather_trade_build": (
-        default_config,
-        "Foundation's canonical Gather-Trade-Build economy (4 agents, 25x25 quadrant "
-        "map, 1000 steps), uniformly random valid actions",
-    ),
-    "covid19": (
-        _covid_config,
-        "Foundation's COVID-19 and economy config (51 US states + the federal government, "
-        "from 2020-03-22) with use_real_world_policies=True: the recorded state "
-        "stringency levels and federal direct payments are replayed (the random actions "
-        "are ignored) while the fitted model simulates infections, deaths and "
-        "unemployment; 437 steps (days), the length of the record",
-    ),
-}
+__all__ = ["ConfigError", "load_config", "resolve_config"]
 
 
 class ConfigError(ValueError):
@@ -49,12 +27,13 @@ def load_config(path) -> dict:
     """Read a Foundation-style env config from a YAML or JSON file.
 
     Accepts a flat dict with ``scenario_name`` or a dict whose ``env`` entry
-    is such a dict (Foundation's RLlib tutorial ``config.yaml``).
+    is such a dict (Foundation's RLlib tutorial ``config.yaml``) or the name
+    of an economy of ``jaxecon.configs.ECONOMIES``.
 
     Raises:
         ConfigError: a missing file or a directory, an unreadable file, an
-            unknown extension, unparsable content, or no ``scenario_name`` at
-            the top level or under ``env:``.
+            unknown extension, unparsable content, an ``env:`` naming no
+            economy, or no ``scenario_name`` at the top level or under ``env:``.
     """
     path = pathlib.Path(path)
     if path.is_dir():
@@ -87,6 +66,11 @@ def load_config(path) -> dict:
         raise ConfigError(
             f"config file {str(path)!r} must hold a mapping, got {type(data).__name__}"
         )
+    if isinstance(data.get("env"), str):
+        try:
+            return economy_config(data["env"])
+        except ValueError as exc:
+            raise ConfigError(f"config file {str(path)!r}: 'env': {exc}") from None
     if isinstance(data.get("env"), dict) and "scenario_name" in data["env"]:
         return dict(data["env"])
     if "scenario_name" in data:
@@ -95,3 +79,26 @@ def load_config(path) -> dict:
         f"config file {str(path)!r} has no 'scenario_name', neither at the top level "
         "nor under an 'env:' block"
     )
+
+
+def resolve_config(value: str | None) -> tuple[dict, str]:
+    """The env config ``--config value`` names, and where it came from (for the output).
+
+    Args:
+        value: a key of ``jaxecon.configs.ECONOMIES`` (a name wins over a file
+            of that name), a config file path (``load_config``), or None: the
+            economy ``default``.
+    Returns:
+        ``(config, source)``: a fresh config dict; ``"built-in economy 'NAME'"``
+        or the path as given.
+    Raises:
+        ConfigError: a value that is neither a name nor an existing path (the
+            message lists the names); as ``load_config`` for a file.
+    """
+    name = "default" if value is None else str(value)
+    if name in ECONOMIES:
+        return economy_config(name), f"built-in economy {name!r}"
+    if not pathlib.Path(name).exists():
+        raise ConfigError(f"config file {name!r} does not exist, and no economy has that name; "
+                          f"the economies are {list(ECONOMIES)}")
+    return load_config(name), name

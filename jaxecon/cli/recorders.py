@@ -11,9 +11,11 @@
   the per-step global state, and its plots against the recorded data
   (``jaxecon.scenarios.covid19.plots``).
 
-``recorder_for(env)`` picks one. Recorders read only top-level ``EnvState``
-fields and ``env.step_info``/``info``; the components' own ``dense_log_entry``
-reads their sub-states.
+``RECORDERS`` names them; a scenario class names its own (its
+``run_recorder``, ``"gridworld"`` unless it says otherwise) and
+``recorder_for(env)`` builds that one. Recorders read only top-level
+``EnvState`` fields and ``env.step_info``/``info``; the components' own
+``dense_log_entry`` reads their sub-states.
 """
 
 from __future__ import annotations
@@ -27,11 +29,10 @@ from jaxecon.cli.output import write_json
 from jaxecon.dense_log import component_log_entries, dense_log_from_slices
 from jaxecon.plotting import save_plots
 from jaxecon.render import render_world_annotated, save_png
-from jaxecon.scenarios.covid19 import CovidAndEconomySimulation
 from jaxecon.scenarios.covid19.plots import plot_covid_episode
 from jaxecon.video import write_world_video
 
-__all__ = ["CovidRecorder", "GridworldRecorder", "RunRecorder", "recorder_for"]
+__all__ = ["RECORDERS", "CovidRecorder", "GridworldRecorder", "RunRecorder", "recorder_for"]
 
 
 class RunRecorder:
@@ -46,6 +47,12 @@ class RunRecorder:
 
     #: (column title, ``env.metrics`` key) of the printed per-episode table.
     table_columns: tuple = ()
+
+    @classmethod
+    def for_run(cls, video: bool) -> "RunRecorder":
+        """The recorder ``jaxecon run`` uses; ``video``: whether a video may be
+        written (not ``--no-video``). Default: ``cls()``, for recorders that write none."""
+        return cls()
 
     def policy(self, env) -> str:
         """What chooses the actions, for the run's header line."""
@@ -103,6 +110,11 @@ class GridworldRecorder(RunRecorder):
                 raise ValueError(f"{name} must be an int >= 1, got {v!r}")
         self.video = bool(video)
         self.max_video_frames, self.video_fps, self.video_scale = max_video_frames, video_fps, video_scale
+
+    @classmethod
+    def for_run(cls, video: bool) -> "GridworldRecorder":
+        """``GridworldRecorder(video=video)``."""
+        return cls(video=video)
 
     def reset_slice(self, env, state, params):
         return {"state": state}
@@ -233,10 +245,21 @@ class CovidRecorder(RunRecorder):
         return [out / "series.npz"] + [pathlib.Path(p) for p in plots]
 
 
+#: ``run_recorder`` name of a scenario class -> its :class:`RunRecorder`.
+RECORDERS: dict = {"gridworld": GridworldRecorder, "covid19": CovidRecorder}
+
+
 def recorder_for(env, video: bool = True) -> RunRecorder:
-    """The :class:`RunRecorder` of ``env``'s scenario: ``CovidRecorder`` for
-    ``CovidAndEconomySimulation`` (and subclasses), else
-    ``GridworldRecorder(video=video)`` (``video``: write ``episode.mp4``)."""
-    if isinstance(env, CovidAndEconomySimulation):
-        return CovidRecorder()
-    return GridworldRecorder(video=video)
+    """The :class:`RunRecorder` that ``env``'s scenario class names (its ``run_recorder``).
+
+    Args:
+        env: a jaxecon scenario (``jaxecon.core.env.BaseEnvironment``).
+        video: whether the recorder may write a video (``episode.mp4``).
+    Raises:
+        ValueError: the scenario's ``run_recorder`` is not a key of ``RECORDERS``.
+    """
+    name = type(env).run_recorder
+    if name not in RECORDERS:
+        raise ValueError(f"scenario {env.name!r} has run_recorder {name!r}; "
+                         f"run_recorder must be one of {list(RECORDERS)}")
+    return RECORDERS[name].for_run(video)

@@ -32,12 +32,12 @@ import jax.numpy as jnp
 import numpy as np
 
 import jaxecon
-from jaxecon.cli.config import RUN_SCENARIOS, ConfigError, load_config
+from jaxecon.cli.config import ConfigError, resolve_config
 from jaxecon.cli.options import DEVICE_KINDS, nonnegative_int, positive_int, select_device
 from jaxecon.cli.output import write_json
 from jaxecon.compile_notice import CompileNotice
 from jaxecon.cli.recorders import GridworldRecorder, RunRecorder, recorder_for
-from jaxecon.configs import default_config
+from jaxecon.configs import ECONOMIES
 from jaxecon.rollout import RolloutCarry, scan_steps
 
 __all__ = ["add_arguments", "build_run_functions", "cmd_run", "format_table", "run_economy"]
@@ -275,18 +275,10 @@ def cmd_run(args, parser) -> int:
         device = select_device(args.device)
     except ValueError as exc:
         parser.error(f"--device {args.device}: {exc}")
-    if args.scenario is not None:
-        cfg = RUN_SCENARIOS[args.scenario][0]()
-        source = f"--scenario {args.scenario}"
-    elif args.config is None:
-        cfg = default_config()
-        source = "the built-in default economy"
-    else:
-        try:
-            cfg = load_config(args.config)
-        except ConfigError as exc:
-            parser.error(f"--config: {exc}")
-        source = str(args.config)
+    try:
+        cfg, source = resolve_config(args.config)
+    except ConfigError as exc:
+        parser.error(f"--config: {exc}")
     cfg = copy.deepcopy(cfg)
     if args.episode_length is not None:
         cfg["episode_length"] = args.episode_length
@@ -366,16 +358,13 @@ def cmd_run(args, parser) -> int:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the ``run`` options to ``parser``."""
-    economy = parser.add_mutually_exclusive_group()
-    economy.add_argument("--scenario", choices=list(RUN_SCENARIOS), default=None,
-                         help="built-in economy: "
-                              + "; ".join(f"{k}: {v[1]}" for k, v in RUN_SCENARIOS.items())
-                              + ". Default: gather_trade_build")
-    economy.add_argument("--config", metavar="FILE",
-                         help="Foundation env config (.yaml/.yml/.json; flat with scenario_name, "
-                              "or under an env: block), any scenario, e.g. "
-                              "CovidAndEconomySimulation (whose use_real_world_policies and "
-                              "use_real_world_data then decide what runs)")
+    parser.add_argument("--config", metavar="NAME|FILE", default=None,
+                        help="a named economy ("
+                             + "; ".join(f"{k}: {e.description}" for k, e in ECONOMIES.items())
+                             + "; default: default) or a Foundation env config file "
+                             "(.yaml/.yml/.json; flat with scenario_name, or under an env: block) "
+                             "of any scenario, e.g. CovidAndEconomySimulation (whose "
+                             "use_real_world_policies and use_real_world_data then decide what runs)")
     parser.add_argument("--episodes", type=positive_int, default=2, metavar="N",
                         help="episodes to run (default 2)")
     parser.add_argument("--batch", type=positive_int, default=64, metavar="B",

@@ -177,6 +177,14 @@ class BaseEnvironment:
     agent_subclasses: tuple = (MOBILE, PLANNER)
     required_entities: tuple = ()
     Params: type = NoParams
+    #: What ``jaxecon run`` records of the scenario's episodes: a key of
+    #: ``jaxecon.cli.recorders.RECORDERS``; ``"gridworld"``: the dense log, its
+    #: plots and the video of the maps, locations and inventories.
+    run_recorder: str = "gridworld"
+    #: Foundation's name of the scenario's class where it is not the class's
+    #: own ``__name__`` (the shim's ``jaxecon.foundation.scenario_envs``); read
+    #: from the class itself, not inherited: a subclass is a class of its own.
+    foundation_class_name: str = ""
 
     def __init__(
         self,
@@ -497,6 +505,15 @@ class BaseEnvironment:
     def planner_state_fields(self, state: EnvState) -> dict:
         """Host-side: fields the scenario adds to the planner's ``state`` after
         the components' (``{field: scalar or np.ndarray}``). Default: none."""
+        return {}
+
+    def foundation_attributes(self) -> dict:
+        """Host-side: the attributes of Foundation's scenario object that this
+        scenario computes from its economy, ``{Foundation name:
+        jaxecon.core.foundation_attributes.FoundationAttribute}``. The stateful
+        shim serves them before the params, state fields and static attributes
+        of the same name (``jaxecon.foundation.scenario_attributes``). Default:
+        none."""
         return {}
 
     def load_foundation_state(self, ref_env, state: EnvState) -> EnvState:

@@ -35,7 +35,8 @@ class Registry(Generic[T]):
     the new class replaces the old one, as in Foundation).
     ``registry.get(name)`` returns it (case-insensitive) and raises ``KeyError``
     listing the known names otherwise. ``registry.has(name)`` tests presence,
-    ``registry.entries`` is the sorted list of names.
+    ``registry.entries`` is the sorted list of names, ``registry.classes()``
+    the classes in registration order.
     """
 
     def __init__(self, kind: str, validate: Callable[[type], None] | None = None):
@@ -85,6 +86,11 @@ class Registry(Generic[T]):
     def entries(self) -> list[str]:
         """Sorted registered names (original capitalisation)."""
         return sorted(cls.name for cls in self._lookup.values())
+
+    def classes(self) -> list[type]:
+        """The registered classes, in the order their names were first registered
+        (a class registered again under a name takes that name's place)."""
+        return list(self._lookup.values())
 
     def __contains__(self, name: str) -> bool:
         return self.has(name)

@@ -6,9 +6,10 @@ quantities as attributes (``env.energy_cost``, ``env.curr_optimization_metric``,
 In jaxecon they live in three places, and ``ScenarioAttributes`` reads a name
 from the first that has it:
 
-1. the few Foundation attributes jaxecon computes from the state
-   (``COMPUTED``, e.g. ``energy_weight`` and ``curr_optimization_metric`` of
-   the wood-and-stone scenarios, ``current_date`` of COVID-19);
+1. the few Foundation attributes the scenario computes from its economy
+   (its ``foundation_attributes()``, ``jaxecon.core.foundation_attributes``;
+   e.g. ``energy_weight`` and ``curr_optimization_metric`` of the
+   wood-and-stone scenarios, ``current_date`` of COVID-19);
 2. ``env.params.scenario`` (numeric parameters, e.g. ``energy_cost``,
    ``us_state_population``), then ``env.state.scenario`` (running quantities,
    e.g. ``auto_warmup_integrator``);
@@ -20,10 +21,11 @@ A leading underscore is dropped when the name itself is not found
 jaxecon's ``auto_warmup_integrator``, ``full_observability``). Values come
 back as Python scalars, read-only numpy arrays or dicts of them.
 
-Writing follows the same table: a parameter or state field, or a computed
-attribute with a setter, is written into ``env.params`` / ``env.state``; an
-argument fixed at construction (``energy_warmup_method``, ``start_date``,
-...) raises ``AttributeError`` saying to build a new environment.
+Writing follows the same table: a parameter or state field, or the fields
+of a computed attribute's setter, is written into ``env.params`` /
+``env.state``; an argument fixed at construction (``energy_warmup_method``,
+``start_date``, ...) raises ``AttributeError`` saying to build a new
+environment.
 """
 
 from __future__ import annotations
@@ -31,7 +33,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import inspect
-from datetime import timedelta
 
 import jax
 import jax.numpy as jnp
@@ -39,8 +40,6 @@ import numpy as np
 
 from jaxecon.core.env import BaseEnvironment as _CoreEnv
 from jaxecon.foundation._convert import readonly
-from jaxecon.scenarios.covid19.covid19_env import CovidAndEconomySimulation
-from jaxecon.scenarios.simple_wood_and_stone.base import WoodAndStoneScenario
 
 
 def host_value(v):
@@ -107,85 +106,24 @@ def _replace_leaf(old, value, what: str):
     return jnp.asarray(arr, dtype=old.dtype)
 
 
-# ------------------------------------------------------------ computed attributes
-def _energy_weight(env):
-    """Energy-cost annealing progress (``layout_from_file.py`` ``energy_weight``): 1 without
-    warm-up, else ``1 - exp(-x / energy_warmup_constant)``, x = completed episodes
-    ("decay") or the auto warm-up integrator ("auto")."""
-    const = float(env.params.scenario.energy_warmup_constant)
-    if const <= 0.0:
-        return 1.0
-    if env.core.energy_warmup_method == "decay":
-        x = env._completions
-    else:
-        x = int(np.asarray(env._host().scenario.auto_warmup_integrator))
-    return float(1.0 - np.exp(-x / const))
+class _EnvView:
+    """A shim environment as the ``EconomyView`` its scenario's computed attributes read:
+    the host copy of the state, the params and ``_completions``, each read when accessed."""
 
+    def __init__(self, env):
+        self._env = env
 
-def _metric_keys(env) -> list:
-    return [a.idx for a in env.world.agents] + ["p"]
+    @property
+    def state(self):
+        return self._env._host()
 
+    @property
+    def params(self):
+        return self._env.params
 
-def _get_curr_metric(env) -> dict:
-    """``{agent.idx: float}`` (agents, then ``"p"``): the utilities / social welfare
-    the last reward was measured against (Foundation's ``curr_optimization_metric``)."""
-    values = np.asarray(env._host().scenario.curr_metric).tolist()
-    return dict(zip(_metric_keys(env), values))
-
-
-def _set_curr_metric(env, value) -> None:
-    if not isinstance(value, dict) or set(map(str, value)) != set(map(str, _metric_keys(env))):
-        raise ValueError(
-            f"curr_optimization_metric must be a dict keyed by every agent index and 'p' "
-            f"{_metric_keys(env)}, got {value!r}"
-        )
-    by_key = {str(k): v for k, v in value.items()}
-    vals = [by_key[str(k)] for k in _metric_keys(env)]
-    sc = env.state.scenario
-    new = _replace_leaf(sc.curr_metric, vals, "curr_optimization_metric")
-    env.state = env.state.replace(scenario=sc.replace(curr_metric=new))
-
-
-def _get_current_optimization_metrics(env):
-    """Foundation's method: ``{agent.idx: utility, "p": social welfare}`` of the current state."""
-    def get_current_optimization_metrics() -> dict:
-        values = np.asarray(env.core.optimization_metrics(env.state, env.params)).tolist()
-        return dict(zip(_metric_keys(env), values))
-    return get_current_optimization_metrics
-
-
-def _current_date(env):
-    """``start_date + timestep`` days (a ``datetime``, Foundation's ``current_date``)."""
-    return env.core.start_date + timedelta(days=env.world.timestep)
-
-
-def _no_warp_drive(name: str):
-    def method(*args, **kwargs):
-        raise NotImplementedError(
-            f"{name}() builds WarpDrive's CUDA data feed; jaxecon has no WarpDrive backend. "
-            "Run many environments on an accelerator with the functional API instead "
-            "(jax.vmap over jaxecon.make(...).step, or jaxecon.sharding)."
-        )
-    method.__name__ = name
-    method.__doc__ = f"Foundation's WarpDrive hook ``{name}``: raises ``NotImplementedError``."
-    return method
-
-
-#: scenario base class -> {Foundation name: (getter(env), setter(env, value) or None)}.
-COMPUTED: dict = {
-    WoodAndStoneScenario: {
-        "energy_weight": (_energy_weight, None),
-        "curr_optimization_metric": (_get_curr_metric, _set_curr_metric),
-        "get_current_optimization_metrics": (_get_current_optimization_metrics, None),
-    },
-    CovidAndEconomySimulation: {
-        "current_date": (_current_date, None),
-        "np_float_dtype": (lambda env: np.float32, None),
-        "np_int_dtype": (lambda env: np.int32, None),
-        "get_data_dictionary": (lambda env: _no_warp_drive("get_data_dictionary"), None),
-        "get_tensor_dictionary": (lambda env: _no_warp_drive("get_tensor_dictionary"), None),
-    },
-}
+    @property
+    def completions(self) -> int:
+        return self._env._completions
 
 
 class ScenarioAttributes:
@@ -199,10 +137,8 @@ class ScenarioAttributes:
     def __init__(self, env):
         self._env = env
         core = env.core
-        self._computed = {}
-        for cls, table in COMPUTED.items():
-            if isinstance(core, cls):
-                self._computed.update(table)
+        self._computed = core.foundation_attributes()
+        self._view = _EnvView(env)
         params = core.default_params
         state = jax.eval_shape(core.init_scenario_state, params)
         self._param_fields = frozenset(_fields(params.scenario))
@@ -227,7 +163,7 @@ class ScenarioAttributes:
             AttributeError: no such scenario attribute.
         """
         if name in self._computed:
-            return self._computed[name][0](self._env)
+            return self._computed[name].get(self._view)
         core = self._env.core
         for cand in self._candidates(name):
             if cand in self._param_fields:
@@ -250,10 +186,12 @@ class ScenarioAttributes:
         """
         env = self._env
         if name in self._computed:
-            setter = self._computed[name][1]
+            setter = self._computed[name].set
             if setter is None:
                 raise AttributeError(f"{name!r} is computed from the state and cannot be set")
-            setter(env, value)
+            sc = env.state.scenario
+            fields = {k: _replace_leaf(getattr(sc, k), v, name) for k, v in setter(value).items()}
+            env.state = env.state.replace(scenario=sc.replace(**fields))
             return True
         for cand in self._candidates(name):
             if cand in self._param_fields:

@@ -2,10 +2,14 @@
 
 In Foundation a scenario is a class, and ``CovidAndEconomyEnvironment(**config)``
 (the WarpDrive tutorial's way) builds an environment as
-``make_env_instance("CovidAndEconomySimulation", **config)`` does. Each name
-here is the shim's scenario class of one registered jaxecon scenario
-(``jaxecon.foundation.base.base_env.scenario_registry``), so
-``isinstance(env, foundation.scenarios.get(name))`` holds for either way of
+``make_env_instance("CovidAndEconomySimulation", **config)`` does. Every
+jaxecon scenario registered in ``jaxecon.scenario_registry`` is an attribute
+of this module under its Foundation class name (the class's
+``foundation_class_name``, else its ``__name__``: ``LayoutFromFile``,
+``SplitLayout``, ``Uniform``, ``MultiZone``, ``Quadrant``, ``OneStepEconomy``,
+``CovidAndEconomyEnvironment``, and any scenario registered later), whose
+value is its shim class (``jaxecon.foundation.base.base_env.scenario_registry``),
+so ``isinstance(env, foundation.scenarios.get(name))`` holds for either way of
 building it; the module-layout files
 (``jaxecon.foundation.scenarios.covid19.covid19_env`` and the others)
 re-export them.
@@ -13,12 +17,36 @@ re-export them.
 
 from __future__ import annotations
 
+from jaxecon.core.registry import scenario_registry as core_scenario_registry
 from jaxecon.foundation.base.base_env import scenario_registry
 
-LayoutFromFile = scenario_registry.get("layout_from_file/simple_wood_and_stone")
-SplitLayout = scenario_registry.get("split_layout/simple_wood_and_stone")
-Uniform = scenario_registry.get("uniform/simple_wood_and_stone")
-MultiZone = scenario_registry.get("multi_zone/simple_wood_and_stone")
-Quadrant = scenario_registry.get("quadrant/simple_wood_and_stone")
-OneStepEconomy = scenario_registry.get("one-step-economy")
-CovidAndEconomyEnvironment = scenario_registry.get("CovidAndEconomySimulation")
+__all__ = ["foundation_class_names"]
+
+
+def _foundation_class_name(core_cls) -> str:
+    """Foundation's name of the jaxecon scenario class ``core_cls``: its own
+    ``foundation_class_name`` (not a base class's), else its ``__name__``."""
+    return vars(core_cls).get("foundation_class_name") or core_cls.__name__
+
+
+def foundation_class_names() -> dict:
+    """``{Foundation class name: registered scenario name}`` of every jaxecon scenario
+    in ``jaxecon.scenario_registry``; of several classes with one Foundation class
+    name, the one whose scenario name was registered first (the built-in one)."""
+    out = {}
+    for cls in core_scenario_registry.classes():
+        out.setdefault(_foundation_class_name(cls), cls.name)
+    return out
+
+
+def __getattr__(name: str):
+    """The shim class of the registered scenario whose Foundation class name is ``name``."""
+    names = foundation_class_names()
+    if name not in names:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}; "
+                             f"the scenario classes are {sorted(names)}")
+    return scenario_registry.get(names[name])
+
+
+def __dir__() -> list:
+    return sorted(set(globals()) | set(foundation_class_names()))

@@ -5,8 +5,10 @@ A config file has the sections and keys of the AI Economist's RLlib configs
 ``phase2/config.yaml``), with the same meaning where a key exists there:
 
 - ``env``: the Foundation env config (the dict given to ``make_env_instance``;
-  built by ``jaxecon.make_from_config``); its keyword names (the scenario's
-  and each component's) are checked when the config loads, by the same rule
+  built by ``jaxecon.make_from_config``), or the name of one of
+  ``jaxecon.configs.ECONOMIES`` (``env: default``, as ``phase2.yaml``),
+  which stands for its config; its keyword names (the scenario's and each
+  component's) are checked when the config loads, by the same rule
   (``jaxecon.make.unknown_kwargs``).
 - ``general``: ``episodes`` (training length: episodes of ``episode_length``
   steps summed over all envs, so env steps = episodes x episode_length),
@@ -262,11 +264,20 @@ def _unknown_key(path: str, key, allowed) -> ConfigError:
 
 
 def _env(env) -> dict:
-    """A copy of the ``env`` section, its keyword names checked as ``jaxecon.make_from_config``
-    checks them (``jaxecon.make.unknown_kwargs``), without building the economy."""
-    if not isinstance(env, dict) or "scenario_name" not in env:
-        raise ConfigError("'env' must be a Foundation env config with a 'scenario_name'")
+    """A copy of the ``env`` section (a named economy's config for a name), its keyword names
+    checked as ``jaxecon.make_from_config`` checks them (``jaxecon.make.unknown_kwargs``),
+    without building the economy."""
+    from jaxecon.configs import economy_config
     from jaxecon.make import unknown_kwargs
+
+    if isinstance(env, str):
+        try:
+            env = economy_config(env)
+        except ValueError as exc:
+            raise ConfigError(f"'env': {exc}") from None
+    if not isinstance(env, dict) or "scenario_name" not in env:
+        raise ConfigError("'env' must be a Foundation env config with a 'scenario_name', or the name "
+                          "of an economy of jaxecon.configs.ECONOMIES")
 
     try:
         unknown = unknown_kwargs(env)

@@ -110,6 +110,7 @@ from jaxecon.core.registry import scenario_registry
 from jaxecon.core.state import EnvState, as_float_tree, float_dtype
 from jaxecon.spaces import Box
 from jaxecon.scenarios.covid19.data import load_covid_data, replay_window
+from jaxecon.scenarios.covid19.foundation_attributes import covid_attributes
 from jaxecon.scenarios.covid19.rewards import (
     DAYS_PER_YEAR,
     crra_nonlinearity,
@@ -169,6 +170,8 @@ class CovidAndEconomySimulation(BaseEnvironment):
     name = "CovidAndEconomySimulation"
     required_entities = ()
     Params = CovidParams
+    run_recorder = "covid19"
+    foundation_class_name = "CovidAndEconomyEnvironment"
 
     def __init__(
         self,
@@ -766,6 +769,11 @@ class CovidAndEconomySimulation(BaseEnvironment):
         }
 
     # ------------------------------------------------------------ host-side views
+    def foundation_attributes(self) -> dict:
+        """Foundation's ``current_date``, ``np_float_dtype``, ``np_int_dtype`` and WarpDrive
+        hooks (``foundation_attributes.covid_attributes``)."""
+        return {**super().foundation_attributes(), **covid_attributes(self)}
+
     def current_date(self, state) -> str:
         """Host-side: the simulated date at ``state.timestep`` ("YYYY-MM-DD")."""
         t = int(np.asarray(state.timestep))

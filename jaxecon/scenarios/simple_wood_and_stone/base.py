@@ -37,6 +37,7 @@ from jaxecon.core import validators as cfg
 from jaxecon.core import world
 from jaxecon.core.env import BaseEnvironment
 from jaxecon.core.state import EnvState, float_dtype
+from jaxecon.scenarios.simple_wood_and_stone.foundation_attributes import wood_and_stone_attributes
 
 PLANNER_REWARD_TYPES = (
     "coin_eq_times_productivity",
@@ -284,6 +285,11 @@ class WoodAndStoneScenario(BaseEnvironment):
         curr = jnp.asarray(np.array([m[k] for k in idxs], np.float64), float_dtype())
         integ = jnp.asarray(ref_env._auto_warmup_integrator, jnp.int32)
         return state.replace(scenario=WoodAndStoneState(curr_metric=curr, auto_warmup_integrator=integ))
+
+    def foundation_attributes(self) -> dict:
+        """Foundation's ``energy_weight``, ``curr_optimization_metric`` and
+        ``get_current_optimization_metrics`` (``foundation_attributes.wood_and_stone_attributes``)."""
+        return {**super().foundation_attributes(), **wood_and_stone_attributes(self)}
 
     # ------------------------------------------------------------------- reset
     def reset_agent_states(self, key, state: EnvState, params) -> EnvState:
