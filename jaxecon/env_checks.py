@@ -13,9 +13,7 @@
 
 from __future__ import annotations
 
-import jax
-import numpy as np
-
+from jaxecon.core.arg_checks import check_like
 from jaxecon.core.env import BaseEnvironment
 from jaxecon.core.state import EnvParams
 
@@ -61,30 +59,5 @@ def check_params(env: BaseEnvironment, params, argument: str = "params", batched
             ``env.default_params``' (names the first differing leaf): params of
             another economy.
     """
-    if not isinstance(params, EnvParams):
-        raise TypeError(
-            f"{argument} must be the env's EnvParams (env.default_params, or a copy made with "
-            f".replace), got {type(params).__qualname__}"
-        )
-    want = jax.tree_util.tree_flatten_with_path(env.default_params)
-    got = jax.tree_util.tree_flatten_with_path(params)
-    if got[1] != want[1]:
-        want_paths = {jax.tree_util.keystr(p) for p, _ in want[0]}
-        got_paths = {jax.tree_util.keystr(p) for p, _ in got[0]}
-        parts = [f"{what} {sorted(paths)[:3]}" + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
-                 for what, paths in (("missing", want_paths - got_paths), ("unexpected", got_paths - want_paths))
-                 if paths]
-        raise ValueError(
-            f"{argument} has another structure than this env's EnvParams (params of another economy?)"
-            + (": " + "; ".join(parts) if parts else "")
-        )
-    lead = None
-    for (path, mine), (_, theirs) in zip(want[0], got[0]):
-        own, shape = np.shape(mine), np.shape(theirs)
-        k = len(shape) - len(own) if batched else 0
-        if k < 0 or shape[k:] != own or (lead is not None and shape[:k] != lead):
-            raise ValueError(
-                f"{argument}{jax.tree_util.keystr(path)} has shape {shape}, this env's has {own}"
-                + (f" (after batch axes {lead})" if lead else "") + " (params of another economy?)"
-            )
-        lead = shape[:k]
+    check_like(params, env.default_params, argument, EnvParams,
+               "the env's EnvParams (env.default_params, or a copy made with .replace)", batched=batched)

@@ -147,7 +147,7 @@ def test_bad_input(menv, small_env):
         MultiAgentEnv(AutoResetWrapper(small_env))
     with pytest.raises(ValueError, match=r"planner_policy must be one of \('noop', 'random'\)"):
         MultiAgentEnv(small_env, planner_policy="us-federal")
-    with pytest.raises(ValueError, match=r"params has another structure.*missing \[\".components\['PeriodicBracketTax'\]"):
+    with pytest.raises(ValueError, match=r"params belongs to another economy.*missing \[\".components\['PeriodicBracketTax'\]"):
         MultiAgentEnv(menv.unwrapped, params=small_env.default_params)
     with pytest.raises(TypeError, match="params must be the env's EnvParams"):
         menv.with_params({"isoelastic_eta": 0.23})

@@ -36,6 +36,7 @@ from jax.experimental import checkify
 
 from jaxecon import spaces
 from jaxecon.core import phases
+from jaxecon.core.arg_checks import check_key, check_like
 from jaxecon.core import validators as cfg
 from jaxecon.core.component import Component, NoParams
 from jaxecon.core.param_checks import check_state_finite, validate_params
@@ -133,6 +134,10 @@ def _check_world_fits_in_memory(world_size, n_maps: int) -> None:
             f"{need / 2**30:,.1f} GiB ({h} x {w} cells x 8 bytes each), more than this machine's "
             f"{total / 2**30:,.1f} GiB of memory"
         )
+
+#: ``check_arguments``' marker of an argument the door does not take.
+_NOT_GIVEN = object()
+
 
 class BaseEnvironment:
     """Base class of scenarios: static structure plus pure reset/step/observe.
@@ -537,6 +542,50 @@ class BaseEnvironment:
         return state
 
     # --------------------------------------------------------------- functional
+    # ------------------------------------------------------------- door checks
+    @functools.cached_property
+    def _templates(self) -> tuple:
+        """(params, state) shapes of this economy, traced once: what the doors compare with."""
+        params = self.default_params
+        state = jax.eval_shape(lambda k: self.init_state(k, params), jax.random.key(0))
+        return jax.tree.map(lambda x: jax.ShapeDtypeStruct(np.shape(x), jnp.result_type(x)), params), state
+
+    @staticmethod
+    def _describe(tree) -> str:
+        """The economy a state or params belongs to, in words (its components, agents and map)."""
+        comps = sorted(getattr(tree, "components", {}) or {})
+        out = f"components {comps}"
+        loc = getattr(tree, "loc", None)
+        if loc is not None:
+            out += f", {np.shape(loc)[-2]} mobile agents"
+        maps = getattr(tree, "maps", None)
+        if maps:
+            out += f", a {'x'.join(map(str, np.shape(next(iter(maps.values())))[-2:]))} world"
+        return out
+
+    def check_arguments(self, key, params, state=_NOT_GIVEN, prev_state=None) -> None:
+        """Check the arguments of ``reset`` (``key``, ``params``, ``prev_state``)
+        or ``step`` (``key``, ``state``, ``params``).
+
+        Runs in Python: inside ``jax.jit`` at trace time only, at no cost in the
+        compiled program. Compares types, pytree structure and per-example leaf
+        shapes with this economy's (never values). ``prev_state`` may be None.
+
+        Raises:
+            TypeError: ``key`` is not one PRNG key; ``state``/``prev_state`` is
+                not an ``EnvState`` or ``params`` not an ``EnvParams``.
+            ValueError: a state or params of another economy (the message
+                names the leaves that differ and both economies).
+        """
+        check_key(key, "key")
+        params_t, state_t = self._templates
+        check_like(params, params_t, "params", EnvParams,
+                   "this env's EnvParams (env.default_params, or a copy made with .replace)", self._describe)
+        for name, value in (("state", state), ("prev_state", prev_state)):
+            if value is not _NOT_GIVEN and (value is not None or name == "state"):
+                check_like(value, state_t, name, EnvState, "an EnvState of this env (from env.reset or env.step)",
+                           self._describe)
+
     def init_state(self, key: jax.Array, params: EnvParams, completions=0) -> EnvState:
         """An ``EnvState`` of the right shapes, before any reset logic."""
         h, w = self.world_size
@@ -577,7 +626,12 @@ class BaseEnvironment:
                 the scenario's ``carry_over`` (after ``additional_reset_steps``).
         Returns:
             ``(obs, state)``: observations ``{"a": {...}, "p": {...}}`` and ``EnvState``.
+        Raises:
+            TypeError / ValueError: at trace time (``check_arguments``), a
+                ``key`` that is not a PRNG key, ``params`` or ``prev_state``
+                that are not this economy's.
         """
+        self.check_arguments(key, params, prev_state=prev_state)
         if completions is None:
             completions = 0 if prev_state is None else prev_state.completions
         keys = phases.reset_keys(key, len(self.components))
@@ -681,6 +735,7 @@ class BaseEnvironment:
         return out
 
     def _step(self, key, state: EnvState, actions, params: EnvParams, checked: bool):
+        self.check_arguments(key, params, state=state)
         a, p = self._check_actions(actions)
         if checked:
             validate_params(params)
@@ -731,6 +786,9 @@ class BaseEnvironment:
             "p": float []}``, ``done`` bool [] (timestep >= episode_length).
         Raises:
             ValueError: at trace time, for a wrong action structure, shape or dtype.
+            TypeError / ValueError: at trace time (``check_arguments``), a
+                ``key`` that is not a PRNG key, a ``state`` or ``params`` that
+                are not this economy's.
         """
         return self._step(key, state, actions, params, checked=False)
 
@@ -1036,6 +1094,12 @@ class BaseEnvironment:
         """
         if not self.flatten_masks:
             raise ValueError("sample_actions needs flatten_masks=True")
+        check_key(key, "key")
+        if not (isinstance(obs, dict) and all(isinstance(obs.get(g), dict) and "action_mask" in obs[g]
+                                              for g in ("a", "p"))):
+            raise ValueError('obs must be the observation dict of reset or step, holding obs["a"]["action_mask"] '
+                             f"and obs[\"p\"][\"action_mask\"]; got {type(obs).__qualname__}"
+                             + (f" with keys {list(obs)}" if isinstance(obs, dict) else ""))
         ka, kp = jax.random.split(key)
         return {
             "a": self.agent_actions.sample(ka, obs["a"]["action_mask"]),

@@ -1,0 +1,95 @@
+"""Checks of the arguments of the functional env's doors, made where JAX traces them.
+
+``BaseEnvironment.reset`` / ``step`` / ``checked_step`` / ``sample_actions``
+run these on their arguments in Python. Inside ``jax.jit`` (and ``vmap``,
+``scan``) that is at trace time only, so a compiled step pays nothing; they
+compare structure, shapes and dtypes kinds, never values.
+
+- ``check_key(key, argument)``: a PRNG key: a typed key array
+  (``jax.random.key``) or raw ``uint32`` key data of shape ``(2,)``
+  (``jax.random.PRNGKey``), per example.
+- ``check_like(tree, template, argument, kind, describe)``: ``tree`` has the
+  pytree structure and leaf shapes of ``template`` (optionally behind
+  common batch axes); the error names the first difference and, through
+  ``describe``, the economy each belongs to.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+__all__ = ["check_key", "check_like"]
+
+
+def check_key(key, argument: str = "key") -> None:
+    """Raise unless ``key`` is one PRNG key.
+
+    Raises:
+        TypeError: not a key (None, an int, a float array, ...), naming
+            ``argument`` and what it accepts.
+    """
+    if isinstance(key, (jax.Array, np.ndarray)) or isinstance(key, jax.core.Tracer):
+        dtype = key.dtype
+        if jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key) and key.shape == ():
+            return
+        if dtype == jnp.uint32 and key.shape == (2,):
+            return
+        got = f"an array of dtype {dtype} and shape {key.shape}"
+    else:
+        got = repr(key) if key is None or isinstance(key, (int, float, str)) else type(key).__qualname__
+    raise TypeError(
+        f"{argument} must be one PRNG key (jax.random.key(seed), or jax.random.PRNGKey(seed)), got {got}"
+    )
+
+
+def _paths(tree) -> dict:
+    return {jax.tree_util.keystr(p): leaf for p, leaf in jax.tree_util.tree_flatten_with_path(tree)[0]}
+
+
+def _listed(paths) -> str:
+    paths = sorted(paths)
+    return str(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+
+
+def check_like(tree, template, argument: str, kind: type, accepted: str,
+               describe: Optional[Callable] = None, batched: bool = False) -> None:
+    """Raise unless ``tree`` is a ``kind`` with ``template``'s structure and leaf shapes.
+
+    Args:
+        tree: what was given.
+        template: the reference pytree (arrays or ``ShapeDtypeStruct``s).
+        argument: the argument's name in messages (e.g. ``"state"``).
+        kind: the class ``tree`` must be an instance of.
+        accepted: what the argument accepts, e.g. ``"an EnvState of this env (from env.reset)"``.
+        describe: ``describe(tree) -> str`` naming the economy a tree of
+            another structure belongs to (e.g. its components and agents).
+        batched: allow common leading batch axes in front of every leaf's own shape.
+    Raises:
+        TypeError: ``tree`` is not a ``kind``.
+        ValueError: another structure (missing/unexpected leaves named, and the
+            economies described) or another leaf shape (the leaf named).
+    """
+    if not isinstance(tree, kind):
+        raise TypeError(f"{argument} must be {accepted}, got {type(tree).__qualname__}")
+    want, got = _paths(template), _paths(tree)
+    if jax.tree.structure(tree) != jax.tree.structure(template):
+        parts = [f"{what} {_listed(paths)}" for what, paths in
+                 (("missing", want.keys() - got.keys()), ("unexpected", got.keys() - want.keys())) if paths]
+        whose = ""
+        if describe is not None:
+            whose = f" ({argument}: {describe(tree)}; this env: {describe(template)})"
+        raise ValueError(f"{argument} belongs to another economy: its structure differs from {accepted}"
+                         + (": " + "; ".join(parts) if parts else "") + whose)
+    lead = None
+    for path, mine in want.items():
+        own, shape = np.shape(mine), np.shape(got[path])
+        k = len(shape) - len(own) if batched else 0
+        if k < 0 or shape[k:] != own or (lead is not None and shape[:k] != lead):
+            raise ValueError(f"{argument}{path} has shape {shape}, this env's has {own}"
+                             + (f" (after batch axes {lead})" if lead else "")
+                             + f" ({argument} of another economy?)")
+        lead = shape[:k]

@@ -1,0 +1,69 @@
+"""The functional env's doors check their arguments where JAX traces them.
+
+``reset``, ``step``, ``checked_step`` and ``sample_actions`` refuse a wrong
+key, a missing or foreign state or params and a malformed observation with a
+``TypeError``/``ValueError`` naming the argument (and, for another economy's
+state or params, both economies), eagerly and inside ``jax.jit``; valid
+arguments (typed or raw keys, ``vmap``) pass.
+"""
+
+from __future__ import annotations
+
+import jax
+import pytest
+
+import jaxecon
+
+
+def _make(n_agents, size):
+    return jaxecon.make("uniform/simple_wood_and_stone", components=[{"Build": {}}, {"Gather": {}}],
+                        n_agents=n_agents, world_size=[size, size], episode_length=5)
+
+
+@pytest.fixture(scope="module")
+def econ():
+    env, other = _make(3, 8), _make(4, 8)  # another number of agents
+    obs, state = env.reset(jax.random.key(0), env.default_params)
+    _, foreign = other.reset(jax.random.key(0), other.default_params)
+    return env, other, obs, state, foreign
+
+
+def test_reset_and_step_refuse_bad_keys_states_and_params(econ):
+    env, other, obs, state, foreign = econ
+    p, k = env.default_params, jax.random.key(1)
+    for bad in (None, 3, 1.5, jax.numpy.zeros(3)):
+        with pytest.raises(TypeError, match="key must be one PRNG key"):
+            env.reset(bad, p)
+    with pytest.raises(TypeError, match="state must be an EnvState of this env.*got dict"):
+        env.step(k, obs, {}, p)
+    with pytest.raises(TypeError, match="state must be an EnvState.*got NoneType"):
+        env.step(k, None, {}, p)
+    with pytest.raises(TypeError, match="params must be this env's EnvParams.*got NoneType"):
+        env.reset(k, None)
+    for step in (env.step, jax.jit(env.step), jax.jit(env.checked_step)):
+        with pytest.raises(ValueError, match=r"state\.loc has shape \(4, 2\), this env's has \(3, 2\)"):
+            step(k, foreign, {}, p)
+    with pytest.raises(ValueError, match=r"prev_state\.loc has shape"):
+        env.reset(k, p, prev_state=foreign)
+    gather_only = jaxecon.make("uniform/simple_wood_and_stone", components=[{"Gather": {}}],
+                               n_agents=3, world_size=[8, 8], episode_length=5)
+    with pytest.raises(ValueError, match=r"params belongs to another economy.*missing.*Build.*"
+                                         r"\(params: components \['Gather'\]; this env: components \['Build', 'Gather'\]\)"):
+        env.step(k, state, {}, gather_only.default_params)
+
+
+def test_sample_actions_names_a_malformed_observation(econ):
+    env, _, obs, _, _ = econ
+    with pytest.raises(ValueError, match=r'obs must be the observation dict.*got dict with keys \[\'a\'\]'):
+        env.sample_actions(jax.random.key(0), {"a": obs["a"]})
+    with pytest.raises(TypeError, match="key must be one PRNG key"):
+        env.sample_actions(None, obs)
+
+
+def test_valid_arguments_pass(econ):
+    env, _, obs, state, _ = econ
+    p = env.default_params
+    env.reset(jax.random.PRNGKey(0), p)  # raw uint32 key data
+    jax.vmap(lambda k: env.reset(k, p))(jax.random.split(jax.random.key(0), 2))
+    acts = env.sample_actions(jax.random.key(2), obs)
+    jax.jit(env.step)(jax.random.key(0), state, acts, p)
