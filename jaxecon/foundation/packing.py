@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxecon.core.env import fusible_concatenate
+from jaxecon.core.backend import fusible_concatenate
 
 try:  # keeps a leaf weakly typed (Python scalars passed to jit are weak)
     from jax._src.lax.lax import _convert_element_type as _convert_weak
