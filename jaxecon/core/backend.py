@@ -3,7 +3,10 @@
 jaxecon's arithmetic is the same on every backend; these helpers change only
 the program XLA compiles, where XLA:CPU's choices cost time on the small
 arrays of one economy. Each keeps values, shapes and dtypes bit-identical,
-and its docstring states the measurement behind it.
+and its docstring states the measurement behind it. The figures, with the
+load they were taken at, are also in ``benchmarks/RESULTS.md`` ("XLA:CPU
+code generation"); ``python benchmarks/backend_tricks.py`` measures each
+again, with and without.
 
 - ``fusible_concatenate`` (with ``FUSIBLE_CONCAT_OPERANDS``): wide
   concatenates as trees XLA:CPU fuses; used by the flattened observations
@@ -42,9 +45,12 @@ def fusible_concatenate(parts: list, axis: int = 0) -> jax.Array:
     Backend: built the same way everywhere; it pays on XLA:CPU, whose fusion
     limit it follows (not measured on a GPU or TPU).
 
-    Measured: the Foundation shim's canonical step (4 agents, 25x25; its
+    Measured on the Foundation shim's canonical step (4 agents, 25x25; its
     packed state and outputs and the flattened observations concatenate
-    dozens of leaves) executes 231 thunks instead of 279.
+    dozens of leaves): 159 kernels in the compiled step instead of 245, and
+    13% and 23% more CPU time per step without it (jax 0.10.2, two runs of
+    ``benchmarks/backend_tricks.py --tricks threefry,concat``, load 2-5;
+    231 executed thunks instead of 279 on 2026-12-01).
     """
     k = FUSIBLE_CONCAT_OPERANDS
     while len(parts) > k:
@@ -71,11 +77,14 @@ def pad_onto_canvas(x: jax.Array, r: int, zero: jax.Array) -> jax.Array:
     the windows read each tile more than once (n (2r+1)^2 > H W), from
     XLA:CPU measurements (not measured on a GPU or TPU).
 
-    Measured on XLA:CPU: with ``jnp.pad`` the recomputation took 44% of a
-    100-agent step; this canvas is 7% faster than a canvas written by a
-    scatter of rows; with few agents on a large map the extra pass costs
-    more than the recomputation (2x slower on the 4-agent canonical
-    economy, which therefore keeps ``jnp.pad``).
+    Measured on XLA:CPU: gtb100 (100 agents, 40x40, 64 economies vmapped)
+    takes 9% and 21% more CPU time per step with ``jnp.pad`` (jax 0.10.2,
+    two runs of ``benchmarks/backend_tricks.py --tricks canvas``, load 3-5).
+    On 2026-12-01: with ``jnp.pad`` the recomputation took 44% of a
+    100-agent step; this canvas was 7% faster than one written by a scatter
+    of rows; and with few agents on a large map the extra pass costs more
+    than the recomputation (2x slower on the 4-agent canonical economy,
+    which therefore keeps ``jnp.pad``).
     """
     k, h, w = x.shape
     canvas = jnp.zeros((k, h + 2 * r, w + 2 * r), x.dtype)
@@ -96,8 +105,10 @@ def unrolled_threefry_on_cpu():
     Backend: changes only the CPU lowering; on a GPU or TPU the lowering is
     unrolled already and this changes nothing.
 
-    Measured: unrolled, the shim's canonical step (4 agents, 25x25, one
-    economy per call) runs about a quarter faster.
+    Measured on the shim's canonical step (4 agents, 25x25, one economy per
+    call): 14% and 16% more CPU time per step with the loop (jax 0.10.2,
+    two runs of ``benchmarks/backend_tricks.py --tricks threefry,concat``,
+    load 2-5; about a quarter on 2026-12-01).
     """
     try:
         from jax._src.interpreters import mlir
