@@ -91,7 +91,7 @@ def gather_build_config() -> dict:
 
 def gtb100_config() -> dict:
     """The canonical components and scenario kwargs with 100 agents on a 40x40
-    ``uniform/simple_wood_and_stone`` map (issue 6's large economy; the
+    ``uniform/simple_wood_and_stone`` map (the benchmark's large economy; the
     layout-file-only kwargs are dropped, the scenario's defaults apply to the
     rest: resource coverage, clumpiness, regeneration)."""
     cfg = default_config()

@@ -8,7 +8,8 @@ time for one static configuration, over packed buffers
 - ``step``: one call per Python step. It takes the packed state (donated:
   XLA updates it in place), one int32 array from the host (the PRNG key
   data's words, then the actions) and the packed parameters; inside it
-  splits the key (as the shim always did: ``next, use = split(key)``),
+  splits the key (``next, use = split(key)``: ``use`` for this step,
+  ``next`` the environment's key afterwards),
   unpacks, runs ``core.step`` and packs the state and the outputs
   (observations, rewards, done, the scenario's step info) again, those as
   one word buffer and the observed maps (``WordPacking``). The host then
