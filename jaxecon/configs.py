@@ -108,9 +108,9 @@ def gather_build_config() -> dict:
 
 def gtb100_config() -> dict:
     """The canonical components and scenario kwargs with 100 agents on a 40x40
-    ``uniform/simple_wood_and_stone`` map (the layout-file-only kwargs are
-    dropped, the scenario's defaults apply to the rest: resource coverage,
-    clumpiness, regeneration)."""
+    ``uniform/simple_wood_and_stone`` map (the benchmark's large economy; the
+    layout-file-only kwargs are dropped, the scenario's defaults apply to the
+    rest: resource coverage, clumpiness, regeneration)."""
     cfg = default_config()
     for k in ("env_layout_file", "fixed_four_skill_and_loc"):
         cfg.pop(k, None)

@@ -268,8 +268,8 @@ def test_warmup_integrator_statistics_match_reference():
     ``labor/warmup_integrator`` (one run) against 16 jaxecon runs (functional API,
     ``reset(prev_state=...)``). Per-episode increments agree in mean (4 standard
     errors), and the run's average over the 30 episodes lies within 4 standard
-    deviations of jaxecon's runs. (Without the carry-over jaxecon's average was the
-    mean increment, about 16, against the reference's 190-270.) About 30 s."""
+    deviations of jaxecon's runs. (Without the carry-over jaxecon's average would be
+    the mean increment, about 16, against the reference's 190-270.) About 30 s."""
     from jaxecon.configs import default_config
     from jaxecon.rollout import RolloutCarry, scan_steps
 

@@ -1,4 +1,4 @@
-"""Foundation's attribute surface on the shim (issue 11, item 3), against ai-economist 1.7.1.
+"""Foundation's attribute surface on the shim, against ai-economist 1.7.1.
 
 What Foundation's tutorials, its two env wrappers and user scripts read or
 write on an environment, its world, agents and components, public or

@@ -1,4 +1,4 @@
-"""Foundation's input and output formats (issue 11, item 4), against ai-economist 1.7.1.
+"""Foundation's input and output formats, against ai-economist 1.7.1.
 
 Observation dicts come in Foundation's key order (``world-*``, ``time``, the
 components' fields in list order, ``flat``, the planner's ``p<i>``,

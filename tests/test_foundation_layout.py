@@ -1,4 +1,4 @@
-"""Foundation's module layout under ``jaxecon.foundation`` (issue 11, item 1).
+"""Foundation's module layout under ``jaxecon.foundation``.
 
 Every module path of ai-economist 1.7.1's ``foundation`` package that user
 code imports from exists under ``jaxecon.foundation`` and exports the names

@@ -1,4 +1,4 @@
-"""Foundation's tutorials with the import changed (issue 11, tests of items 1-4).
+"""Foundation's tutorials with the import changed.
 
 The tutorial notebooks are not in the PyPI package, so each test here makes
 the sequence of calls one notebook makes (its configs, with short episodes;

@@ -1,4 +1,4 @@
-"""Foundation's two env wrappers on ``jaxecon.foundation`` (issue 11, tests of items 1-4).
+"""Foundation's two env wrappers on ``jaxecon.foundation``.
 
 - The WarpDrive wrapper ships in the installed reference
   (``ai_economist/foundation/env_wrapper.py``): its source is loaded here with

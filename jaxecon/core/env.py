@@ -38,6 +38,7 @@ from jaxecon import spaces
 from jaxecon.core import phases
 from jaxecon.core.arg_checks import check_key, check_like
 from jaxecon.core import validators as cfg
+from jaxecon.core.backend import fusible_concatenate
 from jaxecon.core.component import Component, NoParams
 from jaxecon.core.param_checks import check_state_finite, validate_params
 from jaxecon.core.registry import (
@@ -55,25 +56,6 @@ PLANNER = "BasicPlanner"
 
 #: The agent ids of ``observation_space`` and ``action_space``: the mobile agents (shared), the planner.
 AGENT_IDS = ("a", "p")
-
-
-#: XLA:CPU fuses a concatenate with its producers only up to this many
-#: operands (its ``kMaxConcatenateArguments``); a wider one materialises every
-#: operand in a buffer of its own first (one kernel each) and then copies.
-FUSIBLE_CONCAT_OPERANDS = 8
-
-
-def fusible_concatenate(parts: list, axis: int = 0) -> jax.Array:
-    """``jnp.concatenate(parts, axis)``, built as a tree of concatenates of at
-    most ``FUSIBLE_CONCAT_OPERANDS`` operands so that XLA:CPU fuses each with
-    its producers (an ``optimization_barrier`` on every inner node keeps XLA's
-    simplifier from merging the tree back into one wide concatenate). Same
-    values, same shape and dtype; fewer kernels per step on the CPU."""
-    k = FUSIBLE_CONCAT_OPERANDS
-    while len(parts) > k:
-        parts = [jax.lax.optimization_barrier(jnp.concatenate(parts[i:i + k], axis=axis))
-                 if len(parts[i:i + k]) > 1 else parts[i] for i in range(0, len(parts), k)]
-    return jnp.concatenate(parts, axis=axis) if len(parts) > 1 else parts[0]
 
 
 def parse_components(components) -> list[tuple[str, dict]]:

@@ -6,10 +6,10 @@ for large arrays: by default it hands each call to a dispatch thread
 (asynchronous dispatch) and spreads independent kernels over a pool of one
 thread per core. For a call this small the hand-offs cost more than the
 work, and on a loaded machine every hand-off waits for the other thread to be
-scheduled: measured on a 2-core machine under load, the shim's steps/s
-doubled with the settings below (the stepped-from-Python case the numpy
-reference is compared in; a batched ``vmap``/``scan`` rollout wants the
-default pool instead).
+scheduled. The settings below are for that case, an economy stepped from
+Python as the numpy reference is (measured: docs/foundation_shim.md, "CPU
+threads"); a batched ``vmap``/``scan`` rollout wants the default pool
+instead.
 
 These are process-wide settings, so jaxecon never makes them on its own: a
 user asks for them with ``JAXECON_SHIM_CPU_RUNTIME=1`` (or ``on``, ``true``,

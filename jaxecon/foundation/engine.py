@@ -8,7 +8,8 @@ time for one static configuration, over packed buffers
 - ``step``: one call per Python step. It takes the packed state (donated:
   XLA updates it in place), one int32 array from the host (the PRNG key
   data's words, then the actions) and the packed parameters; inside it
-  splits the key (as the shim always did: ``next, use = split(key)``),
+  splits the key (``next, use = split(key)``: ``use`` for this step,
+  ``next`` the environment's key afterwards),
   unpacks, runs ``core.step`` and packs the state and the outputs
   (observations, rewards, done, the scenario's step info) again, those as
   one word buffer and the observed maps (``WordPacking``). The host then
@@ -34,7 +35,6 @@ from __future__ import annotations
 
 import collections
 import concurrent.futures
-import contextlib
 import sys
 import threading
 
@@ -43,12 +43,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxecon.compile_notice import CompileNotice
+from jaxecon.core.backend import unrolled_threefry_on_cpu
 from jaxecon.foundation.packing import TreePacking, WordPacking
 from jaxecon.foundation.step_reader import StepReader
 
 __all__ = [
     "ENGINE_CACHE_SIZE", "Engine", "clear_engine_cache", "engine_for", "engine_key",
-    "unrolled_threefry_on_cpu",
 ]
 
 #: A shim compile that runs longer than this (s) says so on stderr
@@ -78,37 +78,6 @@ SHIM_ONLY_KWARGS = ("dense_log_frequency", "world_dense_log_frequency")
 #: component whose static structure depended on the seed would have to be
 #: listed here as an exception (none does).
 PARAMS_ONLY_KWARGS = ("seed",)
-
-
-@contextlib.contextmanager
-def unrolled_threefry_on_cpu():
-    """While active, ``jax.jit(...).lower`` emits the Threefry hash unrolled on the CPU.
-
-    JAX lowers ``threefry2x32`` on the CPU as a 5-trip ``while`` loop (to
-    keep compiles short) and unrolled on GPUs and TPUs. For the small arrays
-    of one economy the loop's per-iteration overhead dominates: unrolled, the
-    canonical economy's step runs about a quarter faster. The hash, and so
-    every random number, is bit-identical either way. Uses JAX internals;
-    where they are missing it does nothing.
-    """
-    try:
-        from jax._src.interpreters import mlir
-        from jax._src.random import threefry2x32 as tf
-
-        table = mlir._platform_specific_lowerings["cpu"]
-        prim, rule = tf.threefry2x32_p, tf._threefry2x32_lowering_rule
-    except (ImportError, AttributeError, KeyError):  # pragma: no cover - other jax versions
-        yield
-        return
-    saved = table.get(prim)
-    mlir.register_lowering(prim, rule, platform="cpu", inline=False)
-    try:
-        yield
-    finally:
-        if saved is None:
-            table.pop(prim, None)
-        else:
-            table[prim] = saved
 
 
 def _freeze(value):

@@ -102,7 +102,7 @@ class FoundationEnv(EnvAttributes):
         self.world = World(self)
         for comp in core.components:
             if comp.runs_on_host:
-                comp.host._world = self.world  # the construction stand-in until now
+                comp.host._world = self.world  # replaces the stand-in it had during construction
 
         self._count = 0  # episodes completed (Foundation's _completions)
         self._set_buffers(self._engine.init(self._params_buffers()))

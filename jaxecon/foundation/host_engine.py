@@ -34,7 +34,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxecon.core import phases
-from jaxecon.foundation.engine import Engine, unrolled_threefry_on_cpu
+from jaxecon.core.backend import unrolled_threefry_on_cpu
+from jaxecon.foundation.engine import Engine
 from jaxecon.foundation.host_components import batch_masks, batch_observations
 
 __all__ = ["CoreScenarioHooks", "HostEngine", "SCENARIO_HOOKS"]

@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxecon.core.env import fusible_concatenate
+from jaxecon.core.backend import fusible_concatenate
 
 try:  # keeps a leaf weakly typed (Python scalars passed to jit are weak)
     from jax._src.lax.lax import _convert_element_type as _convert_weak
@@ -175,9 +175,8 @@ class WordPacking:
     XLA:CPU computes a leaf fused into the 1-D buffer in one flat loop over
     its elements; for the observation windows (a gather per tile of each
     agent's view) that loop is several times slower than the window's own
-    4-D loop. In a profile of the canonical economy's one-env step, the
-    output fusion took 43 us with the windows inside and 6 us without, the
-    windows 3 us in their own kernel; an extra output costs the host ~2 us.
+    4-D loop, and the extra output costs the host less than it saves
+    (profile: docs/foundation_shim.md, "What it costs").
 
     Args:
         example: a pytree of arrays or ``jax.ShapeDtypeStruct`` s (no PRNG keys).

@@ -6,9 +6,10 @@ XLA:CPU lowers the two convolutions of JAX's own transpose rule (the input
 gradient, an ``lhs_dilation`` conv against the kernel as ``01oi``, and the
 kernel gradient, a conv with the examples as the contracted feature axis, as
 ``f01b_i01o->01bf``) with its generic loop emitter instead of Eigen's
-convolution: about 6x slower than at the top level of a jit for the paper's
-first conv layer, and most of the SGD's time of ``--config phase1``
-(``benchmarks/profile_training.py``). ``conv_valid`` computes the same
+convolution, several times slower than at the top level of a jit and most
+of the SGD's time of ``--config phase1`` (measured with
+``benchmarks/profile_training.py``: docs/training.md, "The paper's model on
+the CPU: where an update's time goes"). ``conv_valid`` computes the same
 forward convolution with a gradient that XLA:CPU runs fast anywhere: the
 kernel gradient as a conv in the canonical ``NHWC x HWIO -> NHWC`` form
 (Eigen's), summed over chunks of ``DK_CHUNK`` examples; the input gradient
@@ -38,8 +39,8 @@ __all__ = ["DK_CHUNK", "PartsConv", "conv_valid"]
 _DN = ("NHWC", "HWIO", "NHWC")
 
 #: Examples per kernel-gradient convolution: a conv that contracts over many
-#: examples is slow on the CPU (the paper's first layer: 2x slower per example
-#: at 1,500 than at 60), so larger batches are summed chunk by chunk.
+#: examples is slower per example on the CPU (docs/training.md), so larger
+#: batches are summed chunk by chunk.
 DK_CHUNK = 64
 
 
@@ -68,8 +69,8 @@ def _bwd(strides, res, g):
 def _input_grad(g, kernel, strides, x_shape):
     """The input gradient ``[N, H, W, C]``: each output's ``g @ kernel^T`` (one matmul), its
     ``kh x kw`` taps added back at their input positions (``lax.pad`` with the strides as
-    interior padding). 2x (the first layer) to 10x (the second) faster on the CPU than the
-    lhs-dilated conv, which XLA also swaps into a slow layout for small outputs."""
+    interior padding). Faster on the CPU than the lhs-dilated conv, which XLA also swaps
+    into a slow layout for small outputs (docs/training.md)."""
     kh, kw, c, o = kernel.shape
     n, ho, wo, _ = g.shape
     (sh, sw), (h, w) = strides, x_shape[1:3]

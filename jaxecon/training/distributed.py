@@ -19,8 +19,8 @@ update's up to the order of float sums.
 
 The minibatch gather with a global permutation (``ppo.PPO._sgd``) needs every
 sample on every device: XLA all-gathers the whole ``[T, A, ...]`` training
-batch onto each device once per update (measured: one all-gather per batch
-field; docs/training.md). ``shard_minibatch``, which ``PPO`` applies to each
+batch onto each device once per update (one all-gather per batch field;
+docs/training.md). ``shard_minibatch``, which ``PPO`` applies to each
 minibatch, then splits the gathered minibatch over ``"envs"``, so each
 device runs the forward and backward pass on ``1/len(devices)`` of it and
 the gradients are all-reduced. Without it XLA computes every minibatch on

@@ -394,8 +394,9 @@ class CovidAndEconomySimulation(BaseEnvironment):
     def unemployment(self, response, p: CovidParams):
         """Unemployed people per state, float [n], from the filter response r float [k, n]."""
         w = jnp.asarray(p.grouped_convolutional_filter_weights, float_dtype())  # [n, k]
-        # sum over the k filters written out: as jnp.sum(w.T * response, axis=0), vmapped
-        # over envs, XLA CPU reduced the middle axis of [B, k, n] ~700x slower at B = 16384
+        # the sum over the k filters written out: vmapped over envs, jnp.sum(w.T * response,
+        # axis=0) reduces the middle axis of [B, k, n], which XLA:CPU runs far slower
+        # (benchmarks/RESULTS.md, "XLA:CPU code generation")
         x = p.unemployment_modulation * sum(w[:, j] * response[j] for j in range(self.num_filters))
         return self._rate_to_people(x, p)
 

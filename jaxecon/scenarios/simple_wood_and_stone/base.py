@@ -34,6 +34,7 @@ from flax import struct
 from jaxecon import rewards, social_metrics
 from jaxecon.spaces import Box
 from jaxecon.core import validators as cfg
+from jaxecon.core.backend import pad_onto_canvas
 from jaxecon.core import world
 from jaxecon.core.env import BaseEnvironment
 from jaxecon.core.state import EnvState, float_dtype
@@ -50,29 +51,6 @@ OBS_DTYPES = {"float32": np.dtype(np.float32), "bfloat16": np.dtype(jnp.bfloat16
 #: The largest whole count each compact ``obs_dtype`` holds exactly (every
 #: integer 0..limit): bfloat16 has an 8-bit significand, uint8 8 bits.
 OBS_DTYPE_EXACT_UP_TO = {"bfloat16": 256, "uint8": 255}
-
-
-def pad_onto_canvas(x: jax.Array, r: int, zero: jax.Array) -> jax.Array:
-    """``x`` [K, H, W] zero-padded by ``r`` on both spatial sides: [K, H + 2r, W + 2r].
-
-    The same values as ``jnp.pad``, written into a zero canvas by a
-    ``dynamic_update_slice`` at (``zero``, ``zero`` + r, ``zero`` + r), where
-    ``zero`` is an int32 [] equal to 0 that XLA cannot fold to a constant
-    (the caller passes ``min(timestep, 0)``). Why: XLA's CPU compiler fuses
-    a pad and everything that computes ``x`` (the step's regeneration
-    arithmetic, the channel concatenation) into each consumer; a window
-    gather reads every tile about n (2r+1)^2 / (H W) times, so the whole
-    chain was recomputed per window element (44% of a 100-agent step,
-    measured). Under ``vmap`` an update at a traced start becomes a
-    scatter, which XLA never fuses into its consumers: ``x`` is computed
-    once and the windows read a plain buffer. It only pays when the windows
-    read each tile more than once (``observation_windows`` uses it when
-    n (2r+1)^2 > H W): with few agents on a large map the extra pass costs
-    more than the recomputation (2x slower on the 4-agent canonical economy).
-    """
-    k, h, w = x.shape
-    canvas = jnp.zeros((k, h + 2 * r, w + 2 * r), x.dtype)
-    return jax.lax.dynamic_update_slice(canvas, x, (zero, zero + r, zero + r))
 
 
 @struct.dataclass

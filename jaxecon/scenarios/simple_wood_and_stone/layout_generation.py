@@ -187,8 +187,8 @@ def convolve2d_same(x: jax.Array, kernel) -> jax.Array:
     Computed as a sum of ``kh * kw`` shifted copies of the zero-padded input
     rather than with ``lax.conv_general_dilated``: under ``jax.vmap`` with a
     different kernel per batch element (as in the growth loop) a lax
-    convolution becomes a grouped convolution, which on CPU was ~35x slower in
-    float32 and ~800x slower in float64 for 1000 25x25 maps, while the
+    convolution becomes a grouped convolution, which XLA:CPU runs far slower
+    (benchmarks/RESULTS.md, "XLA:CPU code generation"), while the
     shifted sum is plain elementwise arithmetic that XLA fuses on any backend
     (and involves no TF32 rounding on GPUs).  The kernel must have a static
     shape; it is meant for small kernels (7x7 here).
