@@ -311,8 +311,9 @@ def test_bench_tiny_no_reference_writes_json(tmp_path, capsys):
     result = json.loads(path.read_text())
     rows = result["results"]
     assert [(r["mode"], r["batch"]) for r in rows] == [
-        ("foundation shim", 1), ("python loop", 1), ("scan+vmap", 3)]
+        ("foundation shim", 1), ("foundation shim, cpu runtime", 1), ("python loop", 1), ("scan+vmap", 3)]
     assert rows[0]["construct_again_s"] < rows[0]["compile_s"]
+    assert rows[0]["cpu_runtime"] == {} and rows[1]["cpu_runtime"]  # the default, then the switch's settings
     for r in rows:
         assert r["env_steps_per_s"] > 0
         assert r["agent_steps_per_s"] == pytest.approx(4 * r["env_steps_per_s"])

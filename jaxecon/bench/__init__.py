@@ -55,6 +55,9 @@ What is measured, per economy:
   user, as in a user's script); its ratio is against that alternated
   reference figure, and its compile column is the child's first construction
   (to the first step's return), the second construction reported beside it.
+  Measured twice: with JAX's default CPU runtime, and as ``foundation shim,
+  cpu runtime`` with the shim's opt-in CPU-thread settings
+  (``JAXECON_SHIM_CPU_RUNTIME=1``, ``jaxecon.foundation.cpu_runtime``).
 - ``python loop``: one env stepped from Python, one call of the jitted
   ``env.sample_actions`` and one of the jitted ``env.step`` per step (after a
   warm-up call that compiles both, timed separately).

@@ -14,11 +14,12 @@ compiled steps).
 
 By default the measurement runs in a fresh child process (the same Python,
 ``sys.executable``), as a user's script does: there the shim is the process's
-first JAX user, so ``jaxecon.foundation.cpu_runtime`` sets up JAX's CPU
-runtime for stepping one economy from Python, and the first construction is
-what a new process pays (compilation cache included). A benchmark process has
-long been running JAX when it gets to the shim, and those settings can then
-no longer change. The reference is timed in the same child.
+first JAX user, and the first construction is what a new process pays
+(compilation cache included). JAX's CPU runtime is measured as it is by
+default, or, with ``cpu_runtime=True``, set up for stepping one economy
+from Python (``jaxecon.foundation.cpu_runtime``, what
+``JAXECON_SHIM_CPU_RUNTIME=1`` asks for), which only a process whose JAX has
+not started yet can do. The reference is timed in the same child.
 """
 
 from __future__ import annotations
@@ -31,7 +32,10 @@ import time
 
 import numpy as np
 
-__all__ = ["measure_shim"]
+__all__ = ["SHIM_MODES", "measure_shim"]
+
+#: The shim rows' modes: JAX's default CPU runtime, and set up with ``JAXECON_SHIM_CPU_RUNTIME=1``.
+SHIM_MODES = ("foundation shim", "foundation shim, cpu runtime")
 
 #: The line prefix of the child's result on its stdout.
 _RESULT_TAG = "JAXECON_SHIM_RESULT "
@@ -53,12 +57,13 @@ def _timed_steps(env, obs, n: int, rng):
     return spent, obs
 
 
-def _measure_here(config: dict, n_steps: int, seed: int, reference: bool, rounds: int) -> dict:
+def _measure_here(config: dict, n_steps: int, seed: int, reference: bool, rounds: int,
+                  cpu_runtime: bool = False) -> dict:
     """``measure_shim``'s measurement in this process (its result, without ``"process"``)."""
     from jaxecon import foundation
     from jaxecon.foundation.cpu_runtime import configure_cpu_runtime
 
-    runtime = configure_cpu_runtime()  # what the first construction would set (see cpu_runtime)
+    runtime = configure_cpu_runtime(enable=cpu_runtime)
     cfg = dict(config)
     cfg["dense_log_frequency"] = None
     kwargs = {k: v for k, v in cfg.items() if k != "scenario_name"}
@@ -96,7 +101,7 @@ def _measure_here(config: dict, n_steps: int, seed: int, reference: bool, rounds
     sps = float(np.median(speeds["shim"]))
     ref = float(np.median(speeds["reference"])) if "reference" in speeds else None
     return {
-        "mode": "foundation shim",
+        "mode": SHIM_MODES[bool(cpu_runtime)],
         "batch": 1,
         "n_steps": per_round * rounds,
         "compile_s": compile_s,
@@ -120,13 +125,14 @@ def _child_main() -> None:
         import jax
 
         jax.config.update("jax_enable_x64", True)
-    res = _measure_here(req["config"], req["n_steps"], req["seed"], req["reference"], req["rounds"])
+    res = _measure_here(req["config"], req["n_steps"], req["seed"], req["reference"], req["rounds"],
+                        req["cpu_runtime"])
     sys.stdout.write(_RESULT_TAG + json.dumps(res) + "\n")
     sys.stdout.flush()
 
 
 def _measure_in_child(config: dict, n_steps: int, seed: int, reference: bool, rounds: int,
-                      timeout_s: float | None) -> dict:
+                      timeout_s: float | None, cpu_runtime: bool) -> dict:
     """``_measure_here`` in a fresh ``sys.executable`` process (see ``measure_shim``)."""
     import jax
 
@@ -134,7 +140,7 @@ def _measure_in_child(config: dict, n_steps: int, seed: int, reference: bool, ro
 
     try:
         payload = json.dumps({"config": config, "n_steps": n_steps, "seed": seed,
-                              "reference": bool(reference), "rounds": rounds,
+                              "reference": bool(reference), "rounds": rounds, "cpu_runtime": bool(cpu_runtime),
                               "x64": bool(jax.config.jax_enable_x64)})
     except TypeError as exc:
         raise ValueError(f"config must be JSON-serializable to be measured in a child process "
@@ -153,17 +159,17 @@ def _measure_in_child(config: dict, n_steps: int, seed: int, reference: bool, ro
 
 
 def measure_shim(config: dict, n_steps: int = 1000, seed: int = 1, reference: bool = True,
-                 rounds: int = 4, in_process: bool = False, timeout_s: float | None = 1800.0) -> dict:
+                 rounds: int = 4, in_process: bool = False, timeout_s: float | None = 1800.0,
+                 cpu_runtime: bool = False) -> dict:
     """The shim's steps/s on ``config`` (a Foundation env config), beside the reference's.
 
     By default it measures in a fresh child process (``sys.executable -c``,
     the request and the result passed as JSON, ``jax_enable_x64`` as in this
     process): the shim is then that process's first JAX user, as in a
-    Foundation user's script, so ``jaxecon.foundation.cpu_runtime`` applies
-    its CPU settings (reported as ``"cpu_runtime"``) and ``compile_s`` is a
-    new process's first construction. The reference is timed in the same
-    child. ``in_process=True`` measures in this process instead (tests; the
-    CPU settings apply only if JAX has not run here yet).
+    Foundation user's script, and ``compile_s`` is a new process's first
+    construction. The reference is timed in the same child.
+    ``in_process=True`` measures in this process instead (tests; the CPU
+    settings apply only if JAX has not run here yet).
 
     Args:
         config: a Foundation env config dict (``scenario_name`` and kwargs;
@@ -175,8 +181,10 @@ def measure_shim(config: dict, n_steps: int = 1000, seed: int = 1, reference: bo
         rounds: alternations.
         in_process: measure in this process rather than in a child.
         timeout_s: the child's wall-clock limit in seconds (None: no limit).
+        cpu_runtime: set JAX's CPU runtime up for the shim in the child
+            (``configure_cpu_runtime(enable=True)``); False: JAX's defaults.
     Returns:
-        ``{"mode": "foundation shim", "batch": 1, "n_steps", "compile_s"
+        ``{"mode": SHIM_MODES[cpu_runtime], "batch": 1, "n_steps", "compile_s"
         (first construction to the first step's return: compile or cache
         load), "construct_again_s" (a second environment of the config, to its
         first step), "env_steps_per_s", "agent_steps_per_s", "round_steps_per_s"
@@ -194,8 +202,8 @@ def measure_shim(config: dict, n_steps: int = 1000, seed: int = 1, reference: bo
     if n_steps < 1 or rounds < 1:
         raise ValueError(f"n_steps and rounds must be >= 1, got {n_steps}, {rounds}")
     if in_process:
-        res = _measure_here(config, n_steps, seed, reference, rounds)
+        res = _measure_here(config, n_steps, seed, reference, rounds, cpu_runtime)
     else:
-        res = _measure_in_child(config, n_steps, seed, reference, rounds, timeout_s)
+        res = _measure_in_child(config, n_steps, seed, reference, rounds, timeout_s, cpu_runtime)
     res["process"] = "in-process" if in_process else "child"
     return res

@@ -238,8 +238,8 @@ def run_benchmark(
                      f"{max(batch_sizes)}: {info['episode_compile_s']:.1f} s", quiet)
 
             n_shim = max(50, reference_steps * 4 // max(4, env.n_agents)) if shim_steps is None else shim_steps
-            if n_shim:
-                r = measure_shim(cfg, n_steps=n_shim, seed=seed + 1, reference=reference)
+            for cpu_runtime in ((False, True) if n_shim else ()):  # JAX's default, and the shim's switch
+                r = measure_shim(cfg, n_steps=n_shim, seed=seed + 1, reference=reference, cpu_runtime=cpu_runtime)
                 r.update(economy=name, components=info["components"], n_agents=env.n_agents,
                          bytes_per_env_step=step_bytes,
                          bandwidth_fraction=r["env_steps_per_s"] * step_bytes / bandwidth)
@@ -247,7 +247,7 @@ def run_benchmark(
                 ref_text = ("" if r["ratio"] is None else
                             f" vs the reference's {r['reference_env_steps_per_s']:,.0f} in the same "
                             f"rounds ({r['ratio']:.2f}x)")
-                _log(f"[{name}] foundation shim: construction {r['compile_s']:.2f} s (again "
+                _log(f"[{name}] {r['mode']}: construction {r['compile_s']:.2f} s (again "
                      f"{r['construct_again_s']:.3f} s), {r['env_steps_per_s']:,.0f} env-steps/s"
                      f"{ref_text}", quiet)
 
