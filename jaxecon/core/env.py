@@ -161,6 +161,8 @@ class BaseEnvironment:
     """
 
     name: str = ""
+    #: Marks jaxecon scenario classes: the scenario registry accepts only these.
+    jaxecon_scenario: bool = True
     agent_subclasses: tuple = (MOBILE, PLANNER)
     required_entities: tuple = ()
     Params: type = NoParams
@@ -1089,21 +1091,3 @@ class BaseEnvironment:
             if (self.planner_actions.multi_action_mode or not self.planner_actions.passive)
             else jnp.zeros((), jnp.int32),
         }
-
-
-def validate_scenario_class(cls) -> None:
-    """Check that ``cls`` can be registered as a jaxecon scenario (the registry's ``validate``).
-
-    Raises:
-        TypeError: ``cls`` is not a subclass of ``BaseEnvironment``; the
-            message points Foundation-style (numpy) scenarios to
-            ``jaxecon.foundation.scenarios.add``.
-    """
-    if not issubclass(cls, BaseEnvironment):
-        raise TypeError(
-            f"scenario class {cls.__name__!r} is not a jaxecon scenario (a subclass of "
-            "jaxecon.core.env.BaseEnvironment); a Foundation-style scenario subclasses "
-            "jaxecon.foundation.base.base_env.BaseEnvironment and registers with "
-            "jaxecon.foundation.scenarios.add (it runs in the stateful shim only)"
-        )
-

@@ -9,7 +9,7 @@ Foundation, registering a name again replaces the entry (a notebook cell run
 twice, a class redefined). A registry may check what it accepts: the
 component registry takes jaxecon components and Foundation-style ones
 (``jaxecon.core.component.validate_component_class``), the scenario registry
-jaxecon scenarios (``jaxecon.core.env.validate_scenario_class``); a class that
+jaxecon scenarios (``validate_scenario_class``); a class that
 is neither is a ``TypeError`` at registration, naming what it lacks.
 """
 
@@ -99,15 +99,25 @@ class Registry(Generic[T]):
         return f"Registry({self.kind!r}, {self.entries})"
 
 
-def _validate_scenario_class(cls) -> None:
-    """``jaxecon.core.env.validate_scenario_class`` (imported at the first
-    registration: ``jaxecon.core.env`` imports this module)."""
-    from jaxecon.core.env import validate_scenario_class
+def validate_scenario_class(cls) -> None:
+    """Check that ``cls`` can be registered as a jaxecon scenario: a subclass of
+    ``jaxecon.core.env.BaseEnvironment``, which declares ``jaxecon_scenario``.
 
-    validate_scenario_class(cls)
+    Raises:
+        TypeError: ``cls`` is not a jaxecon scenario class; the message
+            points Foundation-style (numpy) scenarios to
+            ``jaxecon.foundation.scenarios.add``.
+    """
+    if getattr(cls, "jaxecon_scenario", False) is not True:
+        raise TypeError(
+            f"scenario class {cls.__name__!r} is not a jaxecon scenario (a subclass of "
+            "jaxecon.core.env.BaseEnvironment); a Foundation-style scenario subclasses "
+            "jaxecon.foundation.base.base_env.BaseEnvironment and registers with "
+            "jaxecon.foundation.scenarios.add (it runs in the stateful shim only)"
+        )
 
 
-scenario_registry: Registry = Registry("scenario", _validate_scenario_class)
+scenario_registry: Registry = Registry("scenario", validate_scenario_class)
 component_registry: Registry = Registry("component", validate_component_class)
 agent_registry: Registry = Registry("agent")
 resource_registry: Registry = Registry("resource")
