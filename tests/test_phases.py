@@ -75,3 +75,12 @@ def test_a_scenario_class_called_directly_is_built_explicitly():
     assert env.build_components() is env and [c.name for c in env.components] == ["Build", "Gather"]
     with pytest.raises(RuntimeError, match="built already"):
         env.build_components()
+
+
+def test_the_scenario_registry_takes_only_jaxecon_scenarios():
+    class NumpyScenario:  # e.g. a Foundation-style scenario
+        name = "numpy_scenario"
+
+    with pytest.raises(TypeError, match="not a jaxecon scenario.*jaxecon.foundation.scenarios.add"):
+        scenario_registry.add(NumpyScenario)
+    assert not scenario_registry.has("numpy_scenario")
