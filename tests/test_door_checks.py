@@ -67,3 +67,12 @@ def test_valid_arguments_pass(econ):
     jax.vmap(lambda k: env.reset(k, p))(jax.random.split(jax.random.key(0), 2))
     acts = env.sample_actions(jax.random.key(2), obs)
     jax.jit(env.step)(jax.random.key(0), state, acts, p)
+
+
+def test_metrics_names_a_wrong_state(econ):
+    env, _, obs, state, foreign = econ
+    with pytest.raises(TypeError, match="state must be an EnvState of this env.*got dict"):
+        env.metrics(obs, env.default_params)
+    with pytest.raises(ValueError, match=r"state\.loc has shape"):
+        env.metrics(foreign, env.default_params)
+    assert "social/productivity" in env.metrics(state, env.default_params)

@@ -1051,7 +1051,17 @@ class BaseEnvironment:
     def metrics(self, state: EnvState, params: EnvParams) -> dict:
         """Foundation's ``env.metrics``: scenario metrics plus ``"<shorthand>/<key>"``
         component metrics, as scalar arrays. Jittable. ``assemble_metrics`` of
-        ``metric_sources``."""
+        ``metric_sources``.
+
+        Raises:
+            TypeError / ValueError: at trace time, a ``state`` or ``params``
+                that are not this economy's (as ``step``).
+        """
+        params_t, state_t = self._templates
+        check_like(state, state_t, "state", EnvState, "an EnvState of this env (from env.reset or env.step)",
+                   self._describe)
+        check_like(params, params_t, "params", EnvParams,
+                   "this env's EnvParams (env.default_params, or a copy made with .replace)", self._describe)
         return self.assemble_metrics(self.metric_sources(state, params))
 
     def metric_sources(self, state: EnvState, params: EnvParams) -> tuple:
