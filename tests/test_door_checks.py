@@ -76,3 +76,12 @@ def test_metrics_names_a_wrong_state(econ):
     with pytest.raises(ValueError, match=r"state\.loc has shape"):
         env.metrics(foreign, env.default_params)
     assert "social/productivity" in env.metrics(state, env.default_params)
+
+
+def test_a_front_names_an_observation_passed_as_its_state(econ):
+    from jaxecon.wrappers import GymnaxEnv
+
+    front = GymnaxEnv(econ[0])
+    obs, _ = front.reset(jax.random.key(0))
+    with pytest.raises(TypeError, match=r"state must be .* got an array of shape \(3, \d+\) \(an observation\?\)"):
+        front.step(jax.random.key(0), obs, jax.numpy.zeros(3, jax.numpy.int32))

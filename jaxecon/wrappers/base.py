@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import jax
+
 from jaxecon.core.env import BaseEnvironment
 from jaxecon.core.state import EnvState
 from jaxecon.env_checks import env_type_error
@@ -64,9 +66,10 @@ def unwrap_state(state: Any) -> EnvState:
     inner = state
     while not isinstance(inner, EnvState):
         if not hasattr(inner, "env_state"):
+            got = (f"an array of shape {tuple(state.shape)} (an observation?)" if isinstance(state, jax.Array)
+                   else type(state).__qualname__)
             raise TypeError(
-                f"state must be a jaxecon EnvState or a wrapper state with an env_state field, "
-                f"got {type(state).__qualname__}"
+                f"state must be a jaxecon EnvState or a wrapper state with an env_state field, got {got}"
             )
         inner = inner.env_state
     return inner
