@@ -47,7 +47,7 @@ import numpy as np
 
 from jaxecon.core.env import BaseEnvironment
 from jaxecon.core.state import EnvState
-from jaxecon.env_checks import check_params, env_type_error
+from jaxecon.env_checks import env_type_error
 from jaxecon.make import allowed_kwargs
 
 __all__ = [
@@ -212,10 +212,10 @@ def snapshot(env: BaseEnvironment, state, params, extra: Mapping | None = None,
     Raises:
         TypeError: ``env`` is not a jaxecon environment or ``params`` not an
             ``EnvParams``.
-        ValueError: ``params`` of another economy (``jaxecon.env_checks.check_params``).
+        ValueError: ``params`` of another economy (``BaseEnvironment.check_params``).
     """
     config_json = json.dumps(static_config(env), sort_keys=True)
-    check_params(env, params, batched=True)
+    env.check_params(params, batched=True)
     return Snapshot(
         kind=kind,
         config_json=config_json,

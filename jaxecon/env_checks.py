@@ -1,23 +1,19 @@
-"""Checks of the environment and params handed to the wrappers, the interfaces and checkpoints.
+"""Checks of the environment handed to the wrappers, the interfaces and checkpoints.
 
 - ``env_type_error(value, argument, accepted)``: the ``TypeError`` for an
   object that is not a jaxecon functional environment, naming the argument,
   what it accepts and, for the objects people pass by mistake, what to pass
   instead: a Foundation shim env (``jaxecon.foundation``) holds its functional
   env as ``env.core``; a wrapper or front holds it as ``env.unwrapped``.
-- ``check_params(env, params)``: ``params`` must be ``env``'s ``EnvParams``
-  (``env.default_params`` or a ``.replace`` of it): same structure, same leaf
-  shapes. Params of another economy are refused before they reach a compiled
-  function, where they would fail with an error about traced shapes, or not at all.
+- params are checked by the env itself, ``BaseEnvironment.check_params``
+  (same structure and leaf shapes as ``env.default_params``).
 """
 
 from __future__ import annotations
 
-from jaxecon.core.arg_checks import check_like
 from jaxecon.core.env import BaseEnvironment
-from jaxecon.core.state import EnvParams
 
-__all__ = ["check_params", "env_type_error"]
+__all__ = ["env_type_error"]
 
 
 def env_type_error(value, argument: str, accepted: str) -> TypeError:
@@ -39,25 +35,3 @@ def env_type_error(value, argument: str, accepted: str) -> TypeError:
     elif isinstance(getattr(value, "unwrapped", None), BaseEnvironment):
         hint = " (a wrapped env: pass its jaxecon env, env.unwrapped)"
     return TypeError(f"{argument} must be {accepted}, got {cls.__module__}.{cls.__qualname__}{hint}")
-
-
-def check_params(env: BaseEnvironment, params, argument: str = "params", batched: bool = False) -> None:
-    """Raise unless ``params`` is ``env``'s ``EnvParams``.
-
-    Works on traced params too (under ``jit``/``vmap`` the leaf shapes are
-    the per-example ones).
-
-    Args:
-        env: the jaxecon functional env.
-        params: what was given.
-        argument: the argument's name, used in the messages.
-        batched: allow one common leading batch shape in front of every
-            leaf's own shape (a vmapped sweep's params).
-    Raises:
-        TypeError: ``params`` is not an ``EnvParams``.
-        ValueError: its structure or a leaf's shape differs from
-            ``env.default_params``' (names the first differing leaf): params of
-            another economy.
-    """
-    check_like(params, env.default_params, argument, EnvParams,
-               "the env's EnvParams (env.default_params, or a copy made with .replace)", batched=batched)

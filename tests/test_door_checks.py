@@ -38,7 +38,7 @@ def test_reset_and_step_refuse_bad_keys_states_and_params(econ):
         env.step(k, obs, {}, p)
     with pytest.raises(TypeError, match="state must be an EnvState.*got NoneType"):
         env.step(k, None, {}, p)
-    with pytest.raises(TypeError, match="params must be this env's EnvParams.*got NoneType"):
+    with pytest.raises(TypeError, match="params must be the env's EnvParams.*got NoneType"):
         env.reset(k, None)
     for step in (env.step, jax.jit(env.step), jax.jit(env.checked_step)):
         with pytest.raises(ValueError, match=r"state\.loc has shape \(4, 2\), this env's has \(3, 2\)"):

@@ -93,7 +93,7 @@ def _own(case: str):
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_shared_economy_steps_as_the_economy_of_each_tax_model(case):
-    own_kwargs, model, rates = CASES[case]
+    _, model, rates = CASES[case]
     own = _own(case)
     noop = model != "model_wrapper"  # only the model_wrapper planner acts
     want = _run(own, own.default_params, 3, noop)

@@ -287,8 +287,8 @@ class PeriodicBracketTax(Component):
             Needs ``tax_model="model_wrapper"`` (the planner's action heads
             exist, masked to NO-OP under the other models) and taxes enabled;
             the us-federal and fixed-bracket-rates schedules are the
-            ``fixed_rates`` leaf (``fixed_bracket_rates`` or the US rates when
-            given, zeros otherwise) and the saez memory is always carried.
+            ``fixed_rates`` leaf (zeros by default: give the schedule in the
+            params) and the saez memory is always carried.
             Under each model the economy steps as one built with that
             ``tax_model`` (same rates, taxes and observations).
     Raises:
@@ -389,7 +389,7 @@ class PeriodicBracketTax(Component):
                 f'{p}tax_model "us-federal-single-filer-2018-scaled" needs bracket_spacing '
                 f'"us-federal", got {bracket_spacing!r}'
             )
-        if self.tax_model == "fixed-bracket-rates" or (self.tax_model_in_params and fixed_bracket_rates is not None):
+        if self.tax_model == "fixed-bracket-rates":
             if not isinstance(fixed_bracket_rates, (tuple, list)):
                 raise ValueError(
                     f'{p}fixed_bracket_rates must be a list of {self.n_brackets} rates for '

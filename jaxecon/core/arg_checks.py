@@ -3,7 +3,7 @@
 ``BaseEnvironment.reset`` / ``step`` / ``checked_step`` / ``sample_actions``
 run these on their arguments in Python. Inside ``jax.jit`` (and ``vmap``,
 ``scan``) that is at trace time only, so a compiled step pays nothing; they
-compare structure, shapes and dtypes kinds, never values.
+compare types, pytree structure and leaf shapes, never values.
 
 - ``check_key(key, argument)``: a PRNG key: a typed key array
   (``jax.random.key``) or raw ``uint32`` key data of shape ``(2,)``
@@ -32,7 +32,7 @@ def check_key(key, argument: str = "key") -> None:
         TypeError: not a key (None, an int, a float array, ...), naming
             ``argument`` and what it accepts.
     """
-    if isinstance(key, (jax.Array, np.ndarray)) or isinstance(key, jax.core.Tracer):
+    if isinstance(key, (jax.Array, np.ndarray)):  # traced keys are jax.Arrays too
         dtype = key.dtype
         if jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key) and key.shape == ():
             return

@@ -117,10 +117,6 @@ def _check_world_fits_in_memory(world_size, n_maps: int) -> None:
             f"{total / 2**30:,.1f} GiB of memory"
         )
 
-#: ``check_arguments``' marker of an argument the door does not take.
-_NOT_GIVEN = object()
-
-
 class BaseEnvironment:
     """Base class of scenarios: static structure plus pure reset/step/observe.
 
@@ -547,28 +543,35 @@ class BaseEnvironment:
             out += f", a {'x'.join(map(str, np.shape(next(iter(maps.values())))[-2:]))} world"
         return out
 
-    def check_arguments(self, key, params, state=_NOT_GIVEN, prev_state=None) -> None:
-        """Check the arguments of ``reset`` (``key``, ``params``, ``prev_state``)
-        or ``step`` (``key``, ``state``, ``params``).
+    def check_params(self, params, argument: str = "params", batched: bool = False) -> None:
+        """Raise unless ``params`` is this economy's ``EnvParams`` (``env.default_params``
+        or a ``.replace`` of it: same structure, same leaf shapes, optionally
+        behind common batch axes with ``batched``).
 
         Runs in Python: inside ``jax.jit`` at trace time only, at no cost in the
-        compiled program. Compares types, pytree structure and per-example leaf
-        shapes with this economy's (never values). ``prev_state`` may be None.
+        compiled program; never compares values.
 
         Raises:
-            TypeError: ``key`` is not one PRNG key; ``state``/``prev_state`` is
-                not an ``EnvState`` or ``params`` not an ``EnvParams``.
-            ValueError: a state or params of another economy (the message
-                names the leaves that differ and both economies).
+            TypeError: ``params`` is not an ``EnvParams``.
+            ValueError: params of another economy (the message names the
+                leaves that differ and both economies).
         """
-        check_key(key, "key")
-        params_t, state_t = self._templates
-        check_like(params, params_t, "params", EnvParams,
-                   "this env's EnvParams (env.default_params, or a copy made with .replace)", self._describe)
-        for name, value in (("state", state), ("prev_state", prev_state)):
-            if value is not _NOT_GIVEN and (value is not None or name == "state"):
-                check_like(value, state_t, name, EnvState, "an EnvState of this env (from env.reset or env.step)",
-                           self._describe)
+        check_like(params, self._templates[0], argument, EnvParams,
+                   "the env's EnvParams (env.default_params, or a copy made with .replace)", self._describe,
+                   batched=batched)
+
+    def check_state(self, state, argument: str = "state") -> None:
+        """Raise unless ``state`` is an ``EnvState`` of this economy (from ``reset`` or
+        ``step``: same structure, same per-example leaf shapes). Trace time
+        only inside ``jax.jit``, as ``check_params``.
+
+        Raises:
+            TypeError: ``state`` is not an ``EnvState`` (None, an observation dict, ...).
+            ValueError: a state of another economy (the message names the leaves
+                that differ and both economies).
+        """
+        check_like(state, self._templates[1], argument, EnvState,
+                   "an EnvState of this env (from env.reset or env.step)", self._describe)
 
     def init_state(self, key: jax.Array, params: EnvParams, completions=0) -> EnvState:
         """An ``EnvState`` of the right shapes, before any reset logic."""
@@ -611,11 +614,14 @@ class BaseEnvironment:
         Returns:
             ``(obs, state)``: observations ``{"a": {...}, "p": {...}}`` and ``EnvState``.
         Raises:
-            TypeError / ValueError: at trace time (``check_arguments``), a
-                ``key`` that is not a PRNG key, ``params`` or ``prev_state``
-                that are not this economy's.
+            TypeError / ValueError: at trace time, a ``key`` that is not a
+                PRNG key, ``params`` or ``prev_state`` that are not this
+                economy's (``check_params``, ``check_state``).
         """
-        self.check_arguments(key, params, prev_state=prev_state)
+        check_key(key, "key")
+        self.check_params(params)
+        if prev_state is not None:
+            self.check_state(prev_state, "prev_state")
         if completions is None:
             completions = 0 if prev_state is None else prev_state.completions
         keys = phases.reset_keys(key, len(self.components))
@@ -719,7 +725,9 @@ class BaseEnvironment:
         return out
 
     def _step(self, key, state: EnvState, actions, params: EnvParams, checked: bool):
-        self.check_arguments(key, params, state=state)
+        check_key(key, "key")
+        self.check_state(state)
+        self.check_params(params)
         a, p = self._check_actions(actions)
         if checked:
             validate_params(params)
@@ -770,9 +778,9 @@ class BaseEnvironment:
             "p": float []}``, ``done`` bool [] (timestep >= episode_length).
         Raises:
             ValueError: at trace time, for a wrong action structure, shape or dtype.
-            TypeError / ValueError: at trace time (``check_arguments``), a
-                ``key`` that is not a PRNG key, a ``state`` or ``params`` that
-                are not this economy's.
+            TypeError / ValueError: at trace time, a ``key`` that is not a
+                PRNG key, a ``state`` or ``params`` that are not this economy's
+                (``check_state``, ``check_params``).
         """
         return self._step(key, state, actions, params, checked=False)
 
@@ -1057,11 +1065,8 @@ class BaseEnvironment:
             TypeError / ValueError: at trace time, a ``state`` or ``params``
                 that are not this economy's (as ``step``).
         """
-        params_t, state_t = self._templates
-        check_like(state, state_t, "state", EnvState, "an EnvState of this env (from env.reset or env.step)",
-                   self._describe)
-        check_like(params, params_t, "params", EnvParams,
-                   "this env's EnvParams (env.default_params, or a copy made with .replace)", self._describe)
+        self.check_state(state)
+        self.check_params(params)
         return self.assemble_metrics(self.metric_sources(state, params))
 
     def metric_sources(self, state: EnvState, params: EnvParams) -> tuple:

@@ -45,10 +45,6 @@ import jax
 
 __all__ = ["Phase", "reset_keys", "reset_phases", "step_keys", "step_phases"]
 
-#: Phase names whose owner is the scenario (they call its hook of that name).
-SCENARIO_RESET_HOOKS = ("reset_starting_layout", "reset_agent_states", "additional_reset_steps")
-
-
 @dataclass(frozen=True)
 class Phase:
     """One phase of a reset or step sequence.

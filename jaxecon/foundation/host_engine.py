@@ -322,10 +322,12 @@ class CoreScenarioHooks:
         ctx = engine.context
         kd = np.asarray(ctx[1] if ctx is not None else env._kd, np.uint32)
         sbuf, pbuf = env._device_buffers(), env._params_buffers()
-        keyed = {ph.name: (ph, phases.reset_keys) for ph in core.reset_phases if ph.owner == "scenario"}
-        keyed.update({ph.name: (ph, phases.step_keys) for ph in core.step_phases if ph.owner == "scenario"})
+        # the scenario's phases that draw a key: their key, as the whole reset or step would give it
+        keyed = {ph.name: (ph, split) for seq, split in ((core.reset_phases, phases.reset_keys),
+                                                          (core.step_phases, phases.step_keys))
+                 for ph in seq if ph.owner == "scenario" and ph.key is not None}
         with unrolled_threefry_on_cpu():
-            if name in keyed and keyed[name][0].key is not None:  # the scenario's phase, with its key
+            if name in keyed:
                 phase, split = keyed[name]
 
                 def make():

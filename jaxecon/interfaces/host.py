@@ -25,7 +25,7 @@ import numpy as np
 
 from jaxecon.core import validators
 from jaxecon.core.env import BaseEnvironment
-from jaxecon.env_checks import check_params, env_type_error
+from jaxecon.env_checks import env_type_error
 from jaxecon.make import make_from_config
 from jaxecon.render import render_world
 
@@ -202,14 +202,14 @@ class Economy:
         seed: int >= 0 seeding the key (default: the env's ``seed``, else 0).
     Raises:
         TypeError / ValueError: ``params`` that are not ``env``'s
-            (``jaxecon.env_checks.check_params``).
+            (``BaseEnvironment.check_params``).
         ValueError: a bad ``batch_size`` or ``seed``.
     """
 
     def __init__(self, env: BaseEnvironment, params=None, batch_size=None, seed=None):
         self.env = env
         self.params = env.default_params if params is None else params
-        check_params(env, self.params)
+        env.check_params(self.params)
         self.batch_size = (None if batch_size is None
                            else validators.check_int("batch_size", batch_size, minimum=1))
         self._compiled = _compiled(env, self.batch_size)

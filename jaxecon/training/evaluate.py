@@ -205,7 +205,6 @@ class EpisodeRunner:
         # one rollout of an episode per "update"; no SGD here, so one minibatch of any size
         ecfg = cfg.replace(trainer=TrainerConfig(num_envs=self.num_envs, rollout_fragment_length=self.episode_length,
                                                  sgd_minibatch_size=2**62))
-        self.env = env
         self.ppo = PPO(ecfg, env)
         self.groups = tuple(s.group.name for s in self.ppo.setups)
         self.trained = tuple(s.group.name for s in self.ppo.setups if s.trained)
@@ -236,7 +235,7 @@ class EpisodeRunner:
     def saez_template(self):
         """The ``ShapeDtypeStruct``s of one economy's saez memory (``SaezState``), or None
         when the economy's tax model is not saez."""
-        state = jax.eval_shape(lambda k: self.ppo.adapter.reset(k), jax.random.key(0))[1]
+        state = jax.eval_shape(self.ppo.adapter.reset, jax.random.key(0))[1]
         saez = getattr(unwrap_state(state).components.get(TAX), "saez", None)
         return None if saez is None else jax.tree.map(
             lambda x: jax.ShapeDtypeStruct(x.shape[1:], x.dtype), saez)
@@ -395,7 +394,7 @@ def episode_runner(cfg: TrainConfig, env_cfg: dict, num_envs: int) -> EpisodeRun
     length, the tax model, ...) share the runner, and so its compiled episode.
     """
     shared = shared_economy_config(env_cfg)
-    if tax_component_kwargs(copy.deepcopy(shared)) is not None and not cfg.general.train_planner:
+    if tax_component_kwargs(shared) is not None and not cfg.general.train_planner:
         cfg = cfg.replace(general=dataclasses.replace(cfg.general, train_planner=True))
     key = _runner_key(cfg, shared, num_envs)
     if key not in _RUNNERS:

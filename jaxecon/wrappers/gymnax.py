@@ -29,7 +29,6 @@ from functools import partial
 import jax
 import jax.numpy as jnp
 
-from jaxecon.env_checks import check_params
 from jaxecon.wrappers.base import unwrap_state
 from jaxecon.wrappers.flat import MASK_FIELD, flat_observation, mask_heads
 from jaxecon.wrappers.front import Front
@@ -144,9 +143,9 @@ class GymnaxEnv(Front, _GymnaxEnvironment):
 
         Raises:
             TypeError / ValueError: ``params`` that are not the env's
-                (``jaxecon.env_checks.check_params``).
+                (``BaseEnvironment.check_params``).
         """
-        check_params(self._base, params)
+        self._base.check_params(params)
         obs, state = self._env.reset(key, params)
         return self._view(obs, state, params)[0], state
 
@@ -166,7 +165,7 @@ class GymnaxEnv(Front, _GymnaxEnvironment):
             TypeError / ValueError: ``params`` that are not the env's.
         """
         self._check_action(action, (self._base.n_agents,) + self.action_space().shape, "action")
-        check_params(self._base, params)
+        self._base.check_params(params)
         k_planner, k_env = jax.random.split(key)
         planner_action = self._planner(k_planner, unwrap_state(state), params)
         actions = {"a": jnp.asarray(action, jnp.int32), "p": planner_action}

@@ -26,7 +26,6 @@ from functools import partial
 import jax
 import jax.numpy as jnp
 
-from jaxecon.env_checks import check_params
 from jaxecon.wrappers.base import unwrap_state
 from jaxecon.wrappers.flat import flat_observation, mask_heads
 from jaxecon.wrappers.front import Front
@@ -61,7 +60,7 @@ class MultiAgentEnv(Front, _JaxMARLEnv):
         TypeError: ``env`` is not a jaxecon env/wrapper or already auto-resets.
         ValueError: ``flatten_masks=False`` or an unknown ``planner_policy``.
         TypeError / ValueError: ``params`` that are not the env's
-            (``jaxecon.env_checks.check_params``).
+            (``BaseEnvironment.check_params``).
 
     Per agent (``n`` = n_agents; "float" is float32, float64 under x64):
 
@@ -92,7 +91,7 @@ class MultiAgentEnv(Front, _JaxMARLEnv):
         flat = self._wrap(env, ("a",) if planner_policy is not None else ("a", "p"))
         base = self._base
         self._params = env.default_params if params is None else params
-        check_params(base, self._params)
+        base.check_params(self._params)
         self.mobile_agents = [str(i) for i in range(base.n_agents)]
         self._planner = None if planner_policy is None else make_planner_policy(base, planner_policy)
         agents = self.mobile_agents + ([PLANNER] if self.trains_planner else [])
@@ -117,7 +116,7 @@ class MultiAgentEnv(Front, _JaxMARLEnv):
     def with_params(self, params) -> "MultiAgentEnv":
         """A copy of this env whose calls use ``params`` (same structure; the
         copy's jitted methods compile once for it)."""
-        check_params(self._base, params)
+        self._base.check_params(params)
         other = copy.copy(self)
         other._params = params
         return other
