@@ -57,8 +57,7 @@ def test_running_the_phases_one_by_one_is_reset_and_step(env):
 
     acts = {"a": np.array([1, 2, 3], np.int32)}
     _, want, _, _, _ = env.step(key, state, acts, params)
-    a, p_ = env._check_actions(acts)
-    local = env.component_actions(a, p_)
+    local = env.component_actions(env.check_actions(acts))
     keys = phases.step_keys(key, len(env.components))
     for p in env.step_phases:
         state = env.run_step_phase(p, keys, state, params, local)

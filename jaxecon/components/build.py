@@ -33,12 +33,11 @@ from flax import struct
 
 from jaxecon.core import validators as cfg
 from jaxecon.core.component import Component
-from jaxecon.core.env import MOBILE
+from jaxecon.core.groups import MOBILE, SKILL_DISTS, sample_skills
 from jaxecon.core.registry import component_registry
 from jaxecon.core.state import EnvState, float_dtype
 from jaxecon.spaces import Box
 
-SKILL_DISTS = ("none", "pareto", "lognormal")
 
 
 @struct.dataclass
@@ -103,6 +102,7 @@ class Build(Component):
     component_type = "Build"
     required_entities = ("Wood", "Stone", "Coin", "House", "Labor")
     agent_subclasses = (MOBILE,)
+    draws_skills = True
     Params = BuildParams
 
     def __init__(self, spec, payment=10, payment_max_skill_multiplier=1, skill_dist="none", build_labor=10.0):
@@ -134,8 +134,9 @@ class Build(Component):
         )
 
     def reset(self, key, state: EnvState, params: BuildParams):
-        skill, pay_rate = sample_skill(
-            key, self.skill_dist, (self.n_agents,), params.payment_max_skill_multiplier
+        skill, pay_rate = sample_skills(
+            key, self.spec.agent_groups, self.name, self.skill_dist,
+            lambda k, dist, n: sample_skill(k, dist, (n,), params.payment_max_skill_multiplier),
         )
         sub = self.init(key, params).replace(build_payment=pay_rate * params.payment, build_skill=skill)
         return state.replace(components={**state.components, self.name: sub})

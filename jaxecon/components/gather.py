@@ -35,15 +35,28 @@ from flax import struct
 from jaxecon.core import validators as cfg
 from jaxecon.core import world
 from jaxecon.core.component import Component
-from jaxecon.core.env import MOBILE
+from jaxecon.core.groups import MOBILE, SKILL_DISTS, sample_skills
 from jaxecon.core.registry import component_registry
 from jaxecon.core.state import EnvState, float_dtype
 from jaxecon.spaces import Box
 
-SKILL_DISTS = ("none", "pareto", "lognormal")
 
 #: (d_row, d_col) of actions 0 (stay), 1 left, 2 right, 3 up, 4 down.
 MOVES = np.array([[0, 0], [0, -1], [0, 1], [-1, 0], [1, 0]], dtype=np.int32)
+
+
+def bonus_gather_prob(key, skill_dist: str, n: int) -> jax.Array:
+    """float [n] in [0, 1]: each agent's chance of a second unit per collection,
+    min(2, skill) / 2 with skill ~ Lomax(3) ("pareto") or LogNormal(-2.022,
+    0.938) ("lognormal"); 0 with "none" (Foundation's ``Gather`` skills)."""
+    f = float_dtype()
+    if skill_dist == "none":
+        return jnp.zeros(n, f)
+    if skill_dist == "pareto":
+        x = jax.random.pareto(key, 3.0, (n,), dtype=f) - 1.0  # Lomax(3)
+    else:
+        x = jnp.exp(-2.022 + 0.938 * jax.random.normal(key, (n,), dtype=f))
+    return jnp.minimum(2.0, x) / 2.0
 
 
 def resolve_moves(wants, target, occupant, rank, n_tiles: int):
@@ -142,6 +155,7 @@ class Gather(Component):
     component_type = None
     required_entities = ("Coin", "House", "Labor")
     agent_subclasses = (MOBILE,)
+    draws_skills = True
     Params = GatherParams
 
     def __init__(self, spec, move_labor=1.0, collect_labor=1.0, skill_dist="none"):
@@ -165,14 +179,10 @@ class Gather(Component):
         )
 
     def reset(self, key, state: EnvState, params):
-        n, f = self.n_agents, float_dtype()
         sub = self.init(key, params)
-        if self.skill_dist == "pareto":
-            x = jax.random.pareto(key, 3.0, (n,), dtype=f) - 1.0  # Lomax(3)
-            sub = sub.replace(bonus_gather_prob=jnp.minimum(2.0, x) / 2.0)
-        elif self.skill_dist == "lognormal":
-            x = jnp.exp(-2.022 + 0.938 * jax.random.normal(key, (n,), dtype=f))
-            sub = sub.replace(bonus_gather_prob=jnp.minimum(2.0, x) / 2.0)
+        if self.skill_dist != "none" or any(g.skill_dist for g in self.spec.agent_groups):
+            prob = sample_skills(key, self.spec.agent_groups, self.name, self.skill_dist, bonus_gather_prob)
+            sub = sub.replace(bonus_gather_prob=prob)
         return state.replace(components={**state.components, self.name: sub})
 
     def _enterable(self, state: EnvState, idx, rows, cols):

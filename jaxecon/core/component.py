@@ -146,6 +146,10 @@ class Component:
     component_type: str | None = None
     required_entities: tuple = ()
     agent_subclasses: tuple = ()
+    #: Whether ``reset`` draws a per-agent skill from a ``skill_dist`` keyword
+    #: argument (through ``jaxecon.core.groups.sample_skills``, so that a
+    #: mobile-agent group may draw from its own distribution).
+    draws_skills: bool = False
     Params: type = NoParams
     runs_on_host: bool = False
 
@@ -165,6 +169,13 @@ class Component:
     def default_params(self):
         """This component's ``Params`` with the values given at construction."""
         return self.Params()
+
+    def acts_on(self, group) -> bool:
+        """Whether this component takes actions from, and masks the actions of,
+        ``group`` (a ``jaxecon.core.groups.AgentGroup``): the group's agent class
+        is one of ``agent_subclasses`` and, for a mobile-agent type declared
+        with its own ``components``, this component is among them."""
+        return group.kind in self.agent_subclasses and (group.is_planner or group.takes_actions_of(self.name))
 
     def get_n_actions(self, agent_cls_name: str):
         """Actions for an agent kind: ``None``/0, an int n, or a list of (sub_name, n)."""

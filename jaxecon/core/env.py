@@ -40,6 +40,7 @@ from jaxecon.core.arg_checks import check_key, check_like
 from jaxecon.core import validators as cfg
 from jaxecon.core.backend import fusible_concatenate
 from jaxecon.core.component import Component, NoParams
+from jaxecon.core.groups import MOBILE, PLANNER, AgentGroup, parse_groups
 from jaxecon.core.param_checks import check_state_finite, validate_params
 from jaxecon.core.registry import (
     component_registry,
@@ -51,10 +52,7 @@ from jaxecon.core.action_layout import ActionLayout
 from jaxecon.core.spec import EnvSpec
 from jaxecon.core.state import EnvParams, EnvState, NoState, SubState, float_dtype, owner_dtype
 
-MOBILE = "BasicMobileAgent"
-PLANNER = "BasicPlanner"
-
-#: The agent ids of ``observation_space`` and ``action_space``: the mobile agents (shared), the planner.
+#: The groups of Foundation's scenarios: the mobile agents (shared), the planner.
 AGENT_IDS = ("a", "p")
 
 
@@ -144,9 +142,19 @@ class BaseEnvironment:
             functional API always returns ``{"a": ..., "p": ...}``).
         seed: None or int >= 0: default seed of the shim and CLI. (Foundation
             rejects 0, quirk Q11; jaxecon accepts it.)
+        mobile_agent_groups: None (one group ``"a"`` of every mobile agent,
+            Foundation's) or a list of mobile-agent types, each a dict
+            ``{"name", "n_agents", "components", "skill_dist"}``
+            (``jaxecon.core.groups.parse_groups``). jaxecon only.
+        n_planners: 0 or 1 (1): whether the economy has the planner
+            (group ``"p"``). jaxecon only.
+
+    Groups: ``agent_groups`` (``jaxecon.core.groups.AgentGroup``) key every
+    observation, action, reward, mask and space; ``group_names`` lists them
+    (``("a", "p")`` unless declared otherwise).
 
     Spaces: ``observation_space(agent)`` and ``action_space(agent)`` for
-    ``agent`` in ``AGENT_IDS`` (``jaxecon.spaces``; built at construction from
+    ``agent`` in ``group_names`` (``jaxecon.spaces``; built at construction from
     the components' ``observation_spaces`` and the scenario's
     ``generate_observation_spaces``; docs/spaces.md).
 
@@ -186,6 +194,8 @@ class BaseEnvironment:
         world_dense_log_frequency=50,
         collate_agent_step_and_reset_data=False,
         seed=None,
+        mobile_agent_groups=None,
+        n_planners=1,
     ):
         if components is None:
             raise ValueError("components is required: a list of (name, kwargs)")
@@ -254,6 +264,9 @@ class BaseEnvironment:
         )
 
         self._component_entries = [(cls, kwargs) for cls, (_, kwargs) in zip(classes, parsed)]
+        mobile = {c.name: getattr(c, "draws_skills", False)
+                  for c in classes if MOBILE in getattr(c, "agent_subclasses", ())}
+        self.agent_groups = parse_groups(self.n_agents, mobile_agent_groups, n_planners, mobile)
         _check_world_fits_in_memory(self.world_size, len(self.map_keys) + len(self.private_landmarks))
 
     def build_components(self) -> "BaseEnvironment":
@@ -287,6 +300,7 @@ class BaseEnvironment:
             multi_action_mode_planner=self.multi_action_mode_planner,
             seed=self.seed,
             scenario=self.static_spec(),
+            agent_groups=self.agent_groups,
         )
         components = []
         for cls, kwargs in self._component_entries:
@@ -300,11 +314,46 @@ class BaseEnvironment:
         self._components = components
         self.agent_actions = self._action_layout(MOBILE, self.multi_action_mode_agents)
         self.planner_actions = self._action_layout(PLANNER, self.multi_action_mode_planner)
+        if self.planner_group is None and not self.planner_actions.passive:
+            names = sorted({n.split(".")[0] for n in self.planner_actions.names})
+            raise ValueError(
+                f"the economy has no planner (n_planners=0), but {names} take planner actions; remove "
+                "them, turn their planner actions off (PeriodicBracketTax: disable_taxes=True) or set n_planners=1")
+        self.group_actions = {
+            g.name: (self.planner_actions if g.is_planner else
+                     self.agent_actions if g.components is None else
+                     self._action_layout(MOBILE, self.multi_action_mode_agents, g))
+            for g in self.agent_groups}
         self.components_built()
-        self._action_spaces = {"a": self._action_space_of(self.agent_actions),
-                               "p": self._action_space_of(self.planner_actions)}
+        self._action_spaces = {g: self._action_space_of(layout) for g, layout in self.group_actions.items()}
         self._observation_spaces = self._build_observation_spaces()
         return self
+
+    @property
+    def group_names(self) -> tuple:
+        """The groups' names, the keys of observations, actions, rewards and spaces
+        (``("a", "p")`` for Foundation's scenarios)."""
+        return tuple(g.name for g in self.agent_groups)
+
+    @property
+    def mobile_groups(self) -> tuple:
+        """The mobile-agent groups (``AgentGroup``), in agent order."""
+        return tuple(g for g in self.agent_groups if not g.is_planner)
+
+    @property
+    def planner_group(self) -> AgentGroup | None:
+        """The planner's group, or None in an economy without a planner."""
+        return next((g for g in self.agent_groups if g.is_planner), None)
+
+    @property
+    def default_groups(self) -> bool:
+        """Whether the groups are Foundation's (one mobile group ``"a"``, the planner ``"p"``)."""
+        return self.group_names == AGENT_IDS and self.mobile_groups[0].components is None
+
+    @property
+    def one_mobile_group(self) -> bool:
+        """Whether one group holds every mobile agent and takes every mobile action."""
+        return len(self.mobile_groups) == 1 and self.mobile_groups[0].components is None
 
     @property
     def components(self) -> list:
@@ -324,10 +373,12 @@ class BaseEnvironment:
 
 
     # ------------------------------------------------------------------ structure
-    def _action_layout(self, agent_kind: str, multi: bool) -> ActionLayout:
+    def _action_layout(self, agent_kind: str, multi: bool, group: AgentGroup | None = None) -> ActionLayout:
+        """The action subspaces of ``agent_kind``'s components, or of those that
+        act on ``group`` (``Component.acts_on``), in component-list order."""
         names, sizes = [], []
         for comp in self.components:
-            if agent_kind not in comp.agent_subclasses:
+            if agent_kind not in comp.agent_subclasses or (group is not None and not comp.acts_on(group)):
                 continue
             n = comp.get_n_actions(agent_kind)
             if n is None or (isinstance(n, int) and n == 0):
@@ -387,8 +438,8 @@ class BaseEnvironment:
 
     @property
     def num_agents(self) -> int:
-        """Mobile agents plus the planner (Foundation's ``num_agents``)."""
-        return self.n_agents + 1
+        """Mobile agents plus the planner if any (Foundation's ``num_agents``)."""
+        return self.n_agents + (self.planner_group is not None)
 
     # ----------------------------------------------------------- scenario hooks
     def static_spec(self) -> Any:
@@ -668,11 +719,25 @@ class BaseEnvironment:
                  "additional_reset_steps": self.additional_reset_steps}
         return hooks[phase.name](key, state, params)
 
-    def component_actions(self, a: jax.Array, p: jax.Array) -> list:
+    def component_actions(self, actions: dict) -> list:
         """Per component (list order), ``{"a": {subspace: int [n]}, "p": {subspace: int []}}``:
-        the decoded mobile-agent actions ``a`` and planner actions ``p``
-        (``step``'s checked arrays) of that component's action subspaces."""
-        local_a, local_p = self.agent_actions.decode(a), self.planner_actions.decode(p)
+        the decoded actions of that component's action subspaces, every mobile
+        agent's on one axis (agents of a group without the subspace: 0, NO-OP).
+
+        Args:
+            actions: ``{group: int32 array}`` of every group, as ``step``
+                checks them (``check_actions``).
+        """
+        if self.one_mobile_group:
+            local_a = self.agent_actions.decode(actions[self.mobile_groups[0].name])
+        else:
+            per_group = [self.group_actions[g.name].decode(actions[g.name]) for g in self.mobile_groups]
+            local_a = {
+                name: jnp.concatenate([d[name] if name in d else jnp.zeros(g.count, jnp.int32)
+                                       for g, d in zip(self.mobile_groups, per_group)])
+                for name in self.agent_actions.names}
+        planner = self.planner_group
+        local_p = {} if planner is None else self.planner_actions.decode(actions[planner.name])
         return [{"a": {n: v for n, v in local_a.items() if n.split(".")[0] == c.name},
                  "p": {n: v for n, v in local_p.items() if n.split(".")[0] == c.name}}
                 for c in self.components]
@@ -696,20 +761,30 @@ class BaseEnvironment:
             return comp.step(keys[phase.key], state, actions[phase.component], params.components[comp.name])
         return self.scenario_step(keys[phase.key], state, params)
 
-    def _check_actions(self, actions):
-        """Trace-time validation of the action pytree; returns (a, p) int32 arrays."""
+    def check_actions(self, actions) -> dict:
+        """Trace-time validation of the action pytree.
+
+        Returns:
+            ``{group: int32 [count] / [count, n_subspaces] (mobile) or [] /
+            [n_subspaces] (planner)}`` for every group (a missing or None
+            entry: zeros, NO-OP).
+        Raises:
+            ValueError: not a dict, an unknown group, a wrong shape or dtype.
+        """
         if actions is None:
             actions = {}
+        names = self.group_names
         if not isinstance(actions, dict):
-            raise ValueError(f'actions must be a dict {{"a": ..., "p": ...}}, got {type(actions)}')
-        extra = set(actions) - {"a", "p"}
+            raise ValueError(f"actions must be a dict keyed by group {names}, got {type(actions)}")
+        extra = set(actions) - set(names)
         if extra:
-            raise ValueError(f'actions has unknown keys {sorted(extra)}; allowed: "a", "p"')
-        out = []
-        for key, layout, lead in (("a", self.agent_actions, (self.n_agents,)), ("p", self.planner_actions, ())):
-            shape = lead + layout.action_shape
+            raise ValueError(f"actions has unknown keys {sorted(extra)}; allowed: {', '.join(map(repr, names))}")
+        out = {}
+        for g in self.agent_groups:
+            key, layout = g.name, self.group_actions[g.name]
+            shape = (() if g.is_planner else (g.count,)) + layout.action_shape
             if key not in actions or actions[key] is None:
-                out.append(jnp.zeros(shape, jnp.int32))
+                out[key] = jnp.zeros(shape, jnp.int32)
                 continue
             arr = jnp.asarray(actions[key])
             if not jnp.issubdtype(arr.dtype, jnp.integer):
@@ -721,29 +796,28 @@ class BaseEnvironment:
                     f'actions["{key}"] must have shape {shape} '
                     f'({"multi" if layout.multi_action_mode else "single"}-action mode), got {arr.shape}'
                 )
-            out.append(arr.astype(jnp.int32))
+            out[key] = arr.astype(jnp.int32)
         return out
 
     def _step(self, key, state: EnvState, actions, params: EnvParams, checked: bool):
         check_key(key, "key")
         self.check_state(state)
         self.check_params(params)
-        a, p = self._check_actions(actions)
+        acts = self.check_actions(actions)
         if checked:
             validate_params(params)
-            ok_a = self.agent_actions.in_range(a)
-            checkify.check(
-                jnp.all(ok_a),
-                "out-of-range mobile-agent action: {} (allowed: " + self._range_text(self.agent_actions) + ")",
-                a,
-            )
-            if not self.planner_actions.passive:
+            for g in self.agent_groups:
+                layout = self.group_actions[g.name]
+                if g.is_planner and layout.passive:
+                    continue
+                who = "planner" if g.is_planner else "mobile-agent"
+                where = "" if g.name in AGENT_IDS else f' (group "{g.name}")'
                 checkify.check(
-                    jnp.all(self.planner_actions.in_range(p)),
-                    "out-of-range planner action: {} (allowed: " + self._range_text(self.planner_actions) + ")",
-                    p,
+                    jnp.all(layout.in_range(acts[g.name])),
+                    f"out-of-range {who} action{where}: {{}} (allowed: " + self._range_text(layout) + ")",
+                    acts[g.name],
                 )
-        local = self.component_actions(a, p)
+        local = self.component_actions(acts)
         keys = phases.step_keys(key, len(self.components))
         for phase in self.step_phases:
             state = self.run_step_phase(phase, keys, state, params, local)
@@ -754,7 +828,18 @@ class BaseEnvironment:
         done = state.timestep >= self.episode_length
         state = state.replace(completions=state.completions + done.astype(jnp.int32))
         info = self.step_info(state, params)
-        return obs, state, {"a": rew_a, "p": rew_p}, done, info
+        return obs, state, self.group_rewards(rew_a, rew_p), done, info
+
+    def group_rewards(self, rew_a: jax.Array, rew_p: jax.Array) -> dict:
+        """``{group: reward}`` from ``compute_reward``'s float [n_agents] and []:
+        each mobile group's agents' entries (float [count]), the planner's []."""
+        return {g.name: rew_p if g.is_planner else self._rows(rew_a, g) for g in self.agent_groups}
+
+    def _rows(self, x: jax.Array, group: AgentGroup) -> jax.Array:
+        """``x``'s entries of ``group``'s agents along the leading agent axis."""
+        if group.start == 0 and group.count == self.n_agents:
+            return x
+        return x[group.start:group.stop]
 
     @staticmethod
     def _range_text(layout: ActionLayout) -> str:
@@ -771,11 +856,14 @@ class BaseEnvironment:
             actions: ``{"a": int [n_agents] (single-action mode) or
                 int [n_agents, n_subspaces] (multi-action mode), "p": int [] or
                 int [n_planner_subspaces]}``; a missing entry means NO-OP.
+                With declared groups, one entry per group (``group_names``),
+                a mobile group's ``[count]`` or ``[count, n_subspaces]``.
                 Out-of-range indices act as NO-OP (see ``checked_step``).
             params: ``EnvParams``.
         Returns:
             ``(obs, state, reward, done, info)`` with ``reward = {"a": float [n],
-            "p": float []}``, ``done`` bool [] (timestep >= episode_length).
+            "p": float []}`` (per group: ``group_rewards``), ``done`` bool []
+            (timestep >= episode_length).
         Raises:
             ValueError: at trace time, for a wrong action structure, shape or dtype.
             TypeError / ValueError: at trace time, a ``key`` that is not a
@@ -829,31 +917,49 @@ class BaseEnvironment:
         """``observe``'s result from the hooks' outputs (``observation_sources``,
         ``mask_sources``): prefixes, ``time``, packing and masks. The stateful
         shim calls it with some outputs computed on the host."""
-        n = self.n_agents
-        groups = {"a": {}, "p": {}, "pa": {}}
-        for prefix, source in sources:
-            for g, entries in source.items():
-                for k, v in entries.items():
-                    groups[g][f"{prefix}-{k}"] = jnp.asarray(v)
         t = state.timestep.astype(jnp.float32) / (
             float(self.episode_length) if self.allow_observation_scaling else 1.0
         )
-        groups["a"]["time"] = jnp.broadcast_to(t, (n, 1))
-        groups["p"]["time"] = jnp.reshape(t, (1,))
-
         masks = self.assemble_masks(mask_sources)
-        obs_a = self._pack(groups["a"], batched=True)
-        obs_p = self._pack(groups["p"], batched=False)
-        if groups["pa"]:
-            pa = self._pack(groups["pa"], batched=True, with_time=False)
-            for i in range(n):
-                if self.flatten_observations:
-                    obs_p[f"p{i}"] = pa["flat"][i]
-                else:
-                    obs_p[f"p{i}"] = {k: v[i] for k, v in pa.items()}
-        obs_a["action_mask"] = masks["a"]
-        obs_p["action_mask"] = masks["p"]
-        return {"a": obs_a, "p": obs_p}
+        out = {}
+        for g in self.agent_groups:
+            if g.is_planner:
+                entries = self._group_entries(sources, "p", g, jnp.asarray)
+                entries["time"] = jnp.reshape(t, (1,))
+                obs = self._pack(entries, batched=False)
+                pa = self._group_entries(sources, "pa", g, jnp.asarray)
+                if pa:
+                    pa = self._pack(pa, batched=True, with_time=False)
+                    for i in range(self.n_agents):
+                        if self.flatten_observations:
+                            obs[f"p{i}"] = pa["flat"][i]
+                        else:
+                            obs[f"p{i}"] = {k: v[i] for k, v in pa.items()}
+            else:
+                entries = self._group_entries(sources, "a", g, lambda v: self._rows(jnp.asarray(v), g))
+                entries["time"] = jnp.broadcast_to(t, (g.count, 1))
+                obs = self._pack(entries, batched=True)
+            obs["action_mask"] = masks[g.name]
+            out[g.name] = obs
+        return out
+
+    def observes(self, group: AgentGroup, prefix: str) -> bool:
+        """Whether ``group`` observes the observation hook ``prefix`` (``"world"``
+        or a component's name): the planner and Foundation's one mobile group
+        observe every hook; a declared mobile-agent type observes the world and
+        every component except those with mobile-agent actions that it does
+        not take."""
+        if group.is_planner or group.components is None:
+            return True
+        with_mobile_actions = {n.split(".")[0] for n in self.agent_actions.names}
+        return prefix not in with_mobile_actions or group.takes_actions_of(prefix)
+
+    def _group_entries(self, sources: list, kind: str, group: AgentGroup, take) -> dict:
+        """``{"<prefix>-<key>": take(value)}`` of the hooks' ``kind`` entries
+        (``"a"``, ``"p"``, ``"pa"``) that ``group`` observes, in hook order."""
+        return {f"{prefix}-{k}": take(v)
+                for prefix, source in sources if self.observes(group, prefix)
+                for k, v in source.get(kind, {}).items()}
 
     def _pack(self, entries: dict, batched: bool, with_time: bool = True) -> dict:
         """Foundation's observation packager (``base_env._generate_observations``)."""
@@ -879,7 +985,8 @@ class BaseEnvironment:
 
         ``agent="a"``: a mobile agent's entry of ``obs["a"]`` (every field of
         ``obs["a"][k][i]``, no leading n_agents axis, ``"action_mask"``
-        included); all mobile agents share it. ``agent="p"``: the planner's
+        included); all mobile agents of a group share it (a declared
+        mobile-agent type: its own group name). ``agent="p"``: the planner's
         ``obs["p"]``, with a ``p<i>`` entry per mobile agent (a flat ``Box``,
         or a nested ``Dict`` when observations are not flattened). Keys,
         shapes and dtypes are ``observe``'s; bounds come from the scenario's
@@ -889,7 +996,7 @@ class BaseEnvironment:
         construction; every call returns the same object.
 
         Raises:
-            ValueError: ``agent`` not in ``AGENT_IDS``.
+            ValueError: ``agent`` not in ``group_names``.
             NotImplementedError: an economy with a Foundation-style (host)
                 component, whose observations are known only at run time.
         """
@@ -906,16 +1013,15 @@ class BaseEnvironment:
         ``actions["a"][i]`` / ``actions["p"]``. The same object on every call.
 
         Raises:
-            ValueError: ``agent`` not in ``AGENT_IDS``.
+            ValueError: ``agent`` not in ``group_names``.
         """
         return self._action_spaces[self._agent_id(agent)]
 
-    @staticmethod
-    def _agent_id(agent) -> str:
-        if agent not in AGENT_IDS:
-            raise ValueError(
-                f"agent must be one of {AGENT_IDS} (\"a\": the mobile agents, \"p\": the planner), got {agent!r}"
-            )
+    def _agent_id(self, agent) -> str:
+        if agent not in self.group_names:
+            what = ("\"a\": the mobile agents, \"p\": the planner" if self.default_groups
+                    else "the groups of this economy")
+            raise ValueError(f"agent must be one of {self.group_names} ({what}), got {agent!r}")
         return agent
 
     @staticmethod
@@ -979,11 +1085,6 @@ class BaseEnvironment:
             sources = self.observation_space_sources()
         except NotImplementedError as e:
             return str(e)
-        groups = {"a": {}, "p": {}, "pa": {}}
-        for prefix, source in sources:
-            for g, entries in source.items():
-                for k, box in entries.items():
-                    groups[g][f"{prefix}-{k}"] = box
         # time: t / episode_length in [0, 1] when scaled (widened: the division may
         # round up by an ulp), else t in [0, episode_length]; stepping past the
         # end (quirk Q12) leaves the space.
@@ -991,17 +1092,19 @@ class BaseEnvironment:
             time = spaces.Box(0.0, 1.0, (1,), np.float32).widen()
         else:
             time = spaces.Box(0.0, float(self.episode_length), (1,), np.float32)
-        groups["a"]["time"] = time
-        groups["p"]["time"] = time
-        obs_a = self._pack_spaces(groups["a"])
-        obs_p = self._pack_spaces(groups["p"])
-        if groups["pa"]:
-            pa = self._pack_spaces(groups["pa"], with_time=False)
-            for i in range(self.n_agents):
-                obs_p[f"p{i}"] = pa["flat"] if self.flatten_observations else spaces.Dict(pa)
-        obs_a["action_mask"] = self._mask_space(self.agent_actions)
-        obs_p["action_mask"] = self._mask_space(self.planner_actions)
-        return {"a": spaces.Dict(obs_a), "p": spaces.Dict(obs_p)}
+        out = {}
+        for g in self.agent_groups:
+            entries = self._group_entries(sources, "p" if g.is_planner else "a", g, lambda box: box)
+            entries["time"] = time
+            obs = self._pack_spaces(entries)
+            pa = self._group_entries(sources, "pa", g, lambda box: box) if g.is_planner else {}
+            if pa:
+                pa = self._pack_spaces(pa, with_time=False)
+                for i in range(self.n_agents):
+                    obs[f"p{i}"] = pa["flat"] if self.flatten_observations else spaces.Dict(pa)
+            obs["action_mask"] = self._mask_space(self.group_actions[g.name])
+            out[g.name] = spaces.Dict(obs)
+        return out
 
     def _pack_spaces(self, entries: dict, with_time: bool = True) -> dict:
         """``_pack`` over one agent's spaces: ``flat`` is the float32 concatenation
@@ -1039,22 +1142,18 @@ class BaseEnvironment:
         mask are all ones)."""
         m = {"a": {}, "p": {}}
         for source in mask_sources:
-            for g, entries in source.items():
-                m[g].update(entries)
-        n = self.n_agents
-        for g, layout, batch in (("a", self.agent_actions, (n,)), ("p", self.planner_actions, ())):
-            for name, size in zip(layout.names, layout.sizes):
-                if name not in m[g]:
-                    m[g][name] = jnp.ones(batch + (size,), bool)
-        if self.flatten_masks:
-            return {
-                "a": self.agent_actions.flatten_masks(m["a"], (n,)),
-                "p": self.planner_actions.flatten_masks(m["p"], ()),
-            }
-        return {
-            g: {k: v.astype(jnp.uint8) for k, v in m[g].items() if k in layout.names}
-            for g, layout in (("a", self.agent_actions), ("p", self.planner_actions))
-        }
+            for kind, entries in source.items():
+                m[kind].update(entries)
+        out = {}
+        for g in self.agent_groups:
+            layout, kind = self.group_actions[g.name], "p" if g.is_planner else "a"
+            batch = () if g.is_planner else (g.count,)
+            rows = {name: jnp.ones(batch + (size,), bool) if name not in m[kind]
+                    else m[kind][name] if g.is_planner else self._rows(m[kind][name], g)
+                    for name, size in zip(layout.names, layout.sizes)}
+            out[g.name] = (layout.flatten_masks(rows, batch) if self.flatten_masks
+                           else {k: v.astype(jnp.uint8) for k, v in rows.items()})
+        return out
 
     def metrics(self, state: EnvState, params: EnvParams) -> dict:
         """Foundation's ``env.metrics``: scenario metrics plus ``"<shorthand>/<key>"``
@@ -1095,14 +1194,19 @@ class BaseEnvironment:
             raise ValueError("sample_actions needs flatten_masks=True")
         check_key(key, "key")
         if not (isinstance(obs, dict) and all(isinstance(obs.get(g), dict) and "action_mask" in obs[g]
-                                              for g in ("a", "p"))):
-            raise ValueError('obs must be the observation dict of reset or step, holding obs["a"]["action_mask"] '
-                             f"and obs[\"p\"][\"action_mask\"]; got {type(obs).__qualname__}"
+                                              for g in self.group_names)):
+            raise ValueError("obs must be the observation dict of reset or step, holding "
+                             + " and ".join(f'obs["{g}"]["action_mask"]' for g in self.group_names)
+                             + f"; got {type(obs).__qualname__}"
                              + (f" with keys {list(obs)}" if isinstance(obs, dict) else ""))
-        ka, kp = jax.random.split(key)
-        return {
-            "a": self.agent_actions.sample(ka, obs["a"]["action_mask"]),
-            "p": self.planner_actions.sample(kp, obs["p"]["action_mask"])
-            if (self.planner_actions.multi_action_mode or not self.planner_actions.passive)
-            else jnp.zeros((), jnp.int32),
-        }
+        if self.default_groups:  # Foundation's groups: the keys of the earlier releases
+            keys = dict(zip(AGENT_IDS, jax.random.split(key)))
+        else:
+            keys = dict(zip(self.group_names, jax.random.split(key, len(self.agent_groups))))
+        out = {}
+        for g in self.agent_groups:
+            layout = self.group_actions[g.name]
+            out[g.name] = (jnp.zeros((), jnp.int32) if g.is_planner and layout.passive
+                           and not layout.multi_action_mode
+                           else layout.sample(keys[g.name], obs[g.name]["action_mask"]))
+        return out

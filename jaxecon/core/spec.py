@@ -37,6 +37,8 @@ class EnvSpec:
         multi_action_mode_agents: one action per subspace per step for mobile agents.
         multi_action_mode_planner: the same for the planner.
         seed: the construction-time seed (None or int >= 0).
+        agent_groups: the economy's ``jaxecon.core.groups.AgentGroup`` tuple
+            (mobile groups in agent order, then the planner if any).
         scenario: the scenario's own static facts for its components, as
             returned by the scenario's ``static_spec()`` (a frozen dataclass),
             or None. The COVID-19 components read the recorded policies here.
@@ -59,3 +61,4 @@ class EnvSpec:
     multi_action_mode_planner: bool
     seed: Any = None
     scenario: Any = None
+    agent_groups: tuple = ()

@@ -76,6 +76,11 @@ class FoundationEnv(EnvAttributes):
         self._episode_started = False  # step() needs a reset() first
         configure_cpu_runtime()  # before anything creates JAX's backend
         core = build_scenario(core_cls, kwargs, host_components=True)
+        if not core.default_groups:
+            raise ValueError(
+                "the Foundation shim runs Foundation's agents (mobile agents \"0\"..\"n-1\" of one type and the "
+                f"planner \"p\"); this economy's groups are {core.group_names} (mobile_agent_groups, "
+                "n_planners): run it with jaxecon.make and its fronts (GymnaxEnv, MultiAgentEnv, the trainer)")
         self._core = core
         self._extra_state_fields = {}  # agent idx -> {key: value} written by host code
         if hooks or any(c.runs_on_host for c in core.components):

@@ -137,8 +137,8 @@ class HostEngine(Engine):
         def seg(kd, sbuf, acts, pbuf):
             keys = self._keys(kd, phases.step_keys)
             params, state = pp.unpack(pbuf), sp.unpack(sbuf)
-            local = core.component_actions(acts[: self._n_a].reshape(self._a_shape),
-                                           acts[self._n_a:].reshape(self._p_shape))
+            local = core.component_actions({"a": acts[: self._n_a].reshape(self._a_shape),
+                                            "p": acts[self._n_a:].reshape(self._p_shape)})
             for phase in ops:
                 state = core.run_step_phase(phase, keys, state, params, local)
             return sp.pack(state)

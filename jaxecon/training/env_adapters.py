@@ -195,7 +195,8 @@ class BatchedEnv(Wrapper):
 
 
 class JaxeconAdapter:
-    """A batch of a jaxecon functional env's economies as groups ``"a"`` and ``"p"``.
+    """A batch of a jaxecon functional env's economies as its agent groups
+    (``"a"`` and ``"p"``, or the economy's declared ones: ``env.agent_groups``).
 
     Args:
         env: an env from ``jaxecon.make`` / ``make_from_config`` with
@@ -208,7 +209,8 @@ class JaxeconAdapter:
 
     The stack is ``AutoResetWrapper(BatchedEnv(LogWrapper(env), num_envs))``.
     Features are the env's observation dicts without ``"action_mask"``;
-    ``groups[0]`` is ``"a"``; ``"p"`` follows when the planner has actions.
+    the groups follow ``env.agent_groups`` (mobile groups, role ``"agents"``;
+    the planner, role ``"planner"``, when it has actions).
     """
 
     def __init__(self, env, num_envs: int, params=None):
@@ -228,21 +230,23 @@ class JaxeconAdapter:
         self.metric_names = tuple(m for m in TRAIN_METRICS if m in names)
         self._wrapped = AutoResetWrapper(
             BatchedEnv(LogWrapper(env, metrics=self.metric_names), self.num_envs))
-        a, p = env.agent_actions, env.planner_actions
-        agents = tuple(str(i) for i in range(env.n_agents))
-        groups = [AgentGroup("a", agents, tuple(int(d) for d in a.dims) if a.multi_action_mode
-                             else (a.n_actions,), a.multi_action_mode, "agents")]
-        self.planner_acts = not p.passive
-        if self.planner_acts:
-            groups.append(AgentGroup("p", ("p",), tuple(int(d) for d in p.dims) if p.multi_action_mode
-                                     else (p.n_actions,), p.multi_action_mode, "planner"))
+        groups = []
+        for eg in env.agent_groups:
+            layout = env.group_actions[eg.name]
+            if eg.is_planner and layout.passive:
+                continue  # a planner without actions sends NO-OP and forms no group
+            agents = (eg.name,) if eg.is_planner else tuple(str(i) for i in range(eg.start, eg.stop))
+            heads = tuple(int(d) for d in layout.dims) if layout.multi_action_mode else (layout.n_actions,)
+            groups.append(AgentGroup(eg.name, agents, heads, layout.multi_action_mode,
+                                     "planner" if eg.is_planner else "agents"))
         self.groups = tuple(groups)
+        self._planners = {eg.name for eg in env.agent_groups if eg.is_planner}
 
     def _obs(self, obs) -> dict:
         out = {}
         for g in self.groups:
             o = obs[g.name]
-            if g.name == "p":
+            if g.name in self._planners:
                 o = jax.tree.map(lambda x: x[:, None], o)
             feats = {k: v for k, v in o.items() if k != "action_mask"}
             out[g.name] = GroupObs(feats, split_heads(o["action_mask"], g.heads))
@@ -252,11 +256,8 @@ class JaxeconAdapter:
         out = {}
         for g in self.groups:
             a = actions[g.name] if g.multi else actions[g.name][..., 0]
-            out[g.name] = a[:, 0] if g.name == "p" else a
-        if not self.planner_acts:
-            shape = (self.num_envs,) + self.env.planner_actions.action_shape
-            out["p"] = jnp.zeros(shape, jnp.int32)
-        return out
+            out[g.name] = a[:, 0] if g.name in self._planners else a
+        return out  # a group without a policy (a passive planner) is left out: NO-OP
 
     def reset(self, key, prev_state=None, params=None):
         """``(obs, state)`` of ``num_envs`` fresh economies (see the module docstring).
@@ -276,11 +277,11 @@ class JaxeconAdapter:
         obs, state, reward, _, info = self._wrapped.step(
             key, state, self._env_actions(actions), self.params if params is None else params
         )
-        rew = {"a": reward["a"].astype(jnp.float32)}
-        ret = {"a": info["returned_episode_returns"]["a"].astype(jnp.float32)}
-        if self.planner_acts:
-            rew["p"] = reward["p"].astype(jnp.float32)[:, None]
-            ret["p"] = info["returned_episode_returns"]["p"].astype(jnp.float32)[:, None]
+        rew, ret = {}, {}
+        for g in self.groups:
+            lead = (lambda x: x[:, None]) if g.name in self._planners else (lambda x: x)
+            rew[g.name] = lead(reward[g.name].astype(jnp.float32))
+            ret[g.name] = lead(info["returned_episode_returns"][g.name].astype(jnp.float32))
         out = {
             "returned_episode": info["returned_episode"],
             "returned_episode_returns": ret,

@@ -32,8 +32,8 @@ class Front:
 
         Args:
             env: a jaxecon functional env or a ``Wrapper`` of one.
-            groups: the observation groups the front hands out, ``("a",)`` or
-                ``("a", "p")``.
+            groups: the observation groups the front hands out (names of
+                ``env.agent_groups``), e.g. ``("a",)`` or ``("a", "p")``.
         Returns:
             ``{group: Box}``: one agent's flat observation space per group
             (``flat.flat_observation_space`` of ``env.observation_space(group)``).
@@ -55,9 +55,11 @@ class Front:
         self._env, self._base = env, base
         flat_spaces = {g: flat_observation_space(env.observation_space(g)) for g in groups}
 
+        planners = {g.name for g in base.agent_groups if g.is_planner}
+
         def sizes(key):
             obs, _ = env.reset(key, base.default_params)
-            return {g: flat_observation(obs[g], 1 if g == "a" else 0) for g in groups}
+            return {g: flat_observation(obs[g], 0 if g in planners else 1) for g in groups}
 
         shapes = jax.eval_shape(sizes, jax.random.key(0))
         for group, space in flat_spaces.items():

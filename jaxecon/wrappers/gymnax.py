@@ -29,7 +29,7 @@ from functools import partial
 import jax
 import jax.numpy as jnp
 
-from jaxecon.wrappers.base import unwrap_state
+from jaxecon.wrappers.base import Wrapper, unwrap_state
 from jaxecon.wrappers.flat import MASK_FIELD, flat_observation, mask_heads
 from jaxecon.wrappers.front import Front
 from jaxecon.wrappers.planner import make_planner_policy
@@ -60,13 +60,18 @@ class GymnaxEnv(Front, _GymnaxEnvironment):
             shape, e.g. one per tax bracket), or a callable ``(key,
             planner_obs, state) -> planner action``; see
             ``jaxecon.wrappers.planner``.
+            In an economy without a planner (``n_planners=0``) only ``"noop"``
+            (the default) is allowed, and ``info`` has no planner entries.
         step_api: ``"gymnax"`` (default: six values) or ``"legacy"`` (five).
+        group: the mobile-agent group that acts (``env.group_names``); needed
+            only when the economy declares several mobile-agent types, whose
+            other groups then send NO-OP every step.
     Raises:
         TypeError: ``env`` is not a jaxecon env/wrapper or already auto-resets.
-        ValueError: ``flatten_masks=False``, an unknown ``planner_policy`` or
-            ``step_api`` (the message lists the allowed values).
+        ValueError: ``flatten_masks=False``, an unknown ``planner_policy``,
+            ``step_api`` or ``group`` (the message lists the allowed values).
 
-    Shapes (``n`` = n_agents): ``obs`` float32 [n, obs_dim] (each agent's
+    Shapes (``n`` = num_agents, the agents of ``group``): ``obs`` float32 [n, obs_dim] (each agent's
     observation fields except ``"action_mask"``, flattened and concatenated
     in sorted field order; ``jaxecon.wrappers.flat``); ``action`` int32 [n]
     (or [n, n_heads]); ``reward`` float [n]; ``terminated`` bool [] (always
@@ -85,12 +90,25 @@ class GymnaxEnv(Front, _GymnaxEnvironment):
     splits ``k_step`` into the planner's key and the env step's key.
     """
 
-    def __init__(self, env, planner_policy="noop", step_api: str = "gymnax"):
-        self._observation_space = self._wrap(env, ("a",))["a"]
+    def __init__(self, env, planner_policy="noop", step_api: str = "gymnax", group=None):
+        base = env.unwrapped if isinstance(env, Wrapper) else env
+        mobile = tuple(g.name for g in getattr(base, "mobile_groups", ()))
+        if group is None and len(mobile) > 1:
+            raise ValueError(f"group must name the mobile-agent group that acts, one of {mobile} "
+                             "(the economy has several mobile-agent types)")
+        if mobile and group is not None and group not in mobile:
+            raise ValueError(f"group must be one of the mobile-agent groups {mobile}, got {group!r}")
+        self.group = mobile[0] if group is None and mobile else group
+        self._observation_space = self._wrap(env, (self.group,))[self.group]
         if step_api not in STEP_APIS:
             raise ValueError(f"step_api must be one of {STEP_APIS}, got {step_api!r}")
         self.step_api = step_api
-        self._planner = make_planner_policy(self._base, planner_policy)
+        planner = self._base.planner_group
+        if planner is None and not (isinstance(planner_policy, str) and planner_policy == "noop"):
+            raise ValueError(f"planner_policy must be 'noop': the economy has no planner (n_planners=0), "
+                             f"got {planner_policy!r}")
+        self._planner = None if planner is None else make_planner_policy(self._base, planner_policy)
+        self._acting = next(g for g in self._base.mobile_groups if g.name == self.group)
 
     # ------------------------------------------------------------ structure
     @property
@@ -100,43 +118,44 @@ class GymnaxEnv(Front, _GymnaxEnvironment):
 
     @property
     def num_agents(self) -> int:
-        """Mobile agents acting jointly (the leading axis of obs, action, reward)."""
-        return self._base.n_agents
+        """Mobile agents acting jointly (the leading axis of obs, action, reward):
+        those of ``group``."""
+        return self._acting.count
 
     @property
     def num_actions(self):
         """One agent's number of actions (single-action mode), or the tuple of
         its heads' sizes (multi-action mode)."""
-        layout = self._base.agent_actions
+        layout = self._base.group_actions[self.group]
         return tuple(int(d) for d in layout.dims) if layout.multi_action_mode else layout.n_actions
 
     def observation_space(self, params=None):
         """One agent's flat observation: ``jaxecon.spaces.Box`` float32
-        [obs_dim], bounds from ``env.observation_space("a")``. ``params`` is
+        [obs_dim], bounds from ``env.observation_space(group)``. ``params`` is
         accepted for gymnax's signature; the space does not depend on it."""
         return self._observation_space
 
     def action_space(self, params=None):
         """One agent's action: ``Discrete(n_actions)`` or ``MultiDiscrete(dims)``
-        (``env.action_space("a")``)."""
-        return self._base.action_space("a")
+        (``env.action_space(group)``)."""
+        return self._base.action_space(self.group)
 
     # ------------------------------------------------------------ functions
     def _view(self, obs, state, params):
         """(float32 [n, obs_dim], mask heads) of the env's observation."""
-        group = obs["a"]
+        group = obs[self.group]
         if isinstance(group, dict) and MASK_FIELD in group:
             flat_mask = group[MASK_FIELD]
         else:
-            flat_mask = self._base.masks(unwrap_state(state), params)["a"]
-        return flat_observation(group, 1), mask_heads(flat_mask, self._base.agent_actions)
+            flat_mask = self._base.masks(unwrap_state(state), params)[self.group]
+        return flat_observation(group, 1), mask_heads(flat_mask, self._base.group_actions[self.group])
 
     def action_mask(self, state, params=None):
         """bool [n, n_actions] (or [n, n_heads, max_dim]): the mobile agents'
         action mask at ``state`` (``flat.mask_heads``)."""
         params = self.default_params if params is None else params
-        flat_mask = self._base.masks(unwrap_state(state), params)["a"]
-        return mask_heads(flat_mask, self._base.agent_actions)
+        flat_mask = self._base.masks(unwrap_state(state), params)[self.group]
+        return mask_heads(flat_mask, self._base.group_actions[self.group])
 
     def reset_env(self, key, params):
         """``(obs float32 [n, obs_dim], state)`` of a fresh episode.
@@ -161,18 +180,22 @@ class GymnaxEnv(Front, _GymnaxEnvironment):
 
         Raises:
             ValueError: ``action`` is not an integer array of shape
-                ``(n_agents,) + action_space().shape``.
+                ``(num_agents,) + action_space().shape``.
             TypeError / ValueError: ``params`` that are not the env's.
         """
-        self._check_action(action, (self._base.n_agents,) + self.action_space().shape, "action")
+        self._check_action(action, (self.num_agents,) + self.action_space().shape, "action")
         self._base.check_params(params)
         k_planner, k_env = jax.random.split(key)
-        planner_action = self._planner(k_planner, unwrap_state(state), params)
-        actions = {"a": jnp.asarray(action, jnp.int32), "p": planner_action}
+        actions = {self.group: jnp.asarray(action, jnp.int32)}  # other groups: NO-OP
+        planner = self._base.planner_group
+        if planner is not None:
+            actions[planner.name] = self._planner(k_planner, unwrap_state(state), params)
         obs, state, reward, _, info = self._env.step(k_env, state, actions, params)
         flat, mask = self._view(obs, state, params)
-        info = {**info, "action_mask": mask, "planner_action": planner_action, "planner_reward": reward["p"]}
-        return flat, state, reward["a"], self.is_terminated(state, params), info
+        info = {**info, "action_mask": mask}
+        if planner is not None:
+            info.update(planner_action=actions[planner.name], planner_reward=reward[planner.name])
+        return flat, state, reward[self.group], self.is_terminated(state, params), info
 
     def is_terminated(self, state, params) -> jax.Array:
         """bool []: always False (Foundation episodes end only by time limit)."""

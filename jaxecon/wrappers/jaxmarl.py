@@ -26,7 +26,7 @@ from functools import partial
 import jax
 import jax.numpy as jnp
 
-from jaxecon.wrappers.base import unwrap_state
+from jaxecon.wrappers.base import Wrapper, unwrap_state
 from jaxecon.wrappers.flat import flat_observation, mask_heads
 from jaxecon.wrappers.front import Front
 from jaxecon.wrappers.planner import make_planner_policy
@@ -88,25 +88,35 @@ class MultiAgentEnv(Front, _JaxMARLEnv):
     """
 
     def __init__(self, env, params=None, planner_policy=None):
-        flat = self._wrap(env, ("a",) if planner_policy is not None else ("a", "p"))
+        base = env.unwrapped if isinstance(env, Wrapper) else env
+        has_planner = getattr(base, "planner_group", None) is not None
+        if planner_policy is not None and not has_planner:
+            raise ValueError("planner_policy must be None: the economy has no planner (n_planners=0)")
+        self._mobile_groups = tuple(getattr(base, "mobile_groups", ()))
+        groups = tuple(g.name for g in self._mobile_groups)
+        flat = self._wrap(env, groups + ((PLANNER,) if has_planner and planner_policy is None else ()))
         base = self._base
         self._params = env.default_params if params is None else params
         base.check_params(self._params)
         self.mobile_agents = [str(i) for i in range(base.n_agents)]
         self._planner = None if planner_policy is None else make_planner_policy(base, planner_policy)
+        self._has_planner = has_planner
         agents = self.mobile_agents + ([PLANNER] if self.trains_planner else [])
         if _JaxMARLEnv is not object:
             super().__init__(num_agents=len(agents))
         self.num_agents = len(agents)
         self.agents = agents
-        self.observation_spaces = {a: flat["p" if a == PLANNER else "a"] for a in agents}
-        self.action_spaces = {a: base.action_space("p" if a == PLANNER else "a") for a in agents}
+        self._group_of = {str(i): g.name for g in self._mobile_groups for i in range(g.start, g.stop)}
+        self._group_of.update({PLANNER: PLANNER} if self.trains_planner else {})
+        self.observation_spaces = {a: flat[self._group_of[a]] for a in agents}
+        self.action_spaces = {a: base.action_space(self._group_of[a]) for a in agents}
 
     # ------------------------------------------------------------ structure
     @property
     def trains_planner(self) -> bool:
-        """Whether the planner is an agent (no ``planner_policy`` given)."""
-        return self._planner is None
+        """Whether the planner is an agent (the economy has one and no
+        ``planner_policy`` was given)."""
+        return self._has_planner and self._planner is None
 
     @property
     def params(self):
@@ -124,8 +134,13 @@ class MultiAgentEnv(Front, _JaxMARLEnv):
     @property
     def agent_classes(self) -> dict:
         """``{"mobile": ["0", ..., "n-1"], "planner": ["p"]}`` (no planner entry
-        when the planner acts by ``planner_policy``)."""
-        out = {"mobile": list(self.mobile_agents)}
+        when the planner acts by ``planner_policy`` or the economy has none);
+        with declared mobile-agent types, one entry per type, by its group name,
+        instead of ``"mobile"``."""
+        if len(self._mobile_groups) == 1:
+            out = {"mobile": list(self.mobile_agents)}
+        else:
+            out = {g.name: [str(i) for i in range(g.start, g.stop)] for g in self._mobile_groups}
         if self.trains_planner:
             out["planner"] = [PLANNER]
         return out
@@ -148,8 +163,10 @@ class MultiAgentEnv(Front, _JaxMARLEnv):
 
     # ------------------------------------------------------------ functions
     def _obs_dict(self, obs) -> dict:
-        flat_a = flat_observation(obs["a"], 1)
-        out = {a: flat_a[i] for i, a in enumerate(self.mobile_agents)}
+        out = {}
+        for g in self._mobile_groups:
+            flat = flat_observation(obs[g.name], 1)
+            out.update({str(g.start + i): flat[i] for i in range(g.count)})
         if self.trains_planner:
             out[PLANNER] = flat_observation(obs["p"], 0)
         return out
@@ -181,12 +198,13 @@ class MultiAgentEnv(Front, _JaxMARLEnv):
 
     def _joint_actions(self, key, state, actions) -> dict:
         self._check_actions(actions)
-        a = jnp.stack([jnp.asarray(actions[i], jnp.int32) for i in self.mobile_agents])
+        joint = {g.name: jnp.stack([jnp.asarray(actions[str(i)], jnp.int32) for i in range(g.start, g.stop)])
+                 for g in self._mobile_groups}
         if self.trains_planner:
-            p = jnp.asarray(actions[PLANNER], jnp.int32)
-        else:
-            p = self._planner(key, unwrap_state(state), self._params)
-        return {"a": a, "p": p}
+            joint[PLANNER] = jnp.asarray(actions[PLANNER], jnp.int32)
+        elif self._has_planner:
+            joint[PLANNER] = self._planner(key, unwrap_state(state), self._params)
+        return joint
 
     def step_env(self, key, state, actions):
         """One step without reset: ``(obs, state, rewards, dones, infos)``.
@@ -198,11 +216,11 @@ class MultiAgentEnv(Front, _JaxMARLEnv):
         k_planner, k_env = jax.random.split(key)
         joint = self._joint_actions(k_planner, state, actions)
         obs, state, reward, done, info = self._env.step(k_env, state, joint, self._params)
-        rewards = {a: reward["a"][i] for i, a in enumerate(self.mobile_agents)}
+        rewards = {str(g.start + i): reward[g.name][i] for g in self._mobile_groups for i in range(g.count)}
         if self.trains_planner:
-            rewards[PLANNER] = reward["p"]
-        else:
-            info = {**info, "planner_reward": reward["p"]}
+            rewards[PLANNER] = reward[PLANNER]
+        elif self._has_planner:
+            info = {**info, "planner_reward": reward[PLANNER]}
         done = jnp.asarray(done, bool)
         dones = {a: done for a in self.agents}
         dones["__all__"] = done
@@ -238,8 +256,10 @@ class MultiAgentEnv(Front, _JaxMARLEnv):
     def get_avail_actions(self, state) -> dict:
         """``{agent: bool mask}`` at ``state`` (shapes in the class docstring)."""
         masks = self._base.masks(unwrap_state(state), self._params)
-        heads_a = mask_heads(masks["a"], self._base.agent_actions)
-        out = {a: heads_a[i] for i, a in enumerate(self.mobile_agents)}
+        out = {}
+        for g in self._mobile_groups:
+            heads = mask_heads(masks[g.name], self._base.group_actions[g.name])
+            out.update({str(g.start + i): heads[i] for i in range(g.count)})
         if self.trains_planner:
             out[PLANNER] = mask_heads(masks["p"], self._base.planner_actions)
         return out

@@ -138,7 +138,8 @@ class LogWrapper(Wrapper):
             key, params, prev_state=None if prev_state is None else prev_state.env_state
         )
         f = float_dtype()
-        zero_returns = {"a": jnp.zeros(self.unwrapped.n_agents, f), "p": jnp.zeros((), f)}
+        base = self.unwrapped
+        zero_returns = {g.name: jnp.zeros(() if g.is_planner else (g.count,), f) for g in base.agent_groups}
         if prev_state is None:
             returned = (
                 zero_returns,

@@ -1,0 +1,188 @@
+"""Agent groups: the named sets of agents an economy's observations, actions,
+rewards, masks and spaces are keyed by.
+
+Foundation's ``BaseEnvironment`` takes a list of ``agent_subclasses`` and
+builds its agents from them (``ai_economist/foundation/base/base_env.py``);
+its scenarios have one kind of mobile agent and one planner, whose
+observations, actions and rewards it keys ``"0".."n-1"`` and ``"p"``. jaxecon
+keys them by *group*: a group is one or more agents of one Foundation agent
+class that share an observation layout, an action space and a reward.
+
+- The default groups are Foundation's: ``"a"``, every mobile agent, and
+  ``"p"``, the planner. Every scenario, config and front that knows only
+  these runs unchanged.
+- ``mobile_agent_groups`` (a ``make`` keyword argument) splits the mobile
+  agents into several *mobile-agent types*: each group has its own count, the
+  components whose actions it takes (which also decides what it observes and
+  how its action mask reads), and its own skill distribution per component.
+  The groups take consecutive ranges of the state's agent axis, in the order
+  declared: group ``g`` is agents ``g.start .. g.stop - 1``.
+- ``n_planners=0`` builds an economy without a planner: no ``"p"`` entry
+  anywhere, and a component that needs the planner's actions (tax brackets)
+  is refused at construction.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+import jax
+import jax.numpy as jnp
+
+#: Foundation's agent class names (``BasicMobileAgent``, ``BasicPlanner``).
+MOBILE = "BasicMobileAgent"
+PLANNER = "BasicPlanner"
+#: The default groups' names: every mobile agent, and the planner.
+MOBILE_GROUP = "a"
+PLANNER_GROUP = "p"
+#: The keys a mobile-agent group declaration may hold.
+GROUP_KEYS = ("name", "n_agents", "components", "skill_dist")
+SKILL_DISTS = ("none", "pareto", "lognormal")
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+@dataclass(frozen=True)
+class AgentGroup:
+    """One group of agents.
+
+    Attributes:
+        name: the group's key in observations, actions, rewards, masks and
+            spaces (``"a"``, ``"p"``, or a declared name such as ``"builders"``).
+        kind: Foundation's agent class, ``MOBILE`` or ``PLANNER``.
+        count: agents in the group (a planner group: 1).
+        start: index of the group's first agent on the state's agent axis
+            (mobile groups; 0 for the planner).
+        components: mobile groups: names of the components whose actions the
+            group takes, or None for every component acting on mobile agents.
+        skill_dist: ``((component name, "none" | "pareto" | "lognormal"), ...)``:
+            the group's skill distribution where it differs from the component's
+            own ``skill_dist``.
+    """
+
+    name: str
+    kind: str
+    count: int
+    start: int = 0
+    components: tuple | None = None
+    skill_dist: tuple = ()
+
+    @property
+    def stop(self) -> int:
+        """One past the group's last agent index."""
+        return self.start + self.count
+
+    @property
+    def is_planner(self) -> bool:
+        """Whether the group is the planner."""
+        return self.kind == PLANNER
+
+    def takes_actions_of(self, component_name: str) -> bool:
+        """Whether the group's action space holds ``component_name``'s actions
+        (mobile groups; a component must also act on the group's kind)."""
+        return self.components is None or component_name in self.components
+
+    def skill_dist_of(self, component_name: str, default: str) -> str:
+        """The group's skill distribution for ``component_name`` (``default``: the component's)."""
+        return dict(self.skill_dist).get(component_name, default)
+
+
+def default_groups(n_agents: int, n_planners: int = 1) -> tuple:
+    """Foundation's groups: ``"a"`` (``n_agents`` mobile agents) and, with
+    ``n_planners=1``, ``"p"``."""
+    groups = (AgentGroup(MOBILE_GROUP, MOBILE, n_agents),)
+    return groups + ((AgentGroup(PLANNER_GROUP, PLANNER, 1),) if n_planners else ())
+
+
+def parse_groups(n_agents: int, mobile_agent_groups, n_planners, mobile_components: dict) -> tuple:
+    """The economy's groups from ``make``'s keyword arguments.
+
+    Args:
+        n_agents: int, the number of mobile agents (already checked).
+        mobile_agent_groups: None (one group ``"a"``), or a non-empty list of
+            dicts with keys ``name`` (str identifier, not ``"p"``, unique),
+            ``n_agents`` (int >= 1; the groups' counts sum to ``n_agents``),
+            optionally ``components`` (list of component names acting on
+            mobile agents; default all of them) and ``skill_dist``
+            (``{component name: "none" | "pareto" | "lognormal"}``, for
+            components with a ``skill_dist`` keyword argument: Build, Gather).
+        n_planners: 0 or 1.
+        mobile_components: ``{name: has_skill_dist}`` of the economy's
+            components that act on mobile agents (registry names).
+    Returns:
+        tuple of ``AgentGroup``: the mobile groups in order, then the planner.
+    Raises:
+        ValueError / TypeError: naming the bad argument and what is allowed.
+    """
+    if isinstance(n_planners, bool) or n_planners not in (0, 1):
+        raise ValueError(f"n_planners must be 0 or 1 (the planner's group \"p\"), got {n_planners!r}")
+    if mobile_agent_groups is None:
+        return default_groups(n_agents, n_planners)
+    if not isinstance(mobile_agent_groups, (list, tuple)) or not mobile_agent_groups:
+        raise ValueError("mobile_agent_groups must be None or a non-empty list of dicts "
+                         f"with keys {GROUP_KEYS}, got {mobile_agent_groups!r}")
+    groups, start, names = [], 0, set()
+    for i, decl in enumerate(mobile_agent_groups):
+        where = f"mobile_agent_groups[{i}]"
+        if not isinstance(decl, dict):
+            raise TypeError(f"{where} must be a dict with keys {GROUP_KEYS}, got {type(decl).__name__}")
+        unknown = set(decl) - set(GROUP_KEYS)
+        if unknown:
+            raise ValueError(f"{where} has unknown keys {sorted(unknown)}; allowed: {GROUP_KEYS}")
+        name = decl.get("name")
+        if not isinstance(name, str) or not _NAME.match(name) or name == PLANNER_GROUP or name in names:
+            raise ValueError(f"{where}['name'] must be a unique identifier other than {PLANNER_GROUP!r} "
+                             f"(the planner's group), got {name!r}")
+        names.add(name)
+        count = decl.get("n_agents")
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise ValueError(f"{where}['n_agents'] must be an int >= 1, got {count!r}")
+        comps = decl.get("components")
+        if comps is not None:
+            if not isinstance(comps, (list, tuple)) or not all(isinstance(c, str) for c in comps):
+                raise ValueError(f"{where}['components'] must be a list of component names, got {comps!r}")
+            bad = [c for c in comps if c not in mobile_components]
+            if bad:
+                raise ValueError(f"{where}['components'] names {bad}, which are not components of this "
+                                 f"economy acting on mobile agents; allowed: {sorted(mobile_components)}")
+            comps = tuple(comps)
+        skills = decl.get("skill_dist") or {}
+        if not isinstance(skills, dict):
+            raise ValueError(f"{where}['skill_dist'] must be a dict {{component: distribution}}, got {skills!r}")
+        for comp, dist in skills.items():
+            if not mobile_components.get(comp, False):
+                raise ValueError(f"{where}['skill_dist'] names {comp!r}; allowed: the components with a "
+                                 f"skill_dist, {sorted(c for c, s in mobile_components.items() if s)}")
+            if dist not in SKILL_DISTS:
+                raise ValueError(f"{where}['skill_dist'][{comp!r}] must be one of {SKILL_DISTS}, got {dist!r}")
+        groups.append(AgentGroup(name, MOBILE, count, start, comps, tuple(sorted(skills.items()))))
+        start += count
+    if start != n_agents:
+        raise ValueError(f"the mobile_agent_groups' n_agents sum to {start}, but n_agents is {n_agents}; "
+                         "they must be equal")
+    return tuple(groups) + ((AgentGroup(PLANNER_GROUP, PLANNER, 1),) if n_planners else ())
+
+
+def sample_skills(key: jax.Array, groups: tuple, component_name: str, default: str,
+                  sample: Callable) -> jax.Array:
+    """Per-agent skills drawn from each mobile group's distribution.
+
+    Args:
+        key: PRNG key.
+        groups: the economy's ``AgentGroup`` tuple (``EnvSpec.agent_groups``).
+        component_name: the drawing component's registry name.
+        default: the component's own ``skill_dist``.
+        sample: ``sample(key, dist, n)`` -> an array [n] or a tuple of them.
+    Returns:
+        what ``sample`` returns, for [n_agents]: the groups' draws in agent order. Where every group
+        draws from ``default``, exactly ``sample(key, default, n_agents)``
+        (the reference's draw).
+    """
+    mobile = [g for g in groups if not g.is_planner]
+    dists = [g.skill_dist_of(component_name, default) for g in mobile]
+    if all(d == default for d in dists):
+        return sample(key, default, sum(g.count for g in mobile))
+    keys = jax.random.split(key, len(mobile))
+    parts = [sample(k, d, g.count) for k, d, g in zip(keys, dists, mobile)]
+    return jax.tree.map(lambda *xs: jnp.concatenate(xs), *parts)

@@ -1,0 +1,212 @@
+"""Agent groups: several mobile-agent types and an economy without a planner.
+
+The two proof economies (gather-trade-build with builders, who Build but do
+not trade, and traders, who trade but do not Build, each with its own skill
+distribution, plus the planner; and gather-build with no planner) are held
+against the economy with Foundation's groups: given the same actions, the
+state after every step is the same to the bit, and each group's rewards are
+its agents' entries of the default economy's.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxecon
+from jaxecon.core.groups import AgentGroup, parse_groups
+from jaxecon.wrappers import GymnaxEnv, MultiAgentEnv
+
+GTB = [("Build", {"skill_dist": "pareto", "build_labor": 1}), ("ContinuousDoubleAuction", {}),
+       ("Gather", {"move_labor": 1, "collect_labor": 1}), ("PeriodicBracketTax", {"period": 5})]
+KW = dict(n_agents=5, world_size=[12, 12], episode_length=12)
+TYPES = [{"name": "builders", "n_agents": 2, "components": ["Build", "Gather"]},
+         {"name": "traders", "n_agents": 3, "components": ["ContinuousDoubleAuction", "Gather"]}]
+
+
+def make(components=GTB, **kw):
+    return jaxecon.make("uniform/simple_wood_and_stone", components=components, **{**KW, **kw})
+
+
+@pytest.fixture(scope="module")
+def pair():
+    return make(mobile_agent_groups=TYPES), make()
+
+
+def to_default(typed, default, actions: dict) -> dict:
+    """The default economy's actions equal to ``typed``'s: each group's local
+    index mapped to the same (subspace, action) in the joint layout."""
+    joint = {v: k for k, v in default.agent_actions.single_action_map().items()}
+    rows = []
+    for g in typed.mobile_groups:
+        local = typed.group_actions[g.name].single_action_map()
+        table = np.zeros(typed.group_actions[g.name].n_actions, np.int32)
+        for idx, sub_k in local.items():
+            table[idx] = joint[sub_k]
+        rows.append(jnp.asarray(table)[actions[g.name]])
+    return {"a": jnp.concatenate(rows), "p": actions["p"]}
+
+
+def test_default_economies_keep_foundations_groups(pair):
+    _, default = pair
+    assert default.group_names == ("a", "p") and default.default_groups
+    assert default.agent_groups == (AgentGroup("a", "BasicMobileAgent", 5), AgentGroup("p", "BasicPlanner", 1))
+    assert default.group_actions["a"] is default.agent_actions
+
+
+def test_mobile_agent_types_have_their_own_actions_observations_and_skills(pair):
+    typed, default = pair
+    assert typed.group_names == ("builders", "traders", "p") and not typed.default_groups
+    builders, traders = typed.mobile_groups
+    assert (builders.start, builders.stop, traders.start, traders.stop) == (0, 2, 2, 5)
+    assert typed.group_actions["builders"].names == ("Build", "Gather")
+    assert all(n.startswith("ContinuousDoubleAuction") or n == "Gather" for n in typed.group_actions["traders"].names)
+    assert typed.action_space("builders").n == 1 + 1 + 4
+    assert typed.action_space("traders").n == default.action_space("a").n - 1
+    obs, state = typed.reset(jax.random.key(0), typed.default_params)
+    assert set(obs) == {"builders", "traders", "p"}
+    assert obs["builders"]["flat"].shape[0] == 2 and obs["traders"]["flat"].shape[0] == 3
+    # a type observes the components whose actions it takes, and every other one (the taxes)
+    assert obs["builders"]["flat"].shape[1] < obs["traders"]["flat"].shape[1]
+    for g in typed.group_names:
+        assert typed.observation_space(g)["flat"].shape == obs[g]["flat"].shape[-1:]
+        assert obs[g]["action_mask"].shape[-1] == typed.observation_space(g)["action_mask"].shape[0]
+    # its own skill distribution per component
+    two = make(mobile_agent_groups=[{**TYPES[0]}, {**TYPES[1], "skill_dist": {"Build": "none", "Gather": "pareto"}}])
+    _, s = two.reset(jax.random.key(1), two.default_params)
+    build, gather = s.components["Build"], s.components["Gather"]
+    np.testing.assert_array_equal(build.build_skill[2:], 1.0)
+    assert np.all(np.asarray(build.build_skill[:2]) != 1.0)
+    np.testing.assert_array_equal(gather.bonus_gather_prob[:2], 0.0)
+    assert np.all(np.asarray(gather.bonus_gather_prob[2:]) > 0.0)
+
+
+def test_mobile_agent_types_step_as_the_default_economy_given_the_same_actions(pair):
+    typed, default = pair
+    params = typed.default_params
+    step_t, step_d = jax.jit(typed.step), jax.jit(default.step)
+    key = jax.random.key(7)
+    obs_t, s_t = typed.reset(key, params)
+    _, s_d = default.reset(key, params)
+    jax.tree.map(np.testing.assert_array_equal, s_t, s_d)
+    loc0 = np.asarray(s_t.loc)
+    traded = 0
+    for t in range(12):
+        acts = typed.sample_actions(jax.random.key(100 + t), obs_t)
+        k = jax.random.key(200 + t)
+        obs_t, s_t, r_t, _, _ = step_t(k, s_t, acts, params)
+        _, s_d, r_d, _, _ = step_d(k, s_d, to_default(typed, default, acts), params)
+        jax.tree.map(np.testing.assert_array_equal, s_t, s_d)
+        np.testing.assert_array_equal(jnp.concatenate([r_t["builders"], r_t["traders"]]), r_d["a"])
+        np.testing.assert_array_equal(r_t["p"], r_d["p"])
+        local = typed.component_actions(typed.check_actions(acts))
+        build = local[0]["a"]["Build"]
+        assert not np.any(np.asarray(build[2:]))  # traders never build
+        traded += int(sum(np.sum(np.asarray(v[:2])) for v in local[1]["a"].values()))
+    assert traded == 0  # builders never trade
+    moved = np.any(np.asarray(s_t.loc) != loc0, axis=1)
+    assert moved[:2].any() and moved[2:].any()  # both types acted
+
+
+def test_an_economy_without_a_planner():
+    comps = [("Build", {}), ("Gather", {})]
+    none, default = make(comps, n_planners=0), make(comps)
+    assert none.group_names == ("a",) and none.num_agents == 5 and none.planner_group is None
+    params = none.default_params
+    obs, s0 = none.reset(jax.random.key(3), params)
+    assert set(obs) == {"a"}
+    _, d0 = default.reset(jax.random.key(3), params)
+    acts = none.sample_actions(jax.random.key(4), obs)
+    assert set(acts) == {"a"}
+    _, s1, r, _, _ = jax.jit(none.step)(jax.random.key(5), s0, acts, params)
+    _, d1, rd, _, _ = jax.jit(default.step)(jax.random.key(5), d0, acts, params)
+    assert set(r) == {"a"}
+    jax.tree.map(np.testing.assert_array_equal, s1, d1)
+    np.testing.assert_array_equal(r["a"], rd["a"])
+    with pytest.raises(ValueError, match="unknown keys"):
+        none.step(jax.random.key(5), s0, {"a": acts["a"], "p": 0}, params)
+    with pytest.raises(ValueError, match="no planner"):
+        make(GTB, n_planners=0)
+    assert make(GTB[:3] + [("PeriodicBracketTax", {"disable_taxes": True})], n_planners=0).group_names == ("a",)
+
+
+def test_groups_run_vmapped_and_jitted(pair):
+    typed, _ = pair
+    params = typed.default_params
+    keys = jax.random.split(jax.random.key(0), 3)
+    obs, state = jax.vmap(typed.reset, (0, None))(keys, params)
+    acts = jax.vmap(typed.sample_actions)(keys, obs)
+    obs, state, rew, done, _ = jax.jit(jax.vmap(typed.step, (0, 0, 0, None)))(keys, state, acts, params)
+    assert rew["builders"].shape == (3, 2) and rew["traders"].shape == (3, 3) and rew["p"].shape == (3,)
+    assert obs["traders"]["action_mask"].shape == (3, 3, typed.group_actions["traders"].n_actions)
+
+
+def test_the_fronts_key_agents_by_group(pair):
+    typed, _ = pair
+    marl = MultiAgentEnv(typed)
+    assert marl.agents == ["0", "1", "2", "3", "4", "p"]
+    assert marl.agent_classes == {"builders": ["0", "1"], "traders": ["2", "3", "4"], "planner": ["p"]}
+    assert marl.action_space("0").n == typed.action_space("builders").n
+    assert marl.action_space("4").n == typed.action_space("traders").n
+    obs, state = marl.reset(jax.random.key(0))
+    assert obs["0"].shape == marl.observation_space("0").shape != marl.observation_space("2").shape
+    avail = marl.get_avail_actions(state)
+    acts = {a: jnp.argmax(avail[a], -1).astype(jnp.int32) for a in marl.agents}
+    obs, state, rewards, dones, _ = marl.step(jax.random.key(1), state, acts)
+    assert set(rewards) == set(marl.agents)
+
+    with pytest.raises(ValueError, match="group must name"):
+        GymnaxEnv(typed)
+    gym = GymnaxEnv(typed, group="traders")
+    assert gym.num_agents == 3 and gym.action_space().n == typed.action_space("traders").n
+    o, s = gym.reset(jax.random.key(0))
+    o, s, r, term, trunc, info = gym.step(jax.random.key(1), s, jnp.zeros(3, jnp.int32))
+    assert o.shape == (3, gym.observation_space().shape[0]) and r.shape == (3,)
+
+    none = make([("Build", {}), ("Gather", {})], n_planners=0)
+    assert MultiAgentEnv(none).agents == ["0", "1", "2", "3", "4"]
+    with pytest.raises(ValueError, match="no planner"):
+        MultiAgentEnv(none, planner_policy="noop")
+    o, s, r, *_ , info = GymnaxEnv(none).step(jax.random.key(1), GymnaxEnv(none).reset(jax.random.key(0))[1],
+                                              jnp.zeros(5, jnp.int32))
+    assert "planner_reward" not in info
+
+
+def test_the_trainer_trains_one_policy_per_group():
+    from jaxecon.training.env_adapters import JaxeconAdapter
+
+    adapter = JaxeconAdapter(make(mobile_agent_groups=TYPES), num_envs=2)
+    assert [(g.name, g.n, g.role) for g in adapter.groups] == [
+        ("builders", 2, "agents"), ("traders", 3, "agents"), ("p", 1, "planner")]
+    obs, state = adapter.reset(jax.random.key(0))
+    acts = {g.name: jnp.zeros((2, g.n, len(g.heads)), jnp.int32) for g in adapter.groups}
+    obs, state, rew, done, info = adapter.step(jax.random.key(1), state, acts)
+    assert {k: v.shape for k, v in rew.items()} == {"builders": (2, 2), "traders": (2, 3), "p": (2, 1)}
+    none = JaxeconAdapter(make([("Build", {}), ("Gather", {})], n_planners=0), num_envs=2)
+    assert [g.name for g in none.groups] == ["a"]
+
+
+@pytest.mark.parametrize("groups, match", [
+    ([{"name": "x", "n_agents": 2}], "sum to 2"),
+    ([{"name": "p", "n_agents": 5}], "unique identifier"),
+    ([{"name": "x", "n_agents": 0}], "n_agents"),
+    ([{"name": "x", "n_agents": 5, "components": ["Tax"]}], "allowed"),
+    ([{"name": "x", "n_agents": 5, "skill_dist": {"ContinuousDoubleAuction": "pareto"}}], "skill_dist"),
+    ([{"name": "x", "n_agents": 5, "skill_dist": {"Build": "zipf"}}], "one of"),
+    ([{"name": "x", "n_agents": 5, "colour": 1}], "unknown keys"),
+    ("builders", "non-empty list"),
+])
+def test_bad_group_declarations_are_named(groups, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        parse_groups(5, groups, 1, {"Build": True, "Gather": True, "ContinuousDoubleAuction": False})
+
+
+def test_bad_n_planners_and_the_shim_refuses_declared_groups():
+    with pytest.raises(ValueError, match="n_planners must be 0 or 1"):
+        make(n_planners=2)
+    from jaxecon.foundation import make_env_instance
+
+    with pytest.raises(ValueError, match="the Foundation shim runs Foundation's agents"):
+        make_env_instance("uniform/simple_wood_and_stone", components=GTB, mobile_agent_groups=TYPES, **KW)
