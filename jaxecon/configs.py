@@ -18,6 +18,16 @@ tests' reference configs read it.
   (``jaxecon.scenarios.covid19.default_covid_config``).
 - ``covid19_real_world_policies``: the same replaying the recorded policies
   (``real_world_policies_covid_config``).
+- ``builders_and_traders`` (``builders_and_traders_config()``): the canonical
+  economy with two mobile-agent types (``mobile_agent_groups``): 2 builders
+  (Build and Gather, Pareto skills) and 2 traders (the double auction and
+  Gather, no building skill, Pareto gathering skill), and the planner.
+- ``gather_build_no_planner`` (``gather_build_no_planner_config()``):
+  ``gather_build`` with no planner (``n_planners=0``).
+
+The last two use jaxecon's agent groups, which Foundation's object API (the
+shim, the reference simulator) cannot express: ``Economy.foundation_api`` is
+False for them.
 
 Build any of them with ``jaxecon.make_from_config(cfg)``. Each maker returns
 a fresh copy.
@@ -37,8 +47,10 @@ __all__ = [
     "ECONOMIES",
     "Economy",
     "default_config",
+    "builders_and_traders_config",
     "economy_config",
     "gather_build_config",
+    "gather_build_no_planner_config",
     "gtb100_config",
     "uniform10_config",
 ]
@@ -126,6 +138,26 @@ def uniform10_config() -> dict:
     return cfg
 
 
+def builders_and_traders_config() -> dict:
+    """``default_config()`` with two mobile-agent types: agents 0-1 are builders
+    (Build and Gather; Build's Pareto skill), agents 2-3 traders (the double
+    auction and Gather; no building skill, a Pareto gathering skill)."""
+    cfg = default_config()
+    cfg["mobile_agent_groups"] = [
+        {"name": "builders", "n_agents": 2, "components": ["Build", "Gather"],
+         "skill_dist": {"Gather": "none"}},
+        {"name": "traders", "n_agents": 2, "components": ["ContinuousDoubleAuction", "Gather"],
+         "skill_dist": {"Build": "none"}},
+    ]
+    cfg["fixed_four_skill_and_loc"] = False  # it ranks every agent by building skill
+    return cfg
+
+
+def gather_build_no_planner_config() -> dict:
+    """``gather_build_config()`` with no planner (``n_planners=0``)."""
+    return {**gather_build_config(), "n_planners": 0}
+
+
 @dataclass(frozen=True)
 class Economy:
     """One named economy of ``ECONOMIES``.
@@ -134,11 +166,14 @@ class Economy:
         make: ``make() -> dict``, a fresh Foundation env config (with ``scenario_name``).
         description: one line saying what the economy is.
         bench_default: ``jaxecon bench`` measures it when ``--economies`` is not given.
+        foundation_api: Foundation's object API (the shim, the reference
+            simulator) can run it: False for declared agent groups.
     """
 
     make: Callable[[], dict]
     description: str
     bench_default: bool = False
+    foundation_api: bool = True
 
 
 #: The named economies, name -> :class:`Economy`, in the order the CLI lists them.
@@ -173,6 +208,17 @@ ECONOMIES: dict = {
         "covid19 with use_real_world_policies=True: the recorded state stringency levels and "
         "federal direct payments are replayed (actions are ignored) while the fitted model "
         "simulates infections, deaths and unemployment; 437 steps (days), the length of the record",
+    ),
+    "builders_and_traders": Economy(
+        builders_and_traders_config,
+        "the canonical economy with two mobile-agent types: 2 builders (Build, Gather) and 2 traders "
+        "(the double auction, Gather), each with its own skills, and the planner",
+        foundation_api=False,
+    ),
+    "gather_build_no_planner": Economy(
+        gather_build_no_planner_config,
+        "gather_build with no planner",
+        foundation_api=False,
     ),
 }
 

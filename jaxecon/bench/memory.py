@@ -103,7 +103,7 @@ def measure_step_traffic(env, params, n_envs: int = 4, warm_steps: int = 10, pro
         total += b
         if b > 0:
             changed[jax.tree_util.keystr(path)] = b
-    mask_bytes = pytree_bytes([obs["a"]["action_mask"], obs["p"]["action_mask"]])
+    mask_bytes = pytree_bytes([o["action_mask"] for o in obs.values()])
     written = total + mem["obs_bytes"] + mem["key_bytes"]
     read = total + mask_bytes + mem["key_bytes"]
     return {

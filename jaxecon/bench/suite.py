@@ -17,7 +17,7 @@ import platform
 import jax
 
 import jaxecon
-from jaxecon.bench.economies import DEFAULT_ECONOMIES, economy_makers
+from jaxecon.bench.economies import DEFAULT_ECONOMIES, ECONOMIES, economy_makers
 from jaxecon.bench.measure import (
     load_avg,
     measure_adapter_overhead,
@@ -213,7 +213,10 @@ def run_benchmark(
                 quiet,
             )
 
-            if reference:
+            foundation_api = ECONOMIES[name].foundation_api if name in ECONOMIES else True
+            if not foundation_api:
+                ref = {"skipped": "agent groups that Foundation's object API cannot express"}
+            elif reference:
                 n_ref = max(50, reference_steps * 4 // max(4, env.n_agents))
                 ref = measure_reference(cfg, n_steps=n_ref, seed=seed + 1)
             else:
@@ -238,7 +241,7 @@ def run_benchmark(
                      f"{max(batch_sizes)}: {info['episode_compile_s']:.1f} s", quiet)
 
             n_shim = max(50, reference_steps * 4 // max(4, env.n_agents)) if shim_steps is None else shim_steps
-            for cpu_runtime in ((False, True) if n_shim else ()):  # JAX's default, and the shim's switch
+            for cpu_runtime in ((False, True) if n_shim and foundation_api else ()):  # JAX's default, and the shim's switch
                 r = measure_shim(cfg, n_steps=n_shim, seed=seed + 1, reference=reference, cpu_runtime=cpu_runtime)
                 r.update(economy=name, components=info["components"], n_agents=env.n_agents,
                          bytes_per_env_step=step_bytes,
@@ -255,7 +258,8 @@ def run_benchmark(
             if loop_steps:
                 rows.append(("python loop", 1))
             rows += [("scan+vmap", b) for b in batch_sizes]
-            rows += [("object adapter", b) for b in adapter_batch_sizes]
+            if env.default_groups:  # the native adapters read Foundation's groups "a" and "p"
+                rows += [("object adapter", b) for b in adapter_batch_sizes]
             for mode, b in rows:
                 if mode == "python loop":
                     r = measure_python_loop(env, params, loop_steps, seed=seed)

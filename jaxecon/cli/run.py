@@ -100,7 +100,7 @@ def build_run_functions(env, recorder: RunRecorder):
         k_steps = jax.vmap(lambda k: jax.random.fold_in(k, 1))(keys)
         obs, state = v_reset(k_reset, params, completions, prev_state)
         b = keys.shape[0]
-        returns = {"a": jnp.zeros((b, env.n_agents), jnp.float32), "p": jnp.zeros((b,), jnp.float32)}
+        returns = {"a": jnp.zeros((b, env.n_agents), jnp.float32), "p": jnp.zeros((b,), jnp.float32)}  # joint
         first = recorder.reset_slice(env, _env0(state), params)
         return (RolloutCarry(obs=obs, state=state, key=k_steps), returns), first
 
@@ -108,6 +108,9 @@ def build_run_functions(env, recorder: RunRecorder):
         rollout, returns = carry
 
         def record(state, actions, reward, done, info):
+            # Foundation's joint layout of the actions and rewards (every group's agents on one axis)
+            actions = jax.vmap(env.joint_actions)(actions)
+            reward = dict(zip(("a", "p"), jax.vmap(env.joint_rewards)(reward)))
             env0 = recorder.step_slice(env, _env0(state), _env0(actions), _env0(reward), _env0(info), params)
             return env0, reward
 
@@ -121,7 +124,8 @@ def build_run_functions(env, recorder: RunRecorder):
         rollout, returns = carry
         out = dict(v_metrics(rollout.state, params))
         out["return/agents_mean"] = jnp.mean(returns["a"], axis=1)
-        out["return/planner"] = returns["p"]
+        if env.planner_group is not None:
+            out["return/planner"] = returns["p"]
         return out
 
     return init, reset, chunk, metrics

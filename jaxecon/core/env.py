@@ -835,6 +835,50 @@ class BaseEnvironment:
         each mobile group's agents' entries (float [count]), the planner's []."""
         return {g.name: rew_p if g.is_planner else self._rows(rew_a, g) for g in self.agent_groups}
 
+    def joint_actions(self, actions: dict) -> dict:
+        """Per-group actions in Foundation's joint layout, the one the dense log,
+        the shim and the recorders read: ``{"a": int32 [n_agents] (or
+        [n_agents, n_subspaces]) in ``agent_actions``'s layout, "p": int32 in
+        ``planner_actions``'s}`` (an economy without a planner: zeros, NO-OP).
+
+        Args:
+            actions: ``step``'s actions, keyed by group (``check_actions``).
+        Raises:
+            ValueError: as ``step`` for malformed actions.
+        """
+        acts = self.check_actions(actions)
+        if self.one_mobile_group:
+            a = acts[self.mobile_groups[0].name]
+        else:
+            joint = self.agent_actions.names
+            rows = []
+            for g in self.mobile_groups:
+                layout, x = self.group_actions[g.name], acts[g.name]
+                if layout.multi_action_mode:
+                    cols = [x[:, layout.names.index(n)] if n in layout.names else jnp.zeros(g.count, jnp.int32)
+                            for n in joint]
+                    x = jnp.stack(cols, axis=-1)
+                    x = jnp.where(layout.in_range(acts[g.name])[:, None], x, 0)
+                else:
+                    to_joint = {v: k for k, v in self.agent_actions.single_action_map().items()}
+                    table = np.zeros(layout.n_actions, np.int32)
+                    for i, sub_k in layout.single_action_map().items():
+                        table[i] = to_joint[sub_k]
+                    x = jnp.where(layout.in_range(x), jnp.asarray(table)[jnp.clip(x, 0, layout.n_actions - 1)], 0)
+                rows.append(x)
+            a = jnp.concatenate(rows)
+        planner = self.planner_group
+        p = acts[planner.name] if planner else jnp.zeros(self.planner_actions.action_shape, jnp.int32)
+        return {"a": a, "p": p}
+
+    def joint_rewards(self, reward: dict) -> tuple:
+        """``(float [n_agents], float [])``: ``step``'s per-group rewards in
+        Foundation's joint layout (mobile agents in agent order; the planner's,
+        0 without a planner)."""
+        a = jnp.concatenate([jnp.asarray(reward[g.name]) for g in self.mobile_groups])
+        planner = self.planner_group
+        return a, reward[planner.name] if planner else jnp.zeros((), a.dtype)
+
     def _rows(self, x: jax.Array, group: AgentGroup) -> jax.Array:
         """``x``'s entries of ``group``'s agents along the leading agent axis."""
         if group.start == 0 and group.count == self.n_agents:
