@@ -12,7 +12,8 @@ step
 - from a policy ``policy(key, obs, state) -> actions`` (or, with a carried
   policy state, ``policy(key, obs, state, policy_state) -> (actions,
   policy_state)``; a trainer's policy closes over its network parameters),
-- or given as a sequence ``{"a": int [T, n_agents, ...], "p": int [T, ...]}``.
+- or given as a sequence ``{"a": int [T, n_agents, ...], "p": int [T, ...]}``
+  (keyed by the env's groups, ``env.agent_groups``).
 
 An optional recorder ``recorder(state, actions, reward, done, info) ->
 pytree`` is called after every step; its outputs are stacked along a leading
@@ -115,28 +116,30 @@ def check_n_steps(n_steps) -> int:
 
 
 def check_action_sequence(env, actions, n_steps: int, batch: Optional[int] = None) -> dict:
-    """A given action sequence, checked and completed: ``{"a": int32, "p": int32}``.
+    """A given action sequence, checked and completed: ``{group: int32}`` for
+    every group of ``env.agent_groups`` (Foundation's: ``"a"``, ``"p"``).
 
-    Shapes: ``"a"`` ``[T(, B), n_agents] + agent action shape``, ``"p"``
-    ``[T(, B)] + planner action shape`` (the action shape is ``()`` in
-    single-action mode, ``(n_subspaces,)`` in multi-action mode); a missing
-    entry is NO-OP (zeros) throughout.
+    Shapes: a mobile group's ``[T(, B), count] + its action shape``, the
+    planner's ``[T(, B)] + planner action shape`` (the action shape is ``()``
+    in single-action mode, ``(n_subspaces,)`` in multi-action mode); a
+    missing entry is NO-OP (zeros) throughout.
 
     Raises:
-        ValueError: not a dict with keys among ``"a"``, ``"p"``; a wrong shape;
+        ValueError: not a dict keyed by the env's groups; a wrong shape;
             a non-integer dtype.
     """
-    if not isinstance(actions, dict) or not set(actions) <= {"a", "p"}:
+    names = tuple(g.name for g in env.agent_groups)
+    if not isinstance(actions, dict) or not set(actions) <= set(names):
         raise ValueError(
-            f'actions must be a dict {{"a": int [T, ...], "p": int [T, ...]}} with a leading '
-            f"time axis, got {type(actions).__name__} with keys "
+            f"actions must be a dict keyed by the env's groups {names}, each int [T, ...] with a "
+            f"leading time axis, got {type(actions).__name__} with keys "
             f"{sorted(actions) if isinstance(actions, dict) else None}"
         )
     lead_t = (n_steps,) if batch is None else (n_steps, batch)
     out = {}
-    for k, lead in (("a", (env.n_agents,)), ("p", ())):
-        layout = env.agent_actions if k == "a" else env.planner_actions
-        shape = lead_t + lead + layout.action_shape
+    for g in env.agent_groups:
+        k, layout = g.name, env.group_actions[g.name]
+        shape = lead_t + (() if g.is_planner else (g.count,)) + layout.action_shape
         if actions.get(k) is None:
             out[k] = jnp.zeros(shape, jnp.int32)
             continue

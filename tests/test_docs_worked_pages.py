@@ -11,7 +11,7 @@ import types
 import pytest
 
 DOCS = pathlib.Path(__file__).resolve().parent.parent / "docs"
-PAGES = ("add_a_component.md",)
+PAGES = ("add_a_component.md", "add_an_agent_type.md")
 
 
 def _blocks(page: pathlib.Path) -> list:

@@ -52,8 +52,9 @@ class Rollout:
 
     @property
     def returns(self) -> dict:
-        """Undiscounted returns ``{"a": float [n], "p": float []}`` (sum of rewards)."""
-        return {"a": jnp.sum(self.rewards["a"], axis=0), "p": jnp.sum(self.rewards["p"], axis=0)}
+        """Undiscounted returns ``{"a": float [n], "p": float []}`` (sum of rewards;
+        one entry per group of the env)."""
+        return {g: jnp.sum(r, axis=0) for g, r in self.rewards.items()}
 
 
 def check_action_source(actions, policy) -> None:

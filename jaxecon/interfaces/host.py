@@ -25,7 +25,7 @@ import numpy as np
 
 from jaxecon.core import validators
 from jaxecon.core.env import BaseEnvironment
-from jaxecon.env_checks import env_type_error
+from jaxecon.env_checks import check_foundation_groups, env_type_error
 from jaxecon.make import make_from_config
 from jaxecon.render import render_world
 
@@ -44,12 +44,14 @@ def as_env(env_or_config, argument: str = "env_or_config") -> BaseEnvironment:
         TypeError: anything else (names ``argument``); a wrapper is told to
             pass its ``.unwrapped`` env, a Foundation shim env its ``.core``
             (the interface adds its own episode logic).
-        ValueError / KeyError: a bad config, as ``jaxecon.make_from_config``.
+        ValueError / KeyError: a bad config, as ``jaxecon.make_from_config``;
+            an economy with declared agent groups (``check_foundation_groups``).
     """
-    if isinstance(env_or_config, BaseEnvironment):
-        return env_or_config
     if isinstance(env_or_config, dict):
-        return make_from_config(copy.deepcopy(env_or_config))
+        env_or_config = make_from_config(copy.deepcopy(env_or_config))
+    if isinstance(env_or_config, BaseEnvironment):
+        check_foundation_groups(env_or_config, "this interface")
+        return env_or_config
     raise env_type_error(
         env_or_config, argument,
         "a jaxecon env (jaxecon.make(...)) or a Foundation-style config dict with a 'scenario_name' key",

@@ -39,6 +39,7 @@ import numpy as np
 
 from jaxecon import spaces
 from jaxecon.core import validators as cfg
+from jaxecon.env_checks import check_foundation_groups
 from jaxecon.wrappers.base import Wrapper, check_env, unwrap_state
 from jaxecon.wrappers.rgb import WorldRenderer, check_resize, resize_frames
 
@@ -215,11 +216,13 @@ class NativeObjectObservationWrapper(Wrapper):
 
     Raises:
         TypeError: ``env`` is not a jaxecon environment.
-        ValueError: a bad ``namespace``; a field whose space is not a Box.
+        ValueError: a bad ``namespace``; a field whose space is not a Box; an
+            economy with declared agent groups (the adapter reads "a" and "p").
     """
 
     def __init__(self, env, namespace=None):
         super().__init__(env)
+        check_foundation_groups(self.unwrapped, type(self).__name__)
         self.namespace = _namespace(env, namespace)
         self._layouts = {k: _VectorLayout(env.observation_space(k)) for k in AGENT_KINDS}
         self.obs_size = {k: v.size for k, v in self._layouts.items()}
@@ -313,6 +316,7 @@ class NativeRGBObservationWrapper(Wrapper):
     def __init__(self, env, rgb_preprocessing="tile_scale", rgb_resize=None, fully_observable=True,
                  tile=8, view_radius=None, namespace=None):
         super().__init__(env)
+        check_foundation_groups(self.unwrapped, type(self).__name__)
         if rgb_preprocessing not in RGB_PREPROCESSING:
             raise ValueError(
                 f"rgb_preprocessing must be one of {list(RGB_PREPROCESSING)}, got {rgb_preprocessing!r}"
