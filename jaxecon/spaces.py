@@ -21,7 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-__all__ = ["ROUNDING_SLACK", "Box", "Dict", "Discrete", "MultiDiscrete", "Space", "concatenate"]
+__all__ = ["ROUNDING_SLACK", "Box", "Dict", "Discrete", "MultiDiscrete", "Space", "concatenate", "stack"]
 
 #: Relative widening (``Box.widen``) of the bounds of a quantity computed in
 #: floating point, such as a ratio or a mean: XLA may round its last bit away
@@ -372,3 +372,11 @@ def concatenate(boxes, dtype=np.float32) -> Box:
     low = np.concatenate([b.low.astype(np.float64).reshape(-1) for b in boxes])
     high = np.concatenate([b.high.astype(np.float64).reshape(-1) for b in boxes])
     return Box(low, high, low.shape, dtype)
+
+
+def stack(box: Box, n: int) -> Box:
+    """A ``Box`` of ``n`` rows of ``box``: shape ``(n,) + box.shape``, each row
+    with ``box``'s bounds and dtype (e.g. the planner's view of every mobile
+    agent, one row per agent)."""
+    shape = (int(n),) + box.shape
+    return Box(np.broadcast_to(box.low, shape), np.broadcast_to(box.high, shape), shape, box.dtype)

@@ -65,7 +65,8 @@ def test_reset_shapes_and_dtypes(gb):
     chex.assert_shape(obs["a"]["flat"], (4, 9))
     assert obs["a"]["flat"].dtype == jnp.float32
     assert obs["a"]["world-idx_map"].dtype == jnp.int16
-    assert set(obs["p"]) == {"time", "flat", "action_mask", "p0", "p1", "p2", "p3"}
+    assert set(obs["p"]) == {"time", "flat", "action_mask", "agents"}  # the planner's p0..p3, stacked
+    chex.assert_shape(obs["p"]["agents"], (4, 3))
     assert state.loc.dtype == jnp.int32 and state.loc.shape == (4, 2)
     assert int(state.timestep) == 0
 
@@ -222,7 +223,8 @@ def test_multi_action_mode_and_unflattened(env):
     assert set(obs["a"]["action_mask"]) == {"Build", "Gather"}
     assert obs["a"]["action_mask"]["Gather"].shape == (4, 4)
     assert "Build-build_payment" in obs["a"] and obs["a"]["Build-build_payment"].shape == (4,)
-    assert set(obs["p"]["p0"]) == {"world-inventory-Coin", "world-inventory-Stone", "world-inventory-Wood"}
+    assert set(obs["p"]["agents"]) == {"world-inventory-Coin", "world-inventory-Stone", "world-inventory-Wood"}
+    assert obs["p"]["agents"]["world-inventory-Coin"].shape == (4,)
     acts = {"a": jnp.array([[1, 0], [0, 2], [0, 0], [1, 4]], jnp.int32)}
     _, s1, _, _, _ = e.step(jax.random.key(1), state, acts, e.default_params)
     assert int(s1.timestep) == 1

@@ -54,6 +54,9 @@ from jaxecon.core.state import EnvParams, EnvState, NoState, SubState, float_dty
 
 #: The groups of Foundation's scenarios: the mobile agents (shared), the planner.
 AGENT_IDS = ("a", "p")
+#: The planner's observation field holding its view of every mobile agent,
+#: one row per agent (Foundation's ``p0``..``p<n-1>`` entries, stacked).
+AGENTS_FIELD = "agents"
 
 
 def parse_components(components) -> list[tuple[str, dict]]:
@@ -934,11 +937,15 @@ class BaseEnvironment:
     def observe(self, state: EnvState, params: EnvParams) -> dict:
         """Observations with Foundation's keys, shapes and scaling, plus action masks.
 
-        Returns ``{"a": {field: [n, ...]}, "p": {field: ..., "p0": ..., ...}}``.
+        Returns ``{"a": {field: [n, ...]}, "p": {field: ..., "agents": [n, ...]}}``
+        (keyed by group: ``agent_groups``).
         With ``flatten_observations``, non-spatial fields are packed into
         ``"flat"`` (float32) in sorted key order; fields with more than one
         per-agent dimension (``world-map``, ``world-idx_map``) and ``time`` stay
-        separate; each planner ``p<i>`` entry is its own flat vector.
+        separate. The planner's view of the mobile agents (Foundation's
+        ``p0``..``p<n-1>`` entries, which the shim hands out) is one field,
+        ``AGENTS_FIELD`` (``"agents"``): float32 [n, d] flattened, else
+        ``{field: [n, ...]}``; so the traced program does not grow with n.
         ``assemble_observations`` of ``observation_sources`` and ``mask_sources``.
         """
         return self.assemble_observations(
@@ -974,11 +981,7 @@ class BaseEnvironment:
                 pa = self._group_entries(sources, "pa", g, jnp.asarray)
                 if pa:
                     pa = self._pack(pa, batched=True, with_time=False)
-                    for i in range(self.n_agents):
-                        if self.flatten_observations:
-                            obs[f"p{i}"] = pa["flat"][i]
-                        else:
-                            obs[f"p{i}"] = {k: v[i] for k, v in pa.items()}
+                    obs[AGENTS_FIELD] = pa["flat"] if self.flatten_observations else pa
             else:
                 entries = self._group_entries(sources, "a", g, lambda v: self._rows(jnp.asarray(v), g))
                 entries["time"] = jnp.broadcast_to(t, (g.count, 1))
@@ -1031,8 +1034,9 @@ class BaseEnvironment:
         ``obs["a"][k][i]``, no leading n_agents axis, ``"action_mask"``
         included); all mobile agents of a group share it (a declared
         mobile-agent type: its own group name). ``agent="p"``: the planner's
-        ``obs["p"]``, with a ``p<i>`` entry per mobile agent (a flat ``Box``,
-        or a nested ``Dict`` when observations are not flattened). Keys,
+        ``obs["p"]``, whose ``"agents"`` field holds one row per mobile agent (a
+        ``Box`` [n, d], or a ``Dict`` of [n, ...] Boxes when observations are
+        not flattened). Keys,
         shapes and dtypes are ``observe``'s; bounds come from the scenario's
         ``generate_observation_spaces`` and each component's
         ``observation_spaces``, packed as ``assemble_observations`` packs the
@@ -1144,8 +1148,8 @@ class BaseEnvironment:
             pa = self._group_entries(sources, "pa", g, lambda box: box) if g.is_planner else {}
             if pa:
                 pa = self._pack_spaces(pa, with_time=False)
-                for i in range(self.n_agents):
-                    obs[f"p{i}"] = pa["flat"] if self.flatten_observations else spaces.Dict(pa)
+                rows = {k: spaces.stack(box, self.n_agents) for k, box in pa.items()}
+                obs[AGENTS_FIELD] = rows["flat"] if self.flatten_observations else spaces.Dict(rows)
             obs["action_mask"] = self._mask_space(self.group_actions[g.name])
             out[g.name] = spaces.Dict(obs)
         return out

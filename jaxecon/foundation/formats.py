@@ -29,6 +29,8 @@ from __future__ import annotations
 import jax
 import numpy as np
 
+from jaxecon.core.env import AGENTS_FIELD
+
 _TIME = "time"
 _MASK = "action_mask"
 _FLAT = "flat"
@@ -164,25 +166,24 @@ class _Plan:
         a_keys: the agents' keys in Foundation's order (``action_mask`` last).
         a_kinds: per key: ``"time"``, ``"scalar"`` (0-d per agent), ``"mask"``
             (unflattened masks, a dict), or ``"array"``.
-        p_keys, p_kinds: the same for the planner's own entries (``p<i>``
-            and ``action_mask`` excluded); ``pa``: ``[(p<i>, entry keys in
-            Foundation's order or None for an array)]``.
+        p_keys, p_kinds: the same for the planner's own entries (its view
+            of the agents, ``"agents"``, and ``action_mask`` excluded); ``pa``:
+            ``[(p<i>, entry keys in Foundation's order or None for an
+            array)]``, one per row of the core's ``"agents"`` field.
     """
 
     def __init__(self, oa: dict, op: dict, n_agents: int, layout: ObservationLayout):
         keys = _ordered_keys([k for k in oa if k != _MASK], layout.order["a"], True) + [_MASK]
         self.a_keys = keys
         self.a_kinds = [_kind(k, oa[k], 1) for k in keys]
-        own = [k for k in op if k != _MASK and not _is_pa_key(k, n_agents)]
+        own = [k for k in op if k not in (_MASK, AGENTS_FIELD)]
         self.p_keys = _ordered_keys(own, layout.order["p"], True)
         self.p_kinds = [_kind(k, op[k], 0) for k in self.p_keys]
         self.pa = []
-        for i in range(n_agents):
-            key = f"p{i}"
-            if key in op:
-                v = op[key]
-                sub = _ordered_keys(v, layout.order["pa"], False) if isinstance(v, dict) else None
-                self.pa.append((key, sub))
+        if AGENTS_FIELD in op:
+            v = op[AGENTS_FIELD]
+            sub = _ordered_keys(v, layout.order["pa"], False) if isinstance(v, dict) else None
+            self.pa = [(f"p{i}", sub) for i in range(n_agents)]
 
 
 def _kind(key: str, value, agent_axes: int) -> str:
@@ -235,10 +236,6 @@ def _planner_value(kind: str, v, layout: ObservationLayout):
     if kind == "mask":
         return _masks(v, layout.mask_order["p"])
     return v
-
-
-def _is_pa_key(k: str, n_agents: int) -> bool:
-    return k[:1] == "p" and k[1:].isdigit() and int(k[1:]) < n_agents
 
 
 def _collated_agents(oa: dict, layout: ObservationLayout, n: int, flatten: bool) -> dict:
@@ -298,9 +295,9 @@ def format_obs(obs, layout: ObservationLayout, n_agents: int, collate: bool, fla
     oa, op = obs["a"], obs["p"]
     plan = _plan(oa, op, n_agents, layout, fixed)
     planner = {k: _planner_value(kind, op[k], layout) for k, kind in zip(plan.p_keys, plan.p_kinds)}
-    for key, sub in plan.pa:
-        v = op[key]
-        planner[key] = v if sub is None else {kk: _value(v[kk]) for kk in sub}
+    rows = op.get(AGENTS_FIELD)
+    for i, (key, sub) in enumerate(plan.pa):
+        planner[key] = rows[i] if sub is None else {kk: _value(rows[kk][i]) for kk in sub}
     planner[_MASK] = _planner_value("mask" if isinstance(op[_MASK], dict) else "array", op[_MASK], layout)
     if collate:
         return {"a": _collated_agents(oa, layout, n_agents, flatten), "p": planner}

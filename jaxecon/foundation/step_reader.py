@@ -26,6 +26,7 @@ from __future__ import annotations
 import jax
 import numpy as np
 
+from jaxecon.core.env import AGENTS_FIELD
 from jaxecon.foundation import formats
 
 __all__ = ["StepReader"]
@@ -94,9 +95,14 @@ class StepReader:
         self._info = tuple((p[1],) + where(*p)[:4] for p in slots if p[0] == "info")
         self._a_keys = tuple(plan.a_keys)
         self._a = tuple(_agent_column(kind, *where("obs", "a", k)) for k, kind in zip(plan.a_keys, plan.a_kinds))
-        p = [(k, kind) for k, kind in zip(plan.p_keys, plan.p_kinds)]
-        p += [(k, "array") for k, _ in plan.pa] + [(_MASK, "array")]
+        p = [(k, kind) for k, kind in zip(plan.p_keys, plan.p_kinds)] + [(_MASK, "array")]
         self._p = tuple((k, _planner_entry(kind, *where("obs", "p", k))) for k, kind in p)
+        if plan.pa:  # the planner's p<i>: row i of the core's "agents" field [n, d]
+            v, lo, hi, shape, dtype = where("obs", "p", AGENTS_FIELD)
+            d = int(np.prod(shape[1:]))
+            self._p = self._p[:-1] + tuple(
+                (k, _planner_entry("array", v, lo + i * d, lo + (i + 1) * d, shape[1:], dtype))
+                for i, (k, _) in enumerate(plan.pa)) + self._p[-1:]
 
     @classmethod
     def for_engine(cls, packing, obs_example: dict, layout, n_agents: int):
