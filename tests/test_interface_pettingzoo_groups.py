@@ -100,12 +100,12 @@ def test_no_planner_means_no_agent_p():
 def test_actions_reach_the_economy(agent):
     env = parallel_env(**small("builders_and_traders"))
     env.reset(seed=3)
-    start = np.asarray(env.state.loc)
+    start = np.asarray(env.env_state.loc)
     moved = []
     for action in moves(env, agent):
         env.reset(seed=3)
         _, rew, _, _, _ = env.step({agent: action})
-        loc = np.asarray(env.state.loc)
+        loc = np.asarray(env.env_state.loc)
         others = [i for i in range(4) if i != int(agent)]
         np.testing.assert_array_equal(loc[others], start[others])  # NO-OPs stay
         moved.append(not np.array_equal(loc[int(agent)], start[int(agent)]))
@@ -131,7 +131,7 @@ def test_episode_ends_by_truncation_and_the_next_one_carries_over():
     with pytest.raises(RuntimeError, match="reset.*ended"):
         env.step({})
     env.reset()
-    assert env.agents == env.possible_agents and int(env.state.completions) == 1
+    assert env.agents == env.possible_agents and int(env.env_state.completions) == 1
 
 
 def test_seed_makes_resets_reproducible_and_different_seeds_differ():
@@ -149,7 +149,7 @@ def test_render_draws_the_agents_where_they_stand():
     frame = env.render()
     assert frame.shape == (SIZE * 16, SIZE * 16, 3) and frame.dtype == np.uint8
     colors = agent_colors(4)
-    for i, (r, c) in enumerate(np.asarray(env.state.loc)):
+    for i, (r, c) in enumerate(np.asarray(env.env_state.loc)):
         assert np.array_equal(frame[r * 16 + 8, c * 16 + 8], colors[i]), i
     with pytest.warns(UserWarning, match="render_mode"):
         assert parallel_env(**small("builders_and_traders")).render() is None
@@ -177,7 +177,9 @@ def test_bad_input_is_a_clear_error():
         env.step({"p": [0] * 6})  # the planner has 7 heads
     with pytest.raises(ValueError, match="dict"):
         env.step([0, 0, 0, 0, 0])
-    assert int(env.state.timestep) == 0  # nothing stepped
+    assert int(env.env_state.timestep) == 0  # nothing stepped
+    with pytest.raises(NotImplementedError):  # PettingZoo's global state(): not the EnvState (env_state)
+        env.state()
     with pytest.raises(ValueError, match="render_mode"):
         parallel_env(**small("builders_and_traders"), render_mode="human")
     with pytest.raises(ValueError, match="collate_agent_step_and_reset_data"):

@@ -18,7 +18,7 @@ groups; they share what this module builds from it:
   Foundation's one-element ``time`` list and its Python-float scalars become
   arrays; keys in the space's order);
 - ``check_config``, ``check_render_mode``: the arguments both interfaces check;
-- ``render_frame(env, render_mode)``: what both interfaces' ``render()``
+- ``render_frame(get_state, render_mode)``: what the interfaces' ``render()``
   returns (the world as an RGB image, ``jaxecon.interfaces.host.world_frames``).
 
 Observation fields keep Foundation's names (``world-map``, ``world-idx_map``,
@@ -252,20 +252,20 @@ class AgentSpaces:
         return {k: self.observation(k, obs[k]) for k in self.possible_agents}
 
 
-def render_frame(env, render_mode) -> np.ndarray | None:
+def render_frame(get_state, render_mode) -> np.ndarray | None:
     """What the PettingZoo and Gymnasium interfaces' ``render()`` returns.
 
     Args:
-        env: what has the economy's ``state`` (an ``EnvState``): the shim
-            environment (``jaxecon.foundation.FoundationEnv``) or the
-            interface itself (``GroupsParallelEnv``).
+        get_state: a callable without arguments returning the ``EnvState`` to
+            draw (the shim's ``state``, or ``GroupsParallelEnv``'s), called
+            only when there is something to draw.
         render_mode: the interface's, checked by ``check_render_mode``.
     Returns:
         ``render_mode="rgb_array"``: the world now, uint8 ``[H * 16, W * 16, 3]``
-        (``jaxecon.interfaces.host.world_frames`` of ``env.state``); None, with
+        (``jaxecon.interfaces.host.world_frames`` of the state); None, with
         gymnasium's warning, when no ``render_mode`` was given.
     """
     if render_mode is None:
         logger.warn("render() was called without a render_mode; pass render_mode='rgb_array'")
         return None
-    return world_frames(env.state)
+    return world_frames(get_state())

@@ -122,7 +122,7 @@ class GroupsParallelEnv(pettingzoo.ParallelEnv):
             are shared by the envs built from one config (they are stateless).
         group_of: ``{agent: group name}``, e.g. ``{"0": "builders", ...,
             "p": "p"}``.
-        state: the current ``EnvState`` (device arrays).
+        env_state: the current ``EnvState`` (device arrays).
         metadata: ``render_modes``, ``name``, ``is_parallelizable``.
 
     Per agent ``k`` of group ``g`` (shapes and dtypes from
@@ -167,8 +167,10 @@ class GroupsParallelEnv(pettingzoo.ParallelEnv):
         self._started = False
 
     @property
-    def state(self):
-        """The current ``EnvState`` (what ``render`` draws)."""
+    def env_state(self):
+        """The current ``EnvState`` (what ``render`` draws). Not PettingZoo's
+        ``state()`` (a global observation for centralised training), which,
+        as in ``FoundationParallelEnv``, is not implemented."""
         return self._state
 
     def observation_space(self, agent):
@@ -267,7 +269,7 @@ class GroupsParallelEnv(pettingzoo.ParallelEnv):
     def render(self):
         """The world as uint8 ``[H * 16, W * 16, 3]`` (``render_mode="rgb_array"``),
         or None with gymnasium's warning when no ``render_mode`` was given."""
-        return render_frame(self, self.render_mode)
+        return render_frame(lambda: self._state, self.render_mode)
 
     def close(self):
         """Nothing to release (no files or windows)."""
