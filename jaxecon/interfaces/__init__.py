@@ -11,7 +11,9 @@ Numpy in, numpy out; each steps the jitted functional env underneath.
   base classes when RLHive is installed.
 - ``jaxecon.interfaces.pettingzoo``, ``jaxecon.interfaces.gymnasium``:
   PettingZoo and Gymnasium fronts over the Foundation shim (extras
-  ``pettingzoo``, ``gymnasium``; ``gym_spaces`` converts the spaces).
+  ``pettingzoo``, ``gymnasium``; ``gym_spaces`` converts the spaces);
+  ``pettingzoo_groups``: the PettingZoo front of an economy with declared
+  agent groups, over the functional env (``pettingzoo.parallel_env`` picks it).
 - ``specs``: TF-Agents' spec and time-step types in numpy only;
   ``host``: the host-side driver the interfaces share.
 
@@ -25,7 +27,8 @@ from __future__ import annotations
 
 import importlib
 
-_SUBMODULES = ("gym_spaces", "gymnasium", "host", "pettingzoo", "rlhive", "specs", "tf_agents")
+_SUBMODULES = ("gym_spaces", "gymnasium", "host", "pettingzoo", "pettingzoo_groups", "rlhive", "specs",
+               "tf_agents")
 
 __all__ = list(_SUBMODULES)
 

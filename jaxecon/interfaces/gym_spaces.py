@@ -1,8 +1,9 @@
-"""A shim environment seen through gymnasium's types, for the PettingZoo and Gymnasium interfaces.
+"""An economy seen through gymnasium's types, for the PettingZoo and Gymnasium interfaces.
 
 ``jaxecon.interfaces.pettingzoo`` and ``jaxecon.interfaces.gymnasium`` both
-wrap a Foundation shim environment (``jaxecon.foundation.FoundationEnv``) and
-share what this module builds from it:
+wrap a Foundation shim environment (``jaxecon.foundation.FoundationEnv``), and
+``jaxecon.interfaces.pettingzoo_groups`` a functional env with declared agent
+groups; they share what this module builds from it:
 
 - ``to_gymnasium(space)``: a ``jaxecon.spaces`` space as the gymnasium space
   of the same name (``Box`` with its bounds, ``Discrete``, ``MultiDiscrete``,
@@ -10,13 +11,14 @@ share what this module builds from it:
 - ``AgentSpaces``: each agent's gymnasium observation space (a ``Dict``) and
   action space (``Discrete`` in single-action mode, ``MultiDiscrete`` in
   multi-action mode), built once from the env's ``observation_space`` and
-  ``action_space`` (``"a"`` for every mobile agent, ``"p"`` for the planner);
-- ``AgentSpaces.observation(agent_id, obs)``: one agent's shim observation
+  ``action_space`` (``"a"`` for every mobile agent, ``"p"`` for the planner;
+  with declared groups, each agent's group);
+- ``AgentSpaces.observation(agent_id, obs)``: one agent's observation
   converted into its space (numpy arrays of the space's dtypes and shapes:
   Foundation's one-element ``time`` list and its Python-float scalars become
   arrays; keys in the space's order);
 - ``check_config``, ``check_render_mode``: the arguments both interfaces check;
-- ``render_frame(env, render_mode)``: what both interfaces' ``render()``
+- ``render_frame(get_state, render_mode)``: what the interfaces' ``render()``
   returns (the world as an RGB image, ``jaxecon.interfaces.host.world_frames``).
 
 Observation fields keep Foundation's names (``world-map``, ``world-idx_map``,
@@ -153,31 +155,44 @@ def check_render_mode(render_mode):
 
 
 class AgentSpaces:
-    """The gymnasium spaces of a shim environment's agents, and its observations in them.
+    """The gymnasium spaces of an economy's agents, and its observations in them.
 
-    ``possible_agents`` are ``"0".."n-1"`` and ``"p"``, Foundation's agent
-    ids. Each agent has its own space objects (so that seeding one agent's
-    space leaves the others' alone), the same objects on every call
-    (PettingZoo's API test checks this).
+    ``possible_agents`` are ``"0".."n-1"`` and ``"p"`` (when the economy has
+    a planner), Foundation's agent ids. Each agent has its own space objects
+    (so that seeding one agent's space leaves the others' alone), the same
+    objects on every call (PettingZoo's API test checks this).
 
     Args:
         env: a ``jaxecon.foundation.FoundationEnv`` (the shim) built from a
-            config that passes ``check_config``. Its declared spaces are used;
-            an economy with numpy observation code is reset once to read its
+            config that passes ``check_config``, or (with ``group_of``) a
+            jaxecon functional env. Its declared spaces are used; a shim
+            economy with numpy observation code is reset once to read its
             observation layout (see the module docstring).
+        group_of: None (the shim: agents ``"0".."n-1"`` take group ``"a"``'s
+            spaces, ``"p"`` the planner's), or ``{agent id: group name}`` in
+            agent order, the name each agent's spaces are read under
+            (``env.observation_space(group)``, ``env.action_space(group)``).
+    Raises:
+        NotImplementedError: with ``group_of``, an env whose observations are
+            known only at run time (``env.observation_space`` raises it).
     """
 
-    def __init__(self, env):
-        self.possible_agents = [str(a.idx) for a in env.all_agents]
-        self._action = {k: to_gymnasium(env.action_space(_kind(k))) for k in self.possible_agents}
+    def __init__(self, env, group_of: dict | None = None):
+        shim = group_of is None
+        if shim:
+            group_of = {str(a.idx): _kind(str(a.idx)) for a in env.all_agents}
+        self.possible_agents = list(group_of)
+        self._action = {k: to_gymnasium(env.action_space(g)) for k, g in group_of.items()}
         try:
-            declared = {kind: env.observation_space(kind) for kind in ("a", "p")}
+            declared = {g: env.observation_space(g) for g in dict.fromkeys(group_of.values())}
         except NotImplementedError:  # observations made by numpy code: read them from one reset
+            if not shim:
+                raise
             first = env.reset()
             self._observation = {k: self._inferred_space(first[k], self._action[k]) for k in self.possible_agents}
         else:
             self._observation = {
-                k: self._declared_space(declared[_kind(k)], self._action[k]) for k in self.possible_agents
+                k: self._declared_space(declared[g], self._action[k]) for k, g in group_of.items()
             }
 
     @staticmethod
@@ -215,7 +230,9 @@ class AgentSpaces:
         return self._action[self.check_agent(agent_id)]
 
     def observation(self, agent_id: str, obs: dict) -> dict:
-        """``obs`` (agent ``agent_id``'s shim observation dict) converted into its space."""
+        """``obs`` (agent ``agent_id``'s observation dict: the shim's, or one
+        agent's entry of the functional env's; numpy or jax leaves) converted
+        into its space."""
         space = self._observation[agent_id]
         out = {}
         for key, sub in space.spaces.items():
@@ -231,22 +248,24 @@ class AgentSpaces:
         return out
 
     def observations(self, obs: dict) -> dict:
-        """``{agent_id: observation}`` for every agent of a shim observation dict."""
+        """``{agent_id: observation}`` for every agent of an observation dict keyed by agent id."""
         return {k: self.observation(k, obs[k]) for k in self.possible_agents}
 
 
-def render_frame(env, render_mode) -> np.ndarray | None:
+def render_frame(get_state, render_mode) -> np.ndarray | None:
     """What the PettingZoo and Gymnasium interfaces' ``render()`` returns.
 
     Args:
-        env: the shim environment (``jaxecon.foundation.FoundationEnv``).
+        get_state: a callable without arguments returning the ``EnvState`` to
+            draw (the shim's ``state``, or ``GroupsParallelEnv``'s), called
+            only when there is something to draw.
         render_mode: the interface's, checked by ``check_render_mode``.
     Returns:
         ``render_mode="rgb_array"``: the world now, uint8 ``[H * 16, W * 16, 3]``
-        (``jaxecon.interfaces.host.world_frames`` of ``env.state``); None, with
+        (``jaxecon.interfaces.host.world_frames`` of the state); None, with
         gymnasium's warning, when no ``render_mode`` was given.
     """
     if render_mode is None:
         logger.warn("render() was called without a render_mode; pass render_mode='rgb_array'")
         return None
-    return world_frames(env.state)
+    return world_frames(get_state())

@@ -200,7 +200,7 @@ class FoundationGymEnv(gymnasium.Env):
     def render(self):
         """The world as uint8 ``[H * 16, W * 16, 3]`` (``render_mode="rgb_array"``),
         or None with gymnasium's warning when no ``render_mode`` was given."""
-        return render_frame(self.foundation_env, self.render_mode)
+        return render_frame(lambda: self.foundation_env.state, self.render_mode)
 
 
 if ENV_ID not in gymnasium.registry:

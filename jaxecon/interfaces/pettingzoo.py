@@ -18,6 +18,12 @@ are jitted, one call per step), so it steps one economy at a time; for
 batches of economies inside ``jit`` use the functional API (``jaxecon.make``)
 or its JaxMARL front.
 
+A config that declares agent groups (``mobile_agent_groups``, ``n_planners=0``),
+which Foundation's object API and so the shim cannot express, gets a
+``GroupsParallelEnv`` instead (``jaxecon.interfaces.pettingzoo_groups``): the
+same API and observation format over the functional env, agents
+``"0".."n-1"`` (plus ``"p"`` with a planner) with their groups' spaces.
+
 Follows PettingZoo's ``ParallelEnv`` API (``pettingzoo.utils.env``, 1.24 and
 later) and passes its ``parallel_api_test`` and ``parallel_seed_test``.
 Spaces, observations and the ``action_mask`` format: see
@@ -35,8 +41,9 @@ except ImportError as exc:  # pragma: no cover - exercised only without pettingz
 
 from jaxecon.foundation import make_env_instance
 from jaxecon.interfaces.gym_spaces import RENDER_MODES, AgentSpaces, check_config, check_render_mode, render_frame
+from jaxecon.interfaces.pettingzoo_groups import GroupsParallelEnv, declares_groups
 
-__all__ = ["FoundationParallelEnv", "parallel_env"]
+__all__ = ["FoundationParallelEnv", "GroupsParallelEnv", "parallel_env"]
 
 class FoundationParallelEnv(pettingzoo.ParallelEnv):
     """A Foundation economy (the shim) as a PettingZoo ``ParallelEnv``.
@@ -165,15 +172,23 @@ class FoundationParallelEnv(pettingzoo.ParallelEnv):
     def render(self):
         """The world as uint8 ``[H * 16, W * 16, 3]`` (``render_mode="rgb_array"``),
         or None with gymnasium's warning when no ``render_mode`` was given."""
-        return render_frame(self.foundation_env, self.render_mode)
+        return render_frame(lambda: self.foundation_env.state, self.render_mode)
 
     def close(self):
         """Nothing to release (the shim holds no files or windows)."""
 
 
-def parallel_env(render_mode=None, **foundation_config) -> FoundationParallelEnv:
-    """``FoundationParallelEnv(foundation_config, render_mode)``, PettingZoo's constructor convention.
+def parallel_env(render_mode=None, **foundation_config) -> FoundationParallelEnv | GroupsParallelEnv:
+    """PettingZoo's constructor convention: ``FoundationParallelEnv(foundation_config,
+    render_mode)``, or ``GroupsParallelEnv(...)`` when the config declares agent
+    groups (``mobile_agent_groups``, or ``n_planners`` other than 1).
 
-    Example: ``parallel_env(**jaxecon.configs.default_config(), render_mode="rgb_array")``.
+    Example: ``parallel_env(**jaxecon.configs.default_config(), render_mode="rgb_array")``;
+    ``parallel_env(**jaxecon.configs.economy_config("builders_and_traders"))``.
+
+    Raises:
+        as the class it builds.
     """
+    if declares_groups(foundation_config):
+        return GroupsParallelEnv(foundation_config, render_mode=render_mode)
     return FoundationParallelEnv(foundation_config, render_mode=render_mode)

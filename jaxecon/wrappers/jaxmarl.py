@@ -162,14 +162,31 @@ class MultiAgentEnv(Front, _JaxMARLEnv):
         return self.action_spaces[self._check_agent(agent)]
 
     # ------------------------------------------------------------ functions
-    def _obs_dict(self, obs) -> dict:
+    @property
+    def group_of(self) -> dict:
+        """``{agent: group name}`` for every agent of ``agents`` (the planner:
+        ``"p"``), the name ``env.observation_space`` / ``action_space`` take."""
+        return dict(self._group_of)
+
+    def by_agent(self, by_group: dict) -> dict:
+        """``{agent: entry}`` from a dict keyed by group (observations, rewards,
+        masks): a mobile group's pytree has a leading [count] axis, and agent
+        ``str(g.start + i)`` gets row ``i`` of every leaf; ``"p"`` (only when
+        ``trains_planner``) gets ``by_group["p"]`` as it is. Groups of
+        ``by_group`` that are no agent's (a planner acting by policy) are left out."""
         out = {}
         for g in self._mobile_groups:
-            flat = flat_observation(obs[g.name], 1)
-            out.update({str(g.start + i): flat[i] for i in range(g.count)})
+            rows = by_group[g.name]
+            out.update({str(g.start + i): jax.tree.map(lambda x, i=i: x[i], rows) for i in range(g.count)})
         if self.trains_planner:
-            out[PLANNER] = flat_observation(obs["p"], 0)
+            out[PLANNER] = by_group[PLANNER]
         return out
+
+    def _obs_dict(self, obs) -> dict:
+        flat = {g.name: flat_observation(obs[g.name], 1) for g in self._mobile_groups}
+        if self.trains_planner:
+            flat[PLANNER] = flat_observation(obs[PLANNER], 0)
+        return self.by_agent(flat)
 
     @partial(jax.jit, static_argnums=(0,))
     def reset(self, key):
@@ -216,10 +233,8 @@ class MultiAgentEnv(Front, _JaxMARLEnv):
         k_planner, k_env = jax.random.split(key)
         joint = self._joint_actions(k_planner, state, actions)
         obs, state, reward, done, info = self._env.step(k_env, state, joint, self._params)
-        rewards = {str(g.start + i): reward[g.name][i] for g in self._mobile_groups for i in range(g.count)}
-        if self.trains_planner:
-            rewards[PLANNER] = reward[PLANNER]
-        elif self._has_planner:
+        rewards = self.by_agent(reward)
+        if self._has_planner and not self.trains_planner:
             info = {**info, "planner_reward": reward[PLANNER]}
         done = jnp.asarray(done, bool)
         dones = {a: done for a in self.agents}
@@ -256,10 +271,7 @@ class MultiAgentEnv(Front, _JaxMARLEnv):
     def get_avail_actions(self, state) -> dict:
         """``{agent: bool mask}`` at ``state`` (shapes in the class docstring)."""
         masks = self._base.masks(unwrap_state(state), self._params)
-        out = {}
-        for g in self._mobile_groups:
-            heads = mask_heads(masks[g.name], self._base.group_actions[g.name])
-            out.update({str(g.start + i): heads[i] for i in range(g.count)})
+        heads = {g.name: mask_heads(masks[g.name], self._base.group_actions[g.name]) for g in self._mobile_groups}
         if self.trains_planner:
-            out[PLANNER] = mask_heads(masks["p"], self._base.planner_actions)
-        return out
+            heads[PLANNER] = mask_heads(masks[PLANNER], self._base.planner_actions)
+        return self.by_agent(heads)
