@@ -32,6 +32,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import jaxecon
+from jaxecon.core import metric_keys
 from jaxecon.cli.config import ConfigError, resolve_config
 from jaxecon.cli.options import DEVICE_KINDS, nonnegative_int, positive_int, select_device
 from jaxecon.cli.output import write_json
@@ -86,7 +87,9 @@ def build_run_functions(env, recorder: RunRecorder):
         batch as one ``lax.scan`` (``jaxecon.rollout.scan_steps``, carried
         keys, random valid actions), ``log`` = env 0's
         ``recorder.step_slice`` per step;
-        ``metrics(carry, params) -> {key: float [B]}``.
+        ``metrics(carry, params) -> {key: float [B]}``, per-agent metrics as
+        ``[B, n]`` arrays under template keys (``jaxecon.core.metric_keys``;
+        ``metric_keys.expand`` writes Foundation's keys on the host).
     ``carry = (RolloutCarry [B], returns {"a": float32 [B, n], "p": float32 [B]})``.
     """
     v_init = jax.vmap(env.init_state, in_axes=(0, None, None))
@@ -118,7 +121,7 @@ def build_run_functions(env, recorder: RunRecorder):
                                              batched=True)
         return (rollout, _add_rewards(returns, rewards)), log
 
-    v_metrics = jax.vmap(env.metrics, in_axes=(0, None))
+    v_metrics = jax.vmap(env.metric_arrays, in_axes=(0, None))  # per-agent ones as arrays [B, n]
 
     def metrics(carry, params):
         rollout, returns = carry
@@ -214,7 +217,7 @@ def run_economy(
                         bar.update(length)
                 wall = time.perf_counter() - t_start
                 prev_state = carry[0].state
-                m = jax.device_get(metrics_c(carry, params))
+                m = metric_keys.expand(jax.device_get(metrics_c(carry, params)), env.n_agents)
                 results.append(
                     {
                         "episode": ep,

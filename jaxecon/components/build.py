@@ -213,7 +213,7 @@ class Build(Component):
 
     def metrics(self, state: EnvState, params):
         sub: BuildState = state.components[self.name]
-        out = {f"{i}/n_builds": sub.n_builds[i] for i in range(self.n_agents)}
+        out = {"{i}/n_builds": sub.n_builds}  # Foundation's "<i>/n_builds", per agent (metric_keys)
         out["total_builds"] = jnp.sum(state.maps["House"] > 0)
         return out
 

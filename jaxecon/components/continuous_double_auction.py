@@ -664,16 +664,14 @@ class ContinuousDoubleAuction(Component):
         f = float_dtype()
         out = {}
         sides = (("Sell", sub.sell_count, sub.sell_value), ("Buy", sub.buy_count, sub.buy_value))
-        for i in range(self.n_agents):
-            for ci, c in enumerate(self.commodities):
-                for prefix, count, value in sides:
-                    n = count[ci, i]
-                    mean = jnp.where(
-                        n > 0, value[ci, i].astype(f) / jnp.maximum(n, 1).astype(f), jnp.nan
-                    )
-                    for k in ("price", "cost", "income"):
-                        out[f"{i}/{prefix}{c}/{k}"] = mean
-                    out[f"{i}/{prefix}{c}/n_sales"] = n
+        # Foundation's "<i>/<Side><commodity>/<k>" per agent: arrays [n] (metric_keys)
+        for ci, c in enumerate(self.commodities):
+            for prefix, count, value in sides:
+                n = count[ci]
+                mean = jnp.where(n > 0, value[ci].astype(f) / jnp.maximum(n, 1).astype(f), jnp.nan)
+                for k in ("price", "cost", "income"):
+                    out[f"{{i}}/{prefix}{c}/{k}"] = mean
+                out[f"{{i}}/{prefix}{c}/n_sales"] = n
         out["n_trades"] = jnp.sum(sub.sell_count)
         return out
 

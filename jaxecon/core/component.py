@@ -241,7 +241,9 @@ class Component:
         return {}
 
     def metrics(self, state: EnvState, params) -> dict:
-        """Episode metrics, unprefixed (the env adds ``"<shorthand>/"``): ``{key: scalar}``."""
+        """Episode metrics, unprefixed (the env adds ``"<shorthand>/"``): ``{key: scalar}``;
+        a per-agent quantity once, as an array [n] under a key holding ``"{i}"``
+        where Foundation writes the agent's index (``jaxecon.core.metric_keys``)."""
         return {}
 
     def dense_log_entry(self, prev_state: EnvState, state: EnvState) -> Any:

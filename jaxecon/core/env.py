@@ -35,7 +35,7 @@ import numpy as np
 from jax.experimental import checkify
 
 from jaxecon import spaces
-from jaxecon.core import phases
+from jaxecon.core import metric_keys, phases
 from jaxecon.core.arg_checks import check_key, check_like
 from jaxecon.core import validators as cfg
 from jaxecon.core.backend import fusible_concatenate
@@ -1205,12 +1205,25 @@ class BaseEnvironment:
 
     def metrics(self, state: EnvState, params: EnvParams) -> dict:
         """Foundation's ``env.metrics``: scenario metrics plus ``"<shorthand>/<key>"``
-        component metrics, as scalar arrays. Jittable. ``assemble_metrics`` of
-        ``metric_sources``.
+        component metrics, as scalar arrays, with one key per mobile agent for
+        the per-agent ones (``"Build/0/n_builds"``). Jittable;
+        ``metric_keys.expand`` of ``metric_arrays`` (whose traced program does
+        not grow with the number of agents; this one's key count does).
 
         Raises:
             TypeError / ValueError: at trace time, a ``state`` or ``params``
                 that are not this economy's (as ``step``).
+        """
+        return metric_keys.expand(self.metric_arrays(state, params), self.n_agents)
+
+    def metric_arrays(self, state: EnvState, params: EnvParams) -> dict:
+        """``metrics`` with each per-agent quantity once, as an array [n] under a
+        template key (``"Build/{i}/n_builds"``, ``jaxecon.core.metric_keys``);
+        the other values scalar arrays. Jittable; ``assemble_metrics`` of
+        ``metric_sources``.
+
+        Raises:
+            TypeError / ValueError: as ``metrics``.
         """
         self.check_state(state)
         self.check_params(params)
@@ -1223,7 +1236,7 @@ class BaseEnvironment:
         ]
 
     def assemble_metrics(self, sources: tuple) -> dict:
-        """``metrics``'s dict from ``metric_sources``'s (Foundation's
+        """``metric_arrays``'s dict from ``metric_sources``'s (Foundation's
         ``BaseEnvironment.metrics``: empty component metrics are skipped)."""
         scenario, per_component = sources
         out = dict(scenario or {})

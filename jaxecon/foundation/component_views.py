@@ -29,6 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxecon.components import PeriodicBracketTax
+from jaxecon.core import metric_keys
 from jaxecon.core.component import Component
 from jaxecon.foundation.scenario_attributes import host_value
 
@@ -130,6 +131,7 @@ class ComponentView:
     def get_metrics(self) -> dict:
         """The component's metrics on the current state, unprefixed ``{key: float}``."""
         m = jax.device_get(self.metrics(self._env.state, self._params()))
+        m = metric_keys.expand({k: np.asarray(v) for k, v in m.items()}, self.n_agents)
         return {k: host_value(v) for k, v in m.items()}
 
     def get_dense_log(self):

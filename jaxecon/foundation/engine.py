@@ -168,7 +168,7 @@ class Engine:
             "done": jax.ShapeDtypeStruct((), jnp.bool_),
             "info": info,
         }, separate_ndim=MAP_NDIM)
-        metrics = jax.eval_shape(core.metrics, self._state_shape, core.default_params)
+        metrics = jax.eval_shape(core.metric_arrays, self._state_shape, core.default_params)
         self._metrics_packing = WordPacking(metrics)
         self._compile(self.COMPILED)
 
@@ -256,7 +256,7 @@ class Engine:
         return self.state_packing.pack(state), self._reset_out_packing.pack(out)
 
     def _metrics_fn(self, sbuf, pbuf):
-        m = self.core.metrics(self.state_packing.unpack(sbuf), self.params_packing.unpack(pbuf))
+        m = self.core.metric_arrays(self.state_packing.unpack(sbuf), self.params_packing.unpack(pbuf))
         return self._metrics_packing.pack(m)
 
     def _init_fn(self, pbuf):

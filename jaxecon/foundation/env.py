@@ -17,6 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxecon.core import metric_keys
 from jaxecon.core.registry import scenario_registry
 from jaxecon.dense_log import recursive_cast
 from jaxecon.foundation import formats
@@ -344,7 +345,8 @@ class FoundationEnv(EnvAttributes):
     def metrics(self) -> dict:
         """Scenario metrics plus ``"<shorthand>/<key>"`` component metrics, as Python scalars."""
         m = self._engine.metrics(self._device_buffers(), self._params_buffers())
-        return {k: recursive_cast(np.asarray(v)) for k, v in m.items()}
+        m = metric_keys.expand({k: np.asarray(v) for k, v in m.items()}, self._core.n_agents)
+        return {k: recursive_cast(v) for k, v in m.items()}
 
     @property
     def previous_episode_metrics(self):

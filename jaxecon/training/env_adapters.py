@@ -225,7 +225,7 @@ class JaxeconAdapter:
         self.env = env
         self.num_envs = int(num_envs)
         self.params = env.default_params if params is None else params
-        names = jax.eval_shape(lambda k: env.metrics(env.reset(k, self.params)[1], self.params),
+        names = jax.eval_shape(lambda k: env.metric_arrays(env.reset(k, self.params)[1], self.params),
                                jax.random.key(0))
         self.metric_names = tuple(m for m in TRAIN_METRICS if m in names)
         self._wrapped = AutoResetWrapper(

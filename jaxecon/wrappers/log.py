@@ -24,6 +24,7 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
+from jaxecon.core import metric_keys
 from jaxecon.core.state import float_dtype
 from jaxecon.wrappers.auto_reset import AutoResetWrapper
 from jaxecon.wrappers.base import Wrapper, contains_wrapper, unwrap_state
@@ -103,9 +104,13 @@ class LogWrapper(Wrapper):
 
         def shapes(key):
             _, state = base.reset(key, params)
-            return base.metrics(state, params), base.scenario_metrics(state, params)
+            return base.metric_arrays(state, params), base.scenario_metrics(state, params)
 
-        every, scenario = jax.eval_shape(shapes, jax.random.key(0))
+        arrays, scenario = jax.eval_shape(shapes, jax.random.key(0))
+        # Foundation's keys -> (key of metric_arrays, agent index or None)
+        self._metric_source = metric_keys.locate(list(arrays), base.n_agents)
+        every = self._metric_source
+        scenario = metric_keys.locate(list(scenario), base.n_agents)
         if isinstance(metrics, str):
             if metrics == "all":
                 return tuple(every)
@@ -120,9 +125,13 @@ class LogWrapper(Wrapper):
         return tuple(metrics)
 
     def _episode_metrics(self, env_state, params) -> dict:
-        m = self.unwrapped.metrics(unwrap_state(env_state), params)
+        m = self.unwrapped.metric_arrays(unwrap_state(env_state), params)
         f = float_dtype()
-        return {k: jnp.asarray(m[k], f) for k in self.metric_names}
+        out = {}
+        for k in self.metric_names:
+            src, i = self._metric_source[k]
+            out[k] = jnp.asarray(m[src] if i is None else m[src][i], f)
+        return out
 
     def reset(self, key, params, prev_state: LogState | None = None):
         """Reset the wrapped env; ``(obs, LogState)`` with zeroed running sums.

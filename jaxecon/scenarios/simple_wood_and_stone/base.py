@@ -612,12 +612,12 @@ class WoodAndStoneScenario(BaseEnvironment):
             "social_welfare/inv_income_weighted_coin_endow": rewards.inv_income_weighted_coin_endowments(coin),
             "social_welfare/inv_income_weighted_utility": rewards.inv_income_weighted_utility(coin, util[:-1]),
         }
-        for i in range(self.n_agents):
-            for r in self.resources:
-                m[f"endow/{i}/{r}"] = state.inventory[r][i] + state.escrow[r][i]
-            for e in self.endogenous:
-                m[f"endogenous/{i}/{e}"] = state.endogenous[e][i]
-            m[f"util/{i}"] = util[i]
+        # Foundation's per-agent keys ("endow/<i>/<r>", ...) as arrays [n] (metric_keys)
+        for r in self.resources:
+            m[f"endow/{{i}}/{r}"] = state.inventory[r] + state.escrow[r]
+        for e in self.endogenous:
+            m[f"endogenous/{{i}}/{e}"] = state.endogenous[e]
+        m["util/{i}"] = util[:-1]
         for r in self.resources:
             m[f"endow/p/{r}"] = state.planner_inventory[r] + state.planner_escrow[r]
         m["util/p"] = util[-1]
