@@ -319,7 +319,7 @@ class BaseEnvironment:
         except KeyError:
             raise RuntimeError(
                 f"scenario {self.name!r} has no built components: build economies with jaxecon.make "
-                "(or jaxecon.make.build_scenario), not by calling the scenario class"
+                "(or jaxecon.factory.build_scenario), not by calling the scenario class"
             ) from None
 
 
