@@ -10,23 +10,56 @@
     obs, state, reward, done, info = env.step(jax.random.key(2), state, actions, params)
 
 See ``jaxecon.foundation`` for Foundation's stateful object API.
+
+``import jaxecon`` is cheap: it imports neither JAX nor any component. Each
+public name below, and each submodule (``jaxecon.components``,
+``jaxecon.wrappers``, ...), is imported on first access (PEP 562), so
+``jaxecon --help`` answers without loading JAX. The registries fill
+themselves with jaxecon's components, scenarios and entities the first time
+anything looks into one (``jaxecon.core.registry``).
 """
 
-from jaxecon import components, entities, scenarios  # noqa: F401  (register entries)
-from jaxecon.core import EnvParams, EnvState, validate_params
-from jaxecon.core.registry import (
-    agent_registry as agents,
-    component_registry,
-    endogenous_registry as endogenous,
-    landmark_registry as landmarks,
-    resource_registry as resources,
-    scenario_registry,
-)
-from jaxecon.make import make, make_from_config
+from __future__ import annotations
+
+import importlib
+import importlib.util
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "EnvParams", "EnvState", "agents", "component_registry", "endogenous", "landmarks",
-    "make", "make_from_config", "resources", "scenario_registry", "validate_params",
-]
+#: public name -> (module, attribute in it); imported on first access.
+_LAZY: dict[str, tuple[str, str]] = {
+    "EnvParams": ("jaxecon.core.state", "EnvParams"),
+    "EnvState": ("jaxecon.core.state", "EnvState"),
+    "validate_params": ("jaxecon.core.param_checks", "validate_params"),
+    "agents": ("jaxecon.core.registry", "agent_registry"),
+    "component_registry": ("jaxecon.core.registry", "component_registry"),
+    "endogenous": ("jaxecon.core.registry", "endogenous_registry"),
+    "landmarks": ("jaxecon.core.registry", "landmark_registry"),
+    "resources": ("jaxecon.core.registry", "resource_registry"),
+    "scenario_registry": ("jaxecon.core.registry", "scenario_registry"),
+    "make": ("jaxecon.factory", "make"),
+    "make_from_config": ("jaxecon.factory", "make_from_config"),
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str):
+    """A public name of ``_LAZY`` or a submodule of jaxecon, imported now and kept.
+
+    Raises:
+        AttributeError: ``name`` is neither (as for any module attribute).
+    """
+    if name in _LAZY:
+        module, attr = _LAZY[name]
+        value = getattr(importlib.import_module(module), attr)
+    elif not name.startswith("_") and importlib.util.find_spec(f"{__name__}.{name}") is not None:
+        value = importlib.import_module(f"{__name__}.{name}")
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

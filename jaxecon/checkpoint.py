@@ -48,7 +48,7 @@ import numpy as np
 from jaxecon.core.env import BaseEnvironment
 from jaxecon.core.state import EnvState
 from jaxecon.env_checks import env_type_error
-from jaxecon.make import allowed_kwargs
+from jaxecon.factory import allowed_kwargs
 
 __all__ = [
     "Snapshot", "load", "read", "save", "snapshot", "static_config", "verify", "write",

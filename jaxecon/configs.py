@@ -15,9 +15,9 @@ tests' reference configs read it.
   the canonical components on a random ``uniform/simple_wood_and_stone``
   layout with 10 agents (25x25) and 100 agents (40x40).
 - ``covid19``: Foundation's COVID-19 and economy config
-  (``jaxecon.scenarios.covid19.default_covid_config``).
+  (``covid19_config()``: ``jaxecon.scenarios.covid19.default_covid_config``).
 - ``covid19_real_world_policies``: the same replaying the recorded policies
-  (``real_world_policies_covid_config``).
+  (``covid19_real_world_policies_config()``).
 - ``builders_and_traders`` (``builders_and_traders_config()``): the canonical
   economy with two mobile-agent types (``mobile_agent_groups``): 2 builders
   (Build and Gather, Pareto skills) and 2 traders (the double auction and
@@ -30,7 +30,8 @@ shim, the reference simulator) cannot express: ``Economy.foundation_api`` is
 False for them.
 
 Build any of them with ``jaxecon.make_from_config(cfg)``. Each maker returns
-a fresh copy.
+a fresh copy. Importing this module loads no JAX (``jaxecon --help`` lists
+the economies); the makers import what they need when called.
 """
 
 from __future__ import annotations
@@ -39,13 +40,13 @@ import copy
 from dataclasses import dataclass
 from typing import Callable
 
-from jaxecon.core.registry import component_registry
-from jaxecon.scenarios.covid19.config import default_covid_config, real_world_policies_covid_config
 
 __all__ = [
     "DEFAULT_ECONOMY",
     "ECONOMIES",
     "Economy",
+    "covid19_config",
+    "covid19_real_world_policies_config",
     "default_config",
     "builders_and_traders_config",
     "economy_config",
@@ -102,6 +103,8 @@ def default_config() -> dict:
 
     A component stays iff ``jaxecon.component_registry.has(name)``.
     """
+    from jaxecon.core.registry import component_registry  # loads JAX: not at import
+
     cfg = copy.deepcopy(DEFAULT_ECONOMY)
     cfg["components"] = [
         c for c in cfg["components"] if component_registry.has(_component_name(c))
@@ -136,6 +139,21 @@ def uniform10_config() -> dict:
     cfg = gtb100_config()
     cfg.update(n_agents=10, world_size=[25, 25])
     return cfg
+
+
+def covid19_config() -> dict:
+    """``jaxecon.scenarios.covid19.default_covid_config()``: Foundation's COVID-19 config."""
+    from jaxecon.scenarios.covid19.config import default_covid_config  # the scenarios load JAX
+
+    return default_covid_config()
+
+
+def covid19_real_world_policies_config() -> dict:
+    """``jaxecon.scenarios.covid19.real_world_policies_covid_config()``: ``covid19_config()``
+    replaying the recorded policies."""
+    from jaxecon.scenarios.covid19.config import real_world_policies_covid_config
+
+    return real_world_policies_covid_config()
 
 
 def builders_and_traders_config() -> dict:
@@ -198,13 +216,13 @@ ECONOMIES: dict = {
         bench_default=True,
     ),
     "covid19": Economy(
-        default_covid_config,
+        covid19_config,
         "Foundation's COVID-19 and economy config (51 US states + the federal government, "
         "540 days from 2020-03-22)",
         bench_default=True,
     ),
     "covid19_real_world_policies": Economy(
-        real_world_policies_covid_config,
+        covid19_real_world_policies_config,
         "covid19 with use_real_world_policies=True: the recorded state stringency levels and "
         "federal direct payments are replayed (actions are ignored) while the fitted model "
         "simulates infections, deaths and unemployment; 437 steps (days), the length of the record",

@@ -238,7 +238,7 @@ def test_shim_and_run_carry_the_warmup_integrator():
     """The shim resets from its last state; ``jaxecon run`` resets each episode from
     the previous one's last state: the integrator never goes back."""
     from jaxecon import foundation
-    from jaxecon.cli.run import run_economy
+    from jaxecon.cli.simulate import run_economy
 
     cfg = dict(CASES["auto_saez"], episode_length=20)
     env = foundation.make_env_instance(**copy.deepcopy(cfg), seed=2)

@@ -224,7 +224,7 @@ def cli_runs(tmp_path_factory):
     wrapped to return it), so only the writing differs.
     """
     from jaxecon import cli
-    from jaxecon.cli import run as run_mod
+    from jaxecon.cli import simulate
 
     config = tmp_path_factory.mktemp("cfg") / "economy.json"
     from jaxecon.configs import default_config
@@ -235,7 +235,7 @@ def cli_runs(tmp_path_factory):
             comp["PeriodicBracketTax"]["period"] = 10  # tax days at 10 and 20
     config.write_text(json.dumps(cfg))
     results = []
-    real = run_mod.run_economy
+    real = simulate.run_economy
 
     def once(env, **kwargs):
         if not results:
@@ -244,7 +244,7 @@ def cli_runs(tmp_path_factory):
 
     outs = {}
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(run_mod, "run_economy", once)
+        mp.setattr(simulate, "run_economy", once)
         for name, extra in (("video", []), ("no_video", ["--no-video"])):
             outs[name] = tmp_path_factory.mktemp(name)
             assert cli.main(["run", "--config", str(config), "--episodes", "1", "--batch", "1",

@@ -346,7 +346,7 @@ def test_undeclared_component_spaces_are_inferred_unbounded():
 
 def test_foundation_style_component_has_no_observation_space():
     from jaxecon.foundation.base.base_component import BaseComponent
-    from jaxecon.make import build_scenario
+    from jaxecon.factory import build_scenario
     from jaxecon.core.registry import scenario_registry
 
     @jaxecon.foundation.components.add

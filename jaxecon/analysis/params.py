@@ -19,7 +19,7 @@ from typing import Any, Sequence, Union
 import jax
 import jax.numpy as jnp
 
-from jaxecon.core.param_checks import check_finite
+from jaxecon.core.param_checks import check_bounds, leaf_bounds
 from jaxecon.core.state import EnvParams, as_float_tree  # noqa: F401  (re-exported)
 
 #: What ``wrt`` may be: None (all of EnvParams), one path, or a sequence of paths.
@@ -80,12 +80,14 @@ def set_param(params: EnvParams, path: str, value) -> EnvParams:
         KeyError: as ``get_param``.
         ValueError: if ``value`` has another pytree structure or leaf shape than
             the node it replaces (a Python number may replace a scalar leaf),
-            holds bools, complex numbers or non-numbers, or holds NaN or inf
-            (as ``jaxecon.make`` rejects such keyword arguments; a traced value,
-            inside ``jit``/``grad``/``vmap``, is not inspected: see
-            ``jaxecon.validate_params`` and ``BaseEnvironment.checked_step``).
-            Ranges are not checked: see docs/differentiability.md for the
-            leaves the dynamics clamp.
+            holds bools, complex numbers or non-numbers, or holds NaN, inf or
+            a value outside the parameter's bound: the same table of bounds
+            ``jaxecon.make`` checks its keyword arguments against
+            (``jaxecon.core.bounds``; e.g. ``components.Build.payment`` >= 0,
+            ``scenario.isoelastic_eta`` in [0, 1]). The message names the path
+            and the allowed values. A traced value (inside
+            ``jit``/``grad``/``vmap``) is not inspected: see
+            ``jaxecon.validate_params`` and ``BaseEnvironment.checked_step``.
     """
     old = get_param(params, path)  # validates the path
     kinds = {jnp.result_type(x).kind for x in jax.tree.leaves(value)}
@@ -95,7 +97,7 @@ def set_param(params: EnvParams, path: str, value) -> EnvParams:
         raise ValueError(
             f"a value for parameter {path!r} must have the shape(s) {shapes(old)}, got {shapes(value)}"
         )
-    check_finite(value, prefix=path)
+    check_bounds(value, path, leaf_bounds(params))
     parts = path.split(".")
 
     def rec(node, i):

@@ -22,10 +22,12 @@ import jax
 from jaxecon.analysis import params as P
 from jaxecon.analysis.gradients import metric_fn
 from jaxecon.analysis.rollout import Policy, check_action_source
+from jaxecon.core.param_checks import check_bounds, leaf_bounds
 
 
 def _check_values(params, wrt, values) -> None:
-    """``values`` must be ``select(params, wrt)`` with one leading axis N on every leaf."""
+    """``values`` must be ``select(params, wrt)`` with one leading axis N on every leaf
+    (``ValueError`` naming the shapes)."""
     node = P.select(params, wrt)
     ok = jax.tree.structure(node) == jax.tree.structure(values)
     if ok:
@@ -36,6 +38,18 @@ def _check_values(params, wrt, values) -> None:
             f"sweep values for {wrt!r} must have the parameter's shape(s) {P.shapes(node)} with one "
             f"leading batch axis N (the same N everywhere), got shapes {P.shapes(values)}"
         )
+
+
+def _check_bounds(params, wrt, values) -> None:
+    """Every concrete entry of ``values`` finite and within its parameter's bound
+    (``jaxecon.core.bounds``, the table ``jaxecon.make`` checks), else ``ValueError``
+    naming the path, the values and the allowed values."""
+    bounds = leaf_bounds(params)
+    if wrt is None or isinstance(wrt, str):
+        check_bounds(values, wrt or "", bounds)
+    else:
+        for path in P.check_wrt(wrt):
+            check_bounds(values[path], path, bounds)
 
 
 def make_sweep(
@@ -49,8 +63,9 @@ def make_sweep(
     batch_keys: bool = False,
     jit: bool = True,
 ):
-    """A (jitted) ``fn(key, params, values, actions=None)`` evaluating the metric
-    for every entry of ``values``.
+    """A ``fn(key, params, values, actions=None)`` evaluating the metric for
+    every entry of ``values``: it checks ``values`` on the host, then runs the
+    jitted sweep (unless ``jit=False``).
 
     Args:
         env, metric, policy, n_steps: as ``gradients.metric_fn``.
@@ -61,8 +76,12 @@ def make_sweep(
             setting) instead of one key shared by all settings.
     Returns:
         ``fn``; ``values`` has the structure of ``select(params, wrt)`` with a
-        leading axis N on every leaf (else ``ValueError`` at the call). ``fn`` returns float [N] (and with
-        ``with_grad`` a pair ``(float [N], grads with leading axis N)``).
+        leading axis N on every leaf (else ``ValueError`` at the call), each
+        entry finite and within its parameter's bound, as ``jaxecon.make`` and
+        ``set_param`` require (else ``ValueError`` naming the path and the
+        allowed values; ``jaxecon.core.bounds``; traced values are not
+        inspected). ``fn`` returns float [N] (and with ``with_grad`` a pair
+        ``(float [N], grads with leading axis N)``).
     """
     if isinstance(wrt, (list, tuple)) and not wrt:
         raise KeyError("wrt must name at least one parameter")
@@ -72,10 +91,16 @@ def make_sweep(
     vg = jax.vmap(g, in_axes=in_axes)
 
     def fn(key, params, values, actions=None):
-        _check_values(params, wrt, values)
         return vg(P.as_float_tree(values), key, params, actions)
 
-    return jax.jit(fn) if jit else fn
+    compiled = jax.jit(fn) if jit else fn
+
+    def checked(key, params, values, actions=None):
+        _check_values(params, wrt, values)
+        _check_bounds(params, wrt, values)  # concrete values only: traced ones are not inspected
+        return compiled(key, params, values, actions)
+
+    return checked
 
 
 def sweep(env, metric, key, params, values, *, wrt, actions=None, policy=None, n_steps=None,

@@ -72,52 +72,48 @@ agent-steps/s = env-steps/s x n_agents (mobile agents). Results go to a JSON
 file and a plot of throughput against batch size beside it. These are
 measurements, never unit tests.
 
-One job per module: ``economies`` (which named economies are measured), ``measure`` (one
-economy's timings), ``memory`` (memory per env, bytes per step),
-``reference`` (the reference's figure), ``shim`` (the stateful shim's
-figure), ``suite``
-(``run_benchmark``: all of them), ``report`` (table and plot). The command
-line is ``jaxecon.cli.bench``.
+One job per module: ``defaults`` (the option defaults), ``economies``
+(which named economies are measured), ``measure`` (one economy's timings),
+``memory`` (memory per env, bytes per step), ``reference`` (the reference's
+figure), ``shim`` (the stateful shim's figure), ``suite`` (``run_benchmark``:
+all of them), ``report`` (table and plot). The command line is
+``jaxecon.cli.bench``.
 """
 
 
-from jaxecon.bench.economies import DEFAULT_ECONOMIES, ECONOMIES, economy_makers
-from jaxecon.bench.measure import (
-    make_rollout,
-    measure_adapter_overhead,
-    measure_bandwidth,
-    measure_episode_compile,
-    measure_python_loop,
-    measure_rollout,
-    rollout_steps,
-)
-from jaxecon.bench.memory import measure_memory, measure_step_traffic, pytree_bytes
-from jaxecon.bench.reference import measure_reference
-from jaxecon.bench.shim import measure_shim
-from jaxecon.bench.report import format_table, plot_throughput
-from jaxecon.bench.suite import ADAPTER_BATCH_SIZE, DEFAULT_BATCH_SIZES, DEFAULT_MAX_ENV_STEPS, DEFAULT_STEPS, run_benchmark
+import importlib
 
-__all__ = [
-    "ADAPTER_BATCH_SIZE",
-    "DEFAULT_BATCH_SIZES",
-    "DEFAULT_ECONOMIES",
-    "DEFAULT_MAX_ENV_STEPS",
-    "DEFAULT_STEPS",
-    "ECONOMIES",
-    "economy_makers",
-    "format_table",
-    "make_rollout",
-    "measure_adapter_overhead",
-    "measure_bandwidth",
-    "measure_episode_compile",
-    "measure_memory",
-    "measure_python_loop",
-    "measure_reference",
-    "measure_rollout",
-    "measure_shim",
-    "measure_step_traffic",
-    "plot_throughput",
-    "pytree_bytes",
-    "rollout_steps",
-    "run_benchmark",
-]
+#: public name -> the module of jaxecon.bench that defines it; imported on
+#: first access (PEP 562), so that ``jaxecon bench --help`` loads no JAX.
+_HOMES = {
+    **dict.fromkeys(("ADAPTER_BATCH_SIZE", "DEFAULT_BATCH_SIZES", "DEFAULT_MAX_ENV_STEPS",
+                     "DEFAULT_STEPS"), "defaults"),
+    **dict.fromkeys(("DEFAULT_ECONOMIES", "ECONOMIES", "economy_makers"), "economies"),
+    **dict.fromkeys(("make_rollout", "measure_adapter_overhead", "measure_bandwidth",
+                     "measure_episode_compile", "measure_python_loop", "measure_rollout",
+                     "rollout_steps"), "measure"),
+    **dict.fromkeys(("measure_memory", "measure_step_traffic", "pytree_bytes"), "memory"),
+    "measure_reference": "reference",
+    "measure_shim": "shim",
+    **dict.fromkeys(("format_table", "plot_throughput"), "report"),
+    "run_benchmark": "suite",
+}
+
+__all__ = sorted(_HOMES)
+
+
+def __getattr__(name: str):
+    """The public name ``name``, imported from its module now (``_HOMES``).
+
+    Raises:
+        AttributeError: not a public name of jaxecon.bench.
+    """
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_HOMES))

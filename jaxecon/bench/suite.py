@@ -17,6 +17,7 @@ import platform
 import jax
 
 import jaxecon
+from jaxecon.bench.defaults import ADAPTER_BATCH_SIZE, DEFAULT_BATCH_SIZES, DEFAULT_MAX_ENV_STEPS, DEFAULT_STEPS
 from jaxecon.bench.economies import DEFAULT_ECONOMIES, ECONOMIES, economy_makers
 from jaxecon.bench.measure import (
     load_avg,
@@ -35,20 +36,8 @@ from jaxecon.wrappers.native import NativeObjectObservationWrapper
 from jaxecon.core.registry import scenario_registry
 from jaxecon.scenarios.simple_wood_and_stone.base import WoodAndStoneScenario
 
-__all__ = [
-    "ADAPTER_BATCH_SIZE",
-    "DEFAULT_BATCH_SIZES",
-    "DEFAULT_MAX_ENV_STEPS",
-    "DEFAULT_STEPS",
-    "run_benchmark",
-]
+__all__ = ["run_benchmark"]
 
-DEFAULT_BATCH_SIZES = (1, 16, 256, 1024, 4096)
-#: The batch size of the object-adapter row when ``adapter_batch_sizes`` is not
-#: given (if ``batch_sizes`` has it): the size its overhead target is set at.
-ADAPTER_BATCH_SIZE = 1024
-DEFAULT_STEPS = 200
-DEFAULT_MAX_ENV_STEPS = 100_000
 
 
 def _canonical_components(components) -> list:

@@ -53,15 +53,22 @@ a key of ``jaxecon.cli.recorders.RECORDERS``).
 
 One job per module: ``config`` (``--config``: named economies, config files),
 ``options`` (argument types, ``--device``, ``--planner`` choices), ``recorders`` (what env 0
-records and writes), ``run`` (``jaxecon run``), ``bench`` (``jaxecon
-bench``; the measurements are ``jaxecon.bench``), ``output`` (JSON files).
-Nothing else in jaxecon imports this package.
+records and writes), ``run`` (``jaxecon run``), ``simulate`` (its
+simulation), ``bench`` (``jaxecon bench``; the measurements are
+``jaxecon.bench``), ``output`` (JSON files). Nothing else in jaxecon imports
+this package.
+
+Building the parser loads no JAX (``jaxecon --help`` answers at once): each
+subcommand module imports its heavy code when its command runs, and the
+recorders and ``run_economy`` are imported here on first access.
 """
 
 
 from __future__ import annotations
 
 import argparse
+
+import importlib
 
 from jaxecon.cli import bench as _bench
 from jaxecon.cli import evaluate as _evaluate
@@ -70,9 +77,16 @@ from jaxecon.cli import run as _run
 from jaxecon.cli import train as _train
 from jaxecon.cli.config import ConfigError, load_config
 from jaxecon.cli.options import DEVICE_KINDS, nonnegative_int, positive_int, select_device
-from jaxecon.cli.recorders import CovidRecorder, GridworldRecorder, RunRecorder, recorder_for
-from jaxecon.cli.run import run_economy
 from jaxecon.configs import DEFAULT_ECONOMY, default_config, gather_build_config
+
+#: Public names whose modules load JAX: imported on first access (PEP 562).
+_LAZY = {
+    "CovidRecorder": "jaxecon.cli.recorders",
+    "GridworldRecorder": "jaxecon.cli.recorders",
+    "RunRecorder": "jaxecon.cli.recorders",
+    "recorder_for": "jaxecon.cli.recorders",
+    "run_economy": "jaxecon.cli.simulate",
+}
 
 __all__ = [
     "DEFAULT_ECONOMY",
@@ -92,6 +106,19 @@ __all__ = [
     "run_economy",
     "select_device",
 ]
+
+
+def __getattr__(name: str):
+    """A public name of ``_LAZY``, imported from its module now.
+
+    Raises:
+        AttributeError: ``name`` is not one.
+    """
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY[name]), name)
+    globals()[name] = value
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:

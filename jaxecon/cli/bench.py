@@ -8,6 +8,9 @@ plot beside it (same name, ``.png``). What is measured: ``jaxecon.bench``.
 The benchmark measures compile times, so it compiles: unlike the other
 commands it leaves JAX's persistent compilation cache off unless
 ``$JAXECON_COMPILATION_CACHE`` is set (``jaxecon.compilation_cache``).
+
+Building the parser loads no JAX: the measurements are imported when the
+benchmark runs.
 """
 
 from __future__ import annotations
@@ -19,20 +22,10 @@ import pathlib
 import time
 
 from jaxecon import bench
-from jaxecon.bench import (
-    ADAPTER_BATCH_SIZE,
-    DEFAULT_BATCH_SIZES,
-    DEFAULT_ECONOMIES,
-    DEFAULT_MAX_ENV_STEPS,
-    DEFAULT_STEPS,
-    ECONOMIES,
-    format_table,
-    plot_throughput,
-    run_benchmark,
-)
+from jaxecon.bench.defaults import ADAPTER_BATCH_SIZE, DEFAULT_BATCH_SIZES, DEFAULT_MAX_ENV_STEPS, DEFAULT_STEPS
+from jaxecon.bench.economies import DEFAULT_ECONOMIES, ECONOMIES
 from jaxecon.cli.options import DEVICE_KINDS, nonnegative_int, positive_int, select_device
 from jaxecon.cli.output import write_json
-from jaxecon.compilation_cache import ENV_VAR as COMPILATION_CACHE_VAR
 
 __all__ = ["DESCRIPTION", "add_arguments", "main", "run_from_args"]
 
@@ -124,6 +117,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_from_args(args, parser: argparse.ArgumentParser) -> dict:
     """Run the benchmark for parsed ``args``; print the table; write the JSON. Returns the result."""
+    from jaxecon.bench import format_table, plot_throughput, run_benchmark  # JAX: only now
+    from jaxecon.compilation_cache import ENV_VAR as COMPILATION_CACHE_VAR
+
     try:
         device = select_device(args.device)
     except ValueError as exc:

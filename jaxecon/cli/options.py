@@ -1,10 +1,11 @@
-"""What the subcommands of ``jaxecon`` share: argument types and the device choice."""
+"""What the subcommands of ``jaxecon`` share: argument types and the device choice.
+
+Imports no JAX (``select_device`` does, when called).
+"""
 
 from __future__ import annotations
 
 import argparse
-
-import jax
 
 __all__ = ["DEVICE_KINDS", "PLANNERS", "nonnegative_int", "positive_int", "select_device"]
 
@@ -46,6 +47,8 @@ def select_device(kind: str | None):
     """
     if kind is None:
         return None
+    import jax  # not at import: building the parser loads no JAX
+
     try:
         devices = jax.devices(kind)
     except RuntimeError as exc:

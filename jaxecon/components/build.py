@@ -32,6 +32,7 @@ import numpy as np
 from flax import struct
 
 from jaxecon.core import validators as cfg
+from jaxecon.core.bounds import bound_of, bounded
 from jaxecon.core.component import Component
 from jaxecon.core.groups import MOBILE, SKILL_DISTS, sample_skills
 from jaxecon.core.registry import component_registry
@@ -68,9 +69,9 @@ class BuildParams:
         build_labor: float [] labor per house.
     """
 
-    payment: float = 10.0
-    payment_max_skill_multiplier: float = 1.0
-    build_labor: float = 10.0
+    payment: float = bounded(10.0, minimum=0)
+    payment_max_skill_multiplier: float = bounded(1.0, minimum=1)
+    build_labor: float = bounded(10.0, minimum=0)
 
 
 def sample_skill(key, skill_dist: str, shape, pmsm):
@@ -107,12 +108,12 @@ class Build(Component):
 
     def __init__(self, spec, payment=10, payment_max_skill_multiplier=1, skill_dist="none", build_labor=10.0):
         super().__init__(spec)
-        self.payment = cfg.check_int("Build.payment", payment, minimum=0)
-        self.payment_max_skill_multiplier = cfg.check_int(
-            "Build.payment_max_skill_multiplier", payment_max_skill_multiplier, minimum=1
+        self.payment = bound_of(BuildParams, "payment").check_int("Build.payment", payment)
+        self.payment_max_skill_multiplier = bound_of(BuildParams, "payment_max_skill_multiplier").check_int(
+            "Build.payment_max_skill_multiplier", payment_max_skill_multiplier
         )
         self.skill_dist = cfg.check_choice("Build.skill_dist", skill_dist, SKILL_DISTS)
-        self.build_labor = cfg.check_float("Build.build_labor", build_labor, minimum=0.0)
+        self.build_labor = bound_of(BuildParams, "build_labor").check_float("Build.build_labor", build_labor)
 
     def default_params(self):
         return BuildParams(

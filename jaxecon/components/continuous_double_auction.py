@@ -109,6 +109,7 @@ import numpy as np
 from flax import struct
 
 from jaxecon.core import validators as cfg
+from jaxecon.core.bounds import bound_of, bounded
 from jaxecon.core.component import Component
 from jaxecon.core.env import MOBILE
 from jaxecon.core.registry import component_registry
@@ -132,7 +133,7 @@ class ContinuousDoubleAuctionParams:
         order_labor: float [] labor charged per order placed.
     """
 
-    order_labor: float = 0.25
+    order_labor: float = bounded(0.25, minimum=0)
 
 
 @struct.dataclass
@@ -322,7 +323,9 @@ class ContinuousDoubleAuction(Component):
     def __init__(self, spec, max_bid_ask=10, order_labor=0.25, order_duration=50, max_num_orders=None):
         super().__init__(spec)
         self.max_bid_ask = cfg.check_int("ContinuousDoubleAuction.max_bid_ask", max_bid_ask, minimum=1)
-        self.order_labor = cfg.check_float("ContinuousDoubleAuction.order_labor", order_labor, minimum=0.0)
+        self.order_labor = bound_of(ContinuousDoubleAuctionParams, "order_labor").check_float(
+            "ContinuousDoubleAuction.order_labor", order_labor
+        )
         self.order_duration = cfg.check_int(
             "ContinuousDoubleAuction.order_duration", order_duration, minimum=1
         )

@@ -46,6 +46,7 @@ import numpy as np
 from flax import struct
 
 from jaxecon.core import validators as cfg
+from jaxecon.core.bounds import bound_of, bounded
 from jaxecon.core.component import Component
 from jaxecon.core.env import MOBILE, PLANNER
 from jaxecon.core.numerics import as_float32, straight_through_trunc
@@ -294,7 +295,7 @@ class FederalGovernmentSubsidyParams:
             the highest subsidy level.
     """
 
-    max_annual_subsidy_per_person: float = 20000.0
+    max_annual_subsidy_per_person: float = bounded(20000.0, minimum=0)
 
 
 @struct.dataclass
@@ -379,8 +380,8 @@ class FederalGovernmentSubsidy(Component):
         self.num_subsidy_levels = cfg.check_int(
             "FederalGovernmentSubsidy.num_subsidy_levels", num_subsidy_levels, minimum=1
         )
-        self.max_annual_subsidy_per_person = cfg.check_float(
-            "FederalGovernmentSubsidy.max_annual_subsidy_per_person", max_annual_subsidy_per_person, minimum=0.0
+        self.max_annual_subsidy_per_person = bound_of(FederalGovernmentSubsidyParams, "max_annual_subsidy_per_person").check_float(
+            "FederalGovernmentSubsidy.max_annual_subsidy_per_person", max_annual_subsidy_per_person
         )
         self.reference_subsidy_accumulation_bug = cfg.check_bool(
             "FederalGovernmentSubsidy.reference_subsidy_accumulation_bug", reference_subsidy_accumulation_bug
@@ -502,7 +503,7 @@ class VaccinationCampaignParams:
             per day (deliveries are floored to whole vaccines, so its gradient is 0).
     """
 
-    daily_vaccines_per_million_people: float = 4500.0
+    daily_vaccines_per_million_people: float = bounded(4500.0, minimum=0, maximum=1_000_000)
 
 
 @struct.dataclass
@@ -563,11 +564,12 @@ class VaccinationCampaign(Component):
     ):
         super().__init__(spec)
         world = _require_covid_world(spec, self.name)
-        self.daily_vaccines_per_million_people = cfg.check_int(
+        self.daily_vaccines_per_million_people = bound_of(
+            VaccinationCampaignParams, "daily_vaccines_per_million_people"
+        ).check_int(
             "VaccinationCampaign.daily_vaccines_per_million_people",
             int(daily_vaccines_per_million_people)
             if isinstance(daily_vaccines_per_million_people, float) else daily_vaccines_per_million_people,
-            minimum=0, maximum=1_000_000,
         )
         self.delivery_interval = cfg.check_int(
             "VaccinationCampaign.delivery_interval", delivery_interval, minimum=1, maximum=5000

@@ -33,6 +33,7 @@ import numpy as np
 from flax import struct
 
 from jaxecon.core import validators as cfg
+from jaxecon.core.bounds import bound_of, bounded
 from jaxecon.core import world
 from jaxecon.core.component import Component
 from jaxecon.core.groups import MOBILE, SKILL_DISTS, sample_skills
@@ -135,8 +136,8 @@ class GatherParams:
         collect_labor: float [] labor per collection.
     """
 
-    move_labor: float = 1.0
-    collect_labor: float = 1.0
+    move_labor: float = bounded(1.0, minimum=0)
+    collect_labor: float = bounded(1.0, minimum=0)
 
 
 @component_registry.add
@@ -160,8 +161,10 @@ class Gather(Component):
 
     def __init__(self, spec, move_labor=1.0, collect_labor=1.0, skill_dist="none"):
         super().__init__(spec)
-        self.move_labor = cfg.check_float("Gather.move_labor", move_labor, minimum=0.0)
-        self.collect_labor = cfg.check_float("Gather.collect_labor", collect_labor, minimum=0.0)
+        self.move_labor = bound_of(GatherParams, "move_labor").check_float("Gather.move_labor", move_labor)
+        self.collect_labor = bound_of(GatherParams, "collect_labor").check_float(
+            "Gather.collect_labor", collect_labor
+        )
         self.skill_dist = cfg.check_choice("Gather.skill_dist", skill_dist, SKILL_DISTS)
 
     def default_params(self):

@@ -135,6 +135,7 @@ from jaxecon.components.tax_schedules import (
     taxes_due,
 )
 from jaxecon.core import validators as cfg
+from jaxecon.core.bounds import bound_of, bounded
 from jaxecon.core.component import Component
 from jaxecon.core.env import MOBILE, PLANNER
 from jaxecon.core.numerics import numpy_order_sum
@@ -176,20 +177,20 @@ class PeriodicBracketTaxParams:
             leaf) otherwise.
     """
 
-    bracket_cutoffs: np.ndarray = struct.field(
+    bracket_cutoffs: np.ndarray = struct.field(  # no bound: the lowest edge may move below 0 (no income lies there)
         default_factory=lambda: np.array(US_FEDERAL_CUTOFFS_USD) / 1000.0
     )
-    disc_rates: np.ndarray = struct.field(
-        default_factory=lambda: (lambda r: r[r <= 1.0])(np.arange(0.0, 1.05, 0.05))
+    disc_rates: np.ndarray = bounded(
+        default_factory=lambda: (lambda r: r[r <= 1.0])(np.arange(0.0, 1.05, 0.05)), minimum=0, maximum=1
     )
-    fixed_rates: np.ndarray = struct.field(default_factory=lambda: np.zeros(7))
-    rate_min: float = 0.0
-    rate_max: float = 1.0
+    fixed_rates: np.ndarray = bounded(default_factory=lambda: np.zeros(7), minimum=0, maximum=1)
+    rate_min: float = bounded(0.0, minimum=0, maximum=1)
+    rate_max: float = bounded(1.0, minimum=0, maximum=1)
     annealing_warmup: float = 0.0
     annealing_slope: float = 0.0
-    saez_fixed_elas: float = 0.0
-    bracket_temperature: float = 0.0
-    tax_model_index: Any = None
+    saez_fixed_elas: float = bounded(0.0, minimum=0)
+    bracket_temperature: float = bounded(0.0, minimum=0)
+    tax_model_index: Any = bounded(None, minimum=0, maximum=len(TAX_MODELS) - 1)
 
 
 @struct.dataclass
@@ -339,12 +340,12 @@ class PeriodicBracketTax(Component):
                 f"tax_model {tax_model!r}, disable_taxes {self.disable_taxes}"
             )
         self.period = cfg.check_int(p + "period", period, minimum=1)
-        self.rate_min = 0.0 if self.disable_taxes else cfg.check_float(p + "rate_min", rate_min)
-        self.rate_max = 0.0 if self.disable_taxes else cfg.check_float(p + "rate_max", rate_max)
-        if not 0 <= self.rate_min <= self.rate_max <= 1.0:
+        P = PeriodicBracketTaxParams
+        self.rate_min = 0.0 if self.disable_taxes else bound_of(P, "rate_min").check_float(p + "rate_min", rate_min)
+        self.rate_max = 0.0 if self.disable_taxes else bound_of(P, "rate_max").check_float(p + "rate_max", rate_max)
+        if not self.rate_min <= self.rate_max:
             raise ValueError(
-                f"{p}rate_min/rate_max must satisfy 0 <= rate_min <= rate_max <= 1, "
-                f"got {self.rate_min}, {self.rate_max}"
+                f"{p}rate_min/rate_max must satisfy rate_min <= rate_max, got {self.rate_min}, {self.rate_max}"
             )
         self.rate_disc = cfg.check_float(p + "rate_disc", rate_disc)
         self.use_discretized_rates = self.tax_model == "model_wrapper"
@@ -396,10 +397,11 @@ class PeriodicBracketTax(Component):
                     f'tax_model "fixed-bracket-rates", got {fixed_bracket_rates!r}'
                 )
             rates = np.array(fixed_bracket_rates, dtype=np.float64)
-            if len(rates) != self.n_brackets or not np.all((rates >= 0) & (rates <= 1)):  # NaN fails
+            bound = bound_of(P, "fixed_rates")
+            if len(rates) != self.n_brackets or not np.all(np.isfinite(rates) & ~bound.below(rates) & ~bound.above(rates)):
                 raise ValueError(
-                    f"{p}fixed_bracket_rates must hold {self.n_brackets} rates in [0, 1], "
-                    f"got {fixed_bracket_rates!r}"
+                    f"{p}fixed_bracket_rates must hold {self.n_brackets} rates, each "
+                    f"{bound.describe()}, got {fixed_bracket_rates!r}"
                 )
             self.fixed_rates = rates
         elif self.tax_model == "us-federal-single-filer-2018-scaled":
@@ -412,7 +414,7 @@ class PeriodicBracketTax(Component):
         )
         self.saez_fixed_elas = (
             None if saez_fixed_elas is None
-            else cfg.check_float(p + "saez_fixed_elas", saez_fixed_elas, minimum=0.0)
+            else bound_of(P, "saez_fixed_elas").check_float(p + "saez_fixed_elas", saez_fixed_elas)
         )
         if tax_annealing_schedule is None:
             self.tax_annealing_schedule = None

@@ -127,7 +127,9 @@ class Component:
         component_type: shorthand used in metric and dense-log keys (``None`` -> name).
         required_entities: resources/landmarks/endogenous it needs.
         agent_subclasses: agent kinds it acts on (``BasicMobileAgent``, ``BasicPlanner``).
-        Params: flax dataclass of its numeric parameters (defaults = Foundation's).
+        Params: flax dataclass of its numeric parameters (defaults = Foundation's);
+            a field declares its allowed values with ``jaxecon.core.bounds.bounded``
+            and the constructor checks its keyword against ``bound_of(Params, field)``.
         runs_on_host: False for jaxecon components. True only for the stand-in
             of a Foundation-style numpy component inside the stateful shim
             (its hooks run on the host between jitted calls); the functional

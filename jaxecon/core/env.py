@@ -371,7 +371,7 @@ class BaseEnvironment:
         except KeyError:
             raise RuntimeError(
                 f"scenario {self.name!r} has no built components: build economies with jaxecon.make "
-                "(or jaxecon.make.build_scenario), not by calling the scenario class"
+                "(or jaxecon.factory.build_scenario), not by calling the scenario class"
             ) from None
 
 
@@ -923,9 +923,12 @@ class BaseEnvironment:
         """``step`` under ``jax.experimental.checkify``: returns ``(err, outputs)``.
 
         ``err.throw()`` raises ``JaxRuntimeError`` if any action was out of
-        range, any floating-point leaf of ``params`` is NaN or infinite (the
-        message names the leaf, e.g. ``parameter components.Build.payment is
-        not finite``; see ``jaxecon.core.param_checks.validate_params``), or
+        range, any floating-point leaf of ``params`` is NaN or infinite, or a
+        leaf lies outside the bound ``make`` enforces for it (the message names
+        the leaf, e.g. ``parameter components.Build.payment is not finite``,
+        ``parameter components.Build.payment is out of range (allowed: a
+        finite number >= 0)``; see ``jaxecon.core.param_checks.validate_params``
+        and ``jaxecon.core.bounds``), or
         a NaN or inf reached the state in the step's phases (``state
         inventory.Coin is not finite after the step``).
         Works under ``jax.jit``.

@@ -11,15 +11,46 @@ component registry takes jaxecon components and Foundation-style ones
 (``jaxecon.core.component.validate_component_class``), the scenario registry
 jaxecon scenarios (``validate_scenario_class``); a class that
 is neither is a ``TypeError`` at registration, naming what it lacks.
+
+The registries fill themselves: the first read of any of them (``get``,
+``has``, ``entries``, ``classes``, ``in``) imports ``jaxecon.components``,
+``jaxecon.entities`` and ``jaxecon.scenarios``, whose modules register
+jaxecon's building blocks (``load_builtins``). So ``import jaxecon`` stays
+cheap, and no import order can leave a registry without them.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import Callable, Generic, TypeVar
 
 from jaxecon.core.component import validate_component_class
 
 T = TypeVar("T")
+
+#: The packages whose import registers jaxecon's components, entities and scenarios.
+BUILTIN_PACKAGES = ("jaxecon.components", "jaxecon.entities", "jaxecon.scenarios")
+_builtins = "unloaded"  # -> "loading" -> "loaded"
+
+
+def load_builtins() -> None:
+    """Import ``BUILTIN_PACKAGES`` once per process, registering jaxecon's own entries.
+
+    Called by every registry read; a read made while they are being imported
+    (a module registering itself) sees what is registered so far. An import
+    that fails is retried on the next read. Raises what the import raises.
+    """
+    global _builtins
+    if _builtins != "unloaded":
+        return
+    _builtins = "loading"
+    try:
+        for package in BUILTIN_PACKAGES:
+            importlib.import_module(package)
+    except BaseException:
+        _builtins = "unloaded"
+        raise
+    _builtins = "loaded"
 
 
 class Registry(Generic[T]):
@@ -53,6 +84,7 @@ class Registry(Generic[T]):
             TypeError: if ``cls`` is not a class, or fails the registry's
                 ``validate`` check (the message names what it lacks).
         """
+        load_builtins()  # a user's entry replaces a built-in one, not the reverse
         if not isinstance(cls, type):
             raise TypeError(f"{self.kind} registry takes classes, got {cls!r}")
         name = getattr(cls, "name", None)
@@ -71,6 +103,7 @@ class Registry(Generic[T]):
         Raises:
             KeyError: if no such entry; the message lists the known names.
         """
+        load_builtins()
         try:
             return self._lookup[str(name).lower()]
         except KeyError:
@@ -80,16 +113,19 @@ class Registry(Generic[T]):
 
     def has(self, name: str) -> bool:
         """Whether ``name`` is registered (case-insensitive)."""
+        load_builtins()
         return str(name).lower() in self._lookup
 
     @property
     def entries(self) -> list[str]:
         """Sorted registered names (original capitalisation)."""
+        load_builtins()
         return sorted(cls.name for cls in self._lookup.values())
 
     def classes(self) -> list[type]:
         """The registered classes, in the order their names were first registered
         (a class registered again under a name takes that name's place)."""
+        load_builtins()
         return list(self._lookup.values())
 
     def __contains__(self, name: str) -> bool:

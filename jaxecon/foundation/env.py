@@ -30,7 +30,7 @@ from jaxecon.foundation.host_engine import CoreScenarioHooks, HostEngine
 from jaxecon.foundation.live_state import live_agent_state
 from jaxecon.foundation.logs import EpisodeLogs
 from jaxecon.foundation.world import World
-from jaxecon.make import build_scenario
+from jaxecon.factory import build_scenario
 
 
 class FoundationEnv(EnvAttributes):

@@ -26,7 +26,7 @@ import numpy as np
 from jaxecon.core import validators
 from jaxecon.core.env import BaseEnvironment
 from jaxecon.env_checks import check_foundation_groups, env_type_error
-from jaxecon.make import make_from_config
+from jaxecon.factory import make_from_config
 from jaxecon.render import render_world
 
 __all__ = ["RENDER_MODES", "Economy", "Outputs", "as_env", "check_action", "spaces_of", "world_frames"]

@@ -43,7 +43,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without pettingz
     ) from exc
 
 from jaxecon.interfaces.gym_spaces import RENDER_MODES, AgentSpaces, check_config, check_render_mode, render_frame
-from jaxecon.make import make_from_config
+from jaxecon.factory import make_from_config
 from jaxecon.wrappers.jaxmarl import MultiAgentEnv
 
 __all__ = ["GroupsParallelEnv", "declares_groups"]

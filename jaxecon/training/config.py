@@ -9,7 +9,7 @@ A config file has the sections and keys of the AI Economist's RLlib configs
   ``jaxecon.configs.ECONOMIES`` (``env: default``, as ``phase2.yaml``),
   which stands for its config; its keyword names (the scenario's and each
   component's) are checked when the config loads, by the same rule
-  (``jaxecon.make.unknown_kwargs``).
+  (``jaxecon.factory.unknown_kwargs``).
 - ``general``: ``episodes`` (training length: episodes of ``episode_length``
   steps summed over all envs, so env steps = episodes x episode_length),
   ``ckpt_frequency_steps`` (env steps between checkpoints), ``train_planner``
@@ -265,10 +265,10 @@ def _unknown_key(path: str, key, allowed) -> ConfigError:
 
 def _env(env) -> dict:
     """A copy of the ``env`` section (a named economy's config for a name), its keyword names
-    checked as ``jaxecon.make_from_config`` checks them (``jaxecon.make.unknown_kwargs``),
+    checked as ``jaxecon.make_from_config`` checks them (``jaxecon.factory.unknown_kwargs``),
     without building the economy."""
     from jaxecon.configs import economy_config
-    from jaxecon.make import unknown_kwargs
+    from jaxecon.factory import unknown_kwargs
 
     if isinstance(env, str):
         try:

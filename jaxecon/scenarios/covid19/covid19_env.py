@@ -104,6 +104,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxecon.core import validators as cfg
+from jaxecon.core.bounds import bound_of
 from jaxecon.core.env import BaseEnvironment
 from jaxecon.core.numerics import as_float32, straight_through_trunc
 from jaxecon.core.registry import scenario_registry
@@ -268,23 +269,16 @@ class CovidAndEconomySimulation(BaseEnvironment):
             self.real_world_stringency_policy = np.asarray(real["policy"][self.start_date_index:], np.int32)
             self.real_world_subsidy = np.asarray(real["subsidy"][self.start_date_index:, 0], np.float64)
 
-        self.pop_between_age_18_65 = cfg.check_float("pop_between_age_18_65", pop_between_age_18_65, 0.0, 1.0)
-        self.infection_too_sick_to_work_rate = cfg.check_float(
-            "infection_too_sick_to_work_rate", infection_too_sick_to_work_rate, 0.0, 1.0
-        )
-        self.risk_free_interest_rate = cfg.check_float("risk_free_interest_rate", risk_free_interest_rate, 0.0)
-        self.economic_reward_crra_eta = cfg.check_float("economic_reward_crra_eta", economic_reward_crra_eta, 0.0)
-        if not self.economic_reward_crra_eta < 20.0:
-            raise ValueError(f"economic_reward_crra_eta must be in [0, 20), got {economic_reward_crra_eta!r}")
-        self.health_priority_scaling_agents = cfg.check_float(
-            "health_priority_scaling_agents", health_priority_scaling_agents, 0.0
-        )
-        self.health_priority_scaling_planner = cfg.check_float(
-            "health_priority_scaling_planner", health_priority_scaling_planner, 0.0
-        )
-        self.reward_normalization_factor = cfg.check_float("reward_normalization_factor", reward_normalization_factor)
-        if not self.reward_normalization_factor > 0:
-            raise ValueError(f"reward_normalization_factor must be > 0, got {reward_normalization_factor!r}")
+        for name, value in (
+            ("pop_between_age_18_65", pop_between_age_18_65),
+            ("infection_too_sick_to_work_rate", infection_too_sick_to_work_rate),
+            ("risk_free_interest_rate", risk_free_interest_rate),
+            ("economic_reward_crra_eta", economic_reward_crra_eta),
+            ("health_priority_scaling_agents", health_priority_scaling_agents),
+            ("health_priority_scaling_planner", health_priority_scaling_planner),
+            ("reward_normalization_factor", reward_normalization_factor),
+        ):
+            setattr(self, name, bound_of(CovidParams, name).check_float(name, value))
 
         self.T = self.episode_length
         self.has_control = self.has_component("ControlUSStateOpenCloseStatus")

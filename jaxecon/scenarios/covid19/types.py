@@ -15,6 +15,8 @@ import jax
 import numpy as np
 from flax import struct
 
+from jaxecon.core.bounds import bounded
+
 
 @struct.dataclass
 class CovidParams:
@@ -39,13 +41,13 @@ class CovidParams:
     where Foundation does.
     """
 
-    pop_between_age_18_65: float
-    infection_too_sick_to_work_rate: float
-    risk_free_interest_rate: float
-    economic_reward_crra_eta: float
-    health_priority_scaling_agents: float
-    health_priority_scaling_planner: float
-    reward_normalization_factor: float
+    pop_between_age_18_65: float = bounded(minimum=0, maximum=1)
+    infection_too_sick_to_work_rate: float = bounded(minimum=0, maximum=1)
+    risk_free_interest_rate: float = bounded(minimum=0)
+    economic_reward_crra_eta: float = bounded(minimum=0, maximum=20, maximum_open=True)
+    health_priority_scaling_agents: float = bounded(minimum=0)
+    health_priority_scaling_planner: float = bounded(minimum=0)
+    reward_normalization_factor: float = bounded(minimum=0, minimum_open=True)
     beta_intercepts_modulation: float
     beta_slopes_modulation: float
     unemployment_modulation: float

@@ -57,6 +57,7 @@ from flax import struct
 
 from jaxecon import rewards, social_metrics
 from jaxecon.core import validators as cfg
+from jaxecon.core.bounds import bound_of, bounded
 from jaxecon.core.env import BaseEnvironment
 from jaxecon.core.registry import scenario_registry
 from jaxecon.core.state import EnvState, float_dtype
@@ -78,10 +79,10 @@ class OneStepEconomyParams:
             productivity, 1 = productivity only.
     """
 
-    isoelastic_eta: float = 0.23
+    isoelastic_eta: float = bounded(0.23, minimum=0, maximum=1)
     labor_exponent: float = 2.0
     labor_cost: float = 1.0
-    mixing_weight_gini_vs_coin: float = 0.0
+    mixing_weight_gini_vs_coin: float = bounded(0.0, minimum=0, maximum=1)
 
 
 @struct.dataclass
@@ -104,7 +105,7 @@ class OneStepEconomy(BaseEnvironment):
     Args (Foundation's, with defaults):
         agent_reward_type: "coin_minus_labor_cost" | "isoelastic_coin_minus_labor"
             ("coin_minus_labor_cost").
-        isoelastic_eta: float (0.23), in [0, 1] for the isoelastic utility.
+        isoelastic_eta: float in [0, 1] (0.23); read by the isoelastic utility only.
         labor_exponent: float (2.0), > 1 for coin_minus_labor_cost.
         labor_cost: float (1.0).
         planner_reward_type: "inv_income_weighted_utility" |
@@ -138,10 +139,9 @@ class OneStepEconomy(BaseEnvironment):
                 f"components {self.component_names}"
             )
         self.agent_reward_type = cfg.check_choice("agent_reward_type", agent_reward_type, AGENT_REWARD_TYPES)
-        if self.agent_reward_type == "isoelastic_coin_minus_labor":
-            self.isoelastic_eta = cfg.check_float("isoelastic_eta", isoelastic_eta, 0.0, 1.0)
-        else:
-            self.isoelastic_eta = cfg.check_float("isoelastic_eta", isoelastic_eta)
+        self.isoelastic_eta = bound_of(OneStepEconomyParams, "isoelastic_eta").check_float(
+            "isoelastic_eta", isoelastic_eta
+        )
         self.labor_exponent = cfg.check_float("labor_exponent", labor_exponent)
         if self.agent_reward_type == "coin_minus_labor_cost" and not self.labor_exponent > 1.0:
             raise ValueError(f"labor_exponent must be > 1 for coin_minus_labor_cost, got {labor_exponent!r}")
@@ -149,8 +149,8 @@ class OneStepEconomy(BaseEnvironment):
         self.planner_reward_type = cfg.check_choice(
             "planner_reward_type", planner_reward_type, PLANNER_REWARD_TYPES
         )
-        self.mixing_weight_gini_vs_coin = cfg.check_float(
-            "mixing_weight_gini_vs_coin", mixing_weight_gini_vs_coin, 0.0, 1.0
+        self.mixing_weight_gini_vs_coin = bound_of(OneStepEconomyParams, "mixing_weight_gini_vs_coin").check_float(
+            "mixing_weight_gini_vs_coin", mixing_weight_gini_vs_coin
         )
 
     def unread_params(self) -> tuple[str, ...]:

@@ -34,6 +34,7 @@ from flax import struct
 from jaxecon import rewards, social_metrics
 from jaxecon.spaces import Box
 from jaxecon.core import validators as cfg
+from jaxecon.core.bounds import bound_of, bounded
 from jaxecon.core.backend import pad_onto_canvas
 from jaxecon.core import world
 from jaxecon.core.env import BaseEnvironment
@@ -67,13 +68,13 @@ class WoodAndStoneParams:
         max_health: dict resource -> float [] cap of resource health per tile.
     """
 
-    starting_agent_coin: float = 0.0
-    isoelastic_eta: float = 0.23
-    energy_cost: float = 0.21
-    energy_warmup_constant: float = 0.0
-    mixing_weight_gini_vs_coin: float = 0.0
-    regen_weight: dict = struct.field(default_factory=dict)
-    max_health: dict = struct.field(default_factory=dict)
+    starting_agent_coin: float = bounded(0.0, minimum=0)
+    isoelastic_eta: float = bounded(0.23, minimum=0, maximum=1)
+    energy_cost: float = bounded(0.21, minimum=0)
+    energy_warmup_constant: float = bounded(0.0, minimum=0)
+    mixing_weight_gini_vs_coin: float = bounded(0.0, minimum=0, maximum=1)
+    regen_weight: dict = bounded(default_factory=dict, minimum=0, maximum=1)
+    max_health: dict = bounded(default_factory=dict, minimum=1)
 
 
 @struct.dataclass
@@ -165,11 +166,14 @@ class WoodAndStoneScenario(BaseEnvironment):
         self.mobile_agent_observation_range = cfg.check_int(
             "mobile_agent_observation_range", mobile_agent_observation_range, minimum=0
         )
-        self.starting_agent_coin = cfg.check_float("starting_agent_coin", starting_agent_coin, minimum=0.0)
-        self.isoelastic_eta = cfg.check_float("isoelastic_eta", isoelastic_eta, 0.0, 1.0)
-        self.energy_cost = cfg.check_float("energy_cost", energy_cost, minimum=0.0)
-        self.energy_warmup_constant = cfg.check_float(
-            "energy_warmup_constant", energy_warmup_constant, minimum=0.0
+        P = WoodAndStoneParams
+        self.starting_agent_coin = bound_of(P, "starting_agent_coin").check_float(
+            "starting_agent_coin", starting_agent_coin
+        )
+        self.isoelastic_eta = bound_of(P, "isoelastic_eta").check_float("isoelastic_eta", isoelastic_eta)
+        self.energy_cost = bound_of(P, "energy_cost").check_float("energy_cost", energy_cost)
+        self.energy_warmup_constant = bound_of(P, "energy_warmup_constant").check_float(
+            "energy_warmup_constant", energy_warmup_constant
         )
         self.energy_warmup_method = cfg.check_choice(
             "energy_warmup_method", energy_warmup_method, ("decay", "auto")
@@ -177,8 +181,8 @@ class WoodAndStoneScenario(BaseEnvironment):
         self.planner_reward_type = cfg.check_choice(
             "planner_reward_type", planner_reward_type, PLANNER_REWARD_TYPES
         )
-        self.mixing_weight_gini_vs_coin = cfg.check_float(
-            "mixing_weight_gini_vs_coin", mixing_weight_gini_vs_coin, 0.0, 1.0
+        self.mixing_weight_gini_vs_coin = bound_of(P, "mixing_weight_gini_vs_coin").check_float(
+            "mixing_weight_gini_vs_coin", mixing_weight_gini_vs_coin
         )
         if not isinstance(obs_dtype, str):
             try:

@@ -20,10 +20,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxecon.core import validators as cfg
+from jaxecon.core.bounds import bound_of
 from jaxecon.core.registry import scenario_registry
 from jaxecon.core.state import EnvState, float_dtype
 from jaxecon.scenarios.simple_wood_and_stone import layout_generation as gen
-from jaxecon.scenarios.simple_wood_and_stone.base import WoodAndStoneScenario
+from jaxecon.scenarios.simple_wood_and_stone.base import WoodAndStoneParams, WoodAndStoneScenario
 
 
 @scenario_registry.add
@@ -89,15 +90,12 @@ class Uniform(WoodAndStoneScenario):
             "Wood": cfg.check_int("wood_regen_halfwidth", wood_regen_halfwidth, 0, 3),
             "Stone": cfg.check_int("stone_regen_halfwidth", stone_regen_halfwidth, 0, 3),
         }
+        weight, health = bound_of(WoodAndStoneParams, "regen_weight"), bound_of(WoodAndStoneParams, "max_health")
         self._regen = {
-            "Wood": (
-                cfg.check_float("wood_regen_weight", wood_regen_weight, 0.0, 1.0),
-                cfg.check_int("wood_max_health", wood_max_health, minimum=1),
-            ),
-            "Stone": (
-                cfg.check_float("stone_regen_weight", stone_regen_weight, 0.0, 1.0),
-                cfg.check_int("stone_max_health", stone_max_health, minimum=1),
-            ),
+            "Wood": (weight.check_float("wood_regen_weight", wood_regen_weight),
+                     health.check_int("wood_max_health", wood_max_health)),
+            "Stone": (weight.check_float("stone_regen_weight", stone_regen_weight),
+                      health.check_int("stone_max_health", stone_max_health)),
         }
         self.clumpiness = {
             "Wood": cfg.check_float("wood_clumpiness", wood_clumpiness, 0.0, 1.0),

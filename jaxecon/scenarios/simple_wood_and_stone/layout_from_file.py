@@ -26,9 +26,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxecon.core import validators as cfg
+from jaxecon.core.bounds import bound_of
 from jaxecon.core.registry import scenario_registry
 from jaxecon.core.state import EnvState, float_dtype
-from jaxecon.scenarios.simple_wood_and_stone.base import WoodAndStoneScenario
+from jaxecon.scenarios.simple_wood_and_stone.base import WoodAndStoneParams, WoodAndStoneScenario
 
 LAYOUT_SYMBOLS = {"W": "Wood", "S": "Stone", "@": "Water"}
 
@@ -156,7 +157,9 @@ class LayoutFromFile(WoodAndStoneScenario):
     ):
         super().__init__(**kwargs)
         self.env_layout_file = env_layout_file
-        self.resource_regen_prob = cfg.check_float("resource_regen_prob", resource_regen_prob, 0.0, 1.0)
+        self.resource_regen_prob = bound_of(WoodAndStoneParams, "regen_weight").check_float(
+            "resource_regen_prob", resource_regen_prob
+        )
         self.source_maps = parse_layout(read_layout(env_layout_file), self.world_size, env_layout_file)
         self.require_room(self.n_agents, int(np.sum(~self.blocked_tiles())), f"the tiles of {env_layout_file!r}")
         self.fixed_four_skill_and_loc = cfg.check_bool("fixed_four_skill_and_loc", fixed_four_skill_and_loc)
