@@ -121,7 +121,7 @@ def _check_world_fits_in_memory(world_size, n_maps: int) -> None:
 class BaseEnvironment:
     """Base class of scenarios: static structure plus pure reset/step/observe.
 
-    Built in two explicit steps, as ``jaxecon.make`` (``make.build_scenario``)
+    Built in two explicit steps, as ``jaxecon.make`` (``jaxecon.factory.build_scenario``)
     does: the constructor (the scenario's ``__init__``, which calls this one
     first, then sets and checks its own static attributes) validates the
     arguments; ``build_components()`` then builds the components from the
