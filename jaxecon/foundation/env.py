@@ -172,7 +172,8 @@ class FoundationEnv(EnvAttributes):
         """The functional env's ``observation_space(agent)`` (``agent`` "a" or "p"):
         one agent's observation as the core returns it (``obs[str(i)]`` here
         has its keys; Foundation's formatting turns scalars into floats and
-        unflattened masks into lists).
+        unflattened masks into lists), the planner's view of the agents as
+        Foundation's ``p<i>`` entries (``formats.planner_observation_space``).
 
         Raises:
             ValueError: an unknown agent id. NotImplementedError: observations
@@ -182,7 +183,8 @@ class FoundationEnv(EnvAttributes):
             raise NotImplementedError(
                 "observation_space is not available: this scenario's generate_observations runs on the host"
             )
-        return self._core.observation_space(agent)
+        space = self._core.observation_space(agent)
+        return formats.planner_observation_space(space, self._core.n_agents) if agent == "p" else space
 
     def action_space(self, agent: str):
         """The functional env's ``action_space(agent)``: ``Discrete`` or ``MultiDiscrete``."""

@@ -270,6 +270,27 @@ def _collated_agents(oa: dict, layout: ObservationLayout, n: int, flatten: bool)
     return collated
 
 
+def planner_observation_space(space, n_agents: int):
+    """The planner's ``jaxecon.spaces.Dict`` as Foundation lays its observation
+    out: the core's ``"agents"`` field (``Box`` [n, d], or a ``Dict`` of [n, ...]
+    Boxes) replaced, in place, by one entry per mobile agent, ``p0``..``p<n-1>``
+    (row i's bounds)."""
+    from jaxecon import spaces
+
+    def row(box, i):
+        return spaces.Box(box.low[i], box.high[i], box.shape[1:], box.dtype)
+
+    out = {}
+    for k, v in space.items():
+        if k != AGENTS_FIELD:
+            out[k] = v
+            continue
+        for i in range(n_agents):
+            out[f"p{i}"] = (spaces.Dict({kk: row(b, i) for kk, b in v.items()}) if isinstance(v, spaces.Dict)
+                            else row(v, i))
+    return spaces.Dict(out)
+
+
 def format_obs(obs, layout: ObservationLayout, n_agents: int, collate: bool, flatten: bool,
                fixed: bool = False) -> dict:
     """The core's observations as Foundation's ``reset``/``step`` return them.
