@@ -106,6 +106,18 @@ def test_step_dicts_auto_reset_and_masks(menv, run):
     assert out["actions"]["p"].shape == (STEPS, 7)
 
 
+def test_a_trailing_singleton_action_axis_is_accepted(menv):
+    """MPE and the IPPO feed-forward baselines pass Discrete actions as [1]."""
+    obs, state = menv.reset(jax.random.key(0))
+    acts = {a: jnp.zeros(menv.action_space(a).shape, jnp.int32) for a in menv.agents}
+    acts["0"] = jnp.array(2, jnp.int32)
+    ref = menv.step_env(jax.random.key(1), state, acts)
+    got = menv.step_env(jax.random.key(1), state, {**acts, "0": jnp.array([2], jnp.int32)})
+    jax.tree.map(np.testing.assert_array_equal, got[1], ref[1])
+    with pytest.raises(ValueError, match=r"actions\['0'\] must be an integer array of shape \(\)"):
+        menv.step_env(jax.random.key(1), state, {**acts, "0": jnp.array([2, 2], jnp.int32)})
+
+
 def test_with_params_replaces_the_params(small_env):
     menv = MultiAgentEnv(small_env, planner_policy="noop")
     p = small_env.default_params

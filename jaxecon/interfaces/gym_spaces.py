@@ -54,7 +54,8 @@ import numpy as np
 from jaxecon import spaces as jaxecon_spaces
 from jaxecon.interfaces.host import world_frames
 
-__all__ = ["RENDER_MODES", "AgentSpaces", "check_config", "check_render_mode", "render_frame", "to_gymnasium"]
+__all__ = ["RENDER_MODES", "AgentSpaces", "check_config", "check_parallel_actions", "check_render_mode",
+           "parallel_outputs", "render_frame", "to_gymnasium"]
 
 MASK_KEY = "action_mask"
 
@@ -269,3 +270,37 @@ def render_frame(get_state, render_mode) -> np.ndarray | None:
         logger.warn("render() was called without a render_mode; pass render_mode='rgb_array'")
         return None
     return world_frames(get_state())
+
+
+def check_parallel_actions(actions, agents: list, started: bool) -> None:
+    """The checks of a PettingZoo ``ParallelEnv.step`` call, before anything runs.
+
+    Args:
+        actions: what ``step`` was given.
+        agents: the agents of the running episode (empty: none is running).
+        started: whether ``reset`` was ever called.
+    Raises:
+        RuntimeError: no running episode (before ``reset``, or after the end).
+        ValueError: ``actions`` is not a dict, or names an agent not in ``agents``.
+    """
+    if not agents:
+        raise RuntimeError("step() needs a running episode: call reset() first"
+                           + (" (the last episode has ended)" if started else ""))
+    if not isinstance(actions, dict):
+        raise ValueError(f"actions must be a dict {{agent: action}}, got {type(actions).__name__}")
+    for agent in actions:
+        if agent not in agents:
+            raise ValueError(f"actions has an unknown agent {agent!r}; the agents are {agents}")
+
+
+def parallel_outputs(observations: dict, rewards, agents: list, truncated: bool) -> tuple:
+    """A PettingZoo ``ParallelEnv.step`` result: ``(observations, {agent: float
+    reward}, terminations (all False: Foundation's episodes end only by the time
+    limit), truncations (all ``truncated``), {agent: {}})``."""
+    return (
+        observations,
+        {a: float(rewards[a]) for a in agents},
+        dict.fromkeys(agents, False),
+        dict.fromkeys(agents, truncated),
+        {a: {} for a in agents},
+    )

@@ -40,7 +40,9 @@ except ImportError as exc:  # pragma: no cover - exercised only without pettingz
     ) from exc
 
 from jaxecon.foundation import make_env_instance
-from jaxecon.interfaces.gym_spaces import RENDER_MODES, AgentSpaces, check_config, check_render_mode, render_frame
+from jaxecon.interfaces.gym_spaces import (
+    RENDER_MODES, AgentSpaces, check_config, check_parallel_actions, check_render_mode, parallel_outputs, render_frame,
+)
 from jaxecon.interfaces.pettingzoo_groups import GroupsParallelEnv, declares_groups
 
 __all__ = ["FoundationParallelEnv", "GroupsParallelEnv", "parallel_env"]
@@ -145,26 +147,10 @@ class FoundationParallelEnv(pettingzoo.ParallelEnv):
                 outside its agent's space (the shim's message names the agent
                 and the allowed values); nothing changes when it raises.
         """
-        if not self.agents:
-            raise RuntimeError(
-                "step() needs a running episode: call reset() first"
-                + (" (the last episode has ended)" if self._started else "")
-            )
-        if not isinstance(actions, dict):
-            raise ValueError(f"actions must be a dict {{agent: action}}, got {type(actions).__name__}")
-        for agent in actions:
-            if agent not in self.agents:
-                raise ValueError(f"actions has an unknown agent {agent!r}; the agents are {self.agents}")
+        check_parallel_actions(actions, self.agents, self._started)
         obs, rew, done, _ = self.foundation_env.step(dict(actions))
         truncated = bool(done["__all__"])
-        agents = self.agents
-        out = (
-            self._spaces.observations(obs),
-            {a: float(rew[a]) for a in agents},
-            dict.fromkeys(agents, False),
-            dict.fromkeys(agents, truncated),
-            {a: {} for a in agents},
-        )
+        out = parallel_outputs(self._spaces.observations(obs), rew, self.agents, truncated)
         if truncated:
             self.agents = []
         return out

@@ -42,7 +42,9 @@ except ImportError as exc:  # pragma: no cover - exercised only without pettingz
         'jaxecon.interfaces.pettingzoo_groups needs PettingZoo: pip install "jaxecon[pettingzoo]"'
     ) from exc
 
-from jaxecon.interfaces.gym_spaces import RENDER_MODES, AgentSpaces, check_config, check_render_mode, render_frame
+from jaxecon.interfaces.gym_spaces import (
+    RENDER_MODES, AgentSpaces, check_config, check_parallel_actions, check_render_mode, parallel_outputs, render_frame,
+)
 from jaxecon.factory import make_from_config
 from jaxecon.wrappers.jaxmarl import MultiAgentEnv
 
@@ -239,28 +241,12 @@ class GroupsParallelEnv(pettingzoo.ParallelEnv):
                 agents) or an action outside its agent's space (names the
                 agent and the space); nothing changes when it raises.
         """
-        if not self.agents:
-            raise RuntimeError(
-                "step() needs a running episode: call reset() first"
-                + (" (the last episode has ended)" if self._started else "")
-            )
-        if not isinstance(actions, dict):
-            raise ValueError(f"actions must be a dict {{agent: action}}, got {type(actions).__name__}")
-        for agent in actions:
-            if agent not in self.agents:
-                raise ValueError(f"actions has an unknown agent {agent!r}; the agents are {self.agents}")
+        check_parallel_actions(actions, self.agents, self._started)
         joint = {a: self._check_action(a, actions[a]) if a in actions else self._noop[a] for a in self.agents}
         self._key, obs, self._state, rew, done = self._step(self._key, self._state, joint)
         obs, rew, done = jax.device_get((obs, rew, done))
         truncated = bool(done)
-        agents = self.agents
-        out = (
-            self._spaces.observations(obs),
-            {a: float(rew[a]) for a in agents},
-            dict.fromkeys(agents, False),
-            dict.fromkeys(agents, truncated),
-            {a: {} for a in agents},
-        )
+        out = parallel_outputs(self._spaces.observations(obs), rew, self.agents, truncated)
         if truncated:
             self.agents = []
             self._completions += 1

@@ -25,6 +25,7 @@ from functools import partial
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from jaxecon.wrappers.base import Wrapper, unwrap_state
 from jaxecon.wrappers.flat import flat_observation, mask_heads
@@ -68,8 +69,9 @@ class MultiAgentEnv(Front, _JaxMARLEnv):
       ``"action_mask"``, flattened and concatenated in sorted field order;
       ``jaxecon.wrappers.flat``); mobile agents share one obs_dim, the
       planner has its own;
-    - ``actions[agent]``: int32 [] (single-action mode) or [n_heads]
-      (multi-action mode: the planner by default, one head per tax bracket);
+    - ``actions[agent]``: int32 [] (single-action mode; ``[1]`` is accepted
+      too, the shape JaxMARL's MPE baselines pass) or [n_heads] (multi-action
+      mode: the planner by default, one head per tax bracket);
     - ``rewards[agent]``: float []; ``dones[agent]`` and ``dones["__all__"]``:
       bool [], all equal (every agent's episode ends at the time limit);
     - ``get_avail_actions(state)[agent]``: bool [n_actions], or
@@ -201,7 +203,9 @@ class MultiAgentEnv(Front, _JaxMARLEnv):
 
     def _check_actions(self, actions) -> None:
         """Raise ``ValueError`` unless ``actions`` is ``{agent: integer array of
-        its action space's shape}`` with exactly the keys ``agents``."""
+        its action space's shape}`` with exactly the keys ``agents`` (a
+        ``Discrete`` agent's action may also be ``[1]``-shaped, as the MPE
+        baselines pass it: ``_agent_action`` drops the axis)."""
         if not isinstance(actions, dict):
             raise ValueError(f"actions must be a dict keyed by agent id {self.agents}, got {type(actions).__name__}")
         unknown = [a for a in actions if a not in self.agents]
@@ -211,14 +215,23 @@ class MultiAgentEnv(Front, _JaxMARLEnv):
                 f"actions must have exactly the keys {self.agents}; unknown: {unknown}, missing: {missing}"
             )
         for agent in self.agents:
-            self._check_action(actions[agent], self.action_spaces[agent].shape, f"actions[{agent!r}]")
+            shape = self.action_spaces[agent].shape
+            if shape == () and np.shape(actions[agent]) == (1,):
+                shape = (1,)
+            self._check_action(actions[agent], shape, f"actions[{agent!r}]")
+
+    def _agent_action(self, agent: str, value) -> jax.Array:
+        """int32 of ``agent``'s action space's shape (a trailing singleton axis
+        of a ``Discrete`` agent's action dropped)."""
+        a = jnp.asarray(value, jnp.int32)
+        return a.reshape(()) if self.action_spaces[agent].shape == () else a
 
     def _joint_actions(self, key, state, actions) -> dict:
         self._check_actions(actions)
-        joint = {g.name: jnp.stack([jnp.asarray(actions[str(i)], jnp.int32) for i in range(g.start, g.stop)])
+        joint = {g.name: jnp.stack([self._agent_action(str(i), actions[str(i)]) for i in range(g.start, g.stop)])
                  for g in self._mobile_groups}
         if self.trains_planner:
-            joint[PLANNER] = jnp.asarray(actions[PLANNER], jnp.int32)
+            joint[PLANNER] = self._agent_action(PLANNER, actions[PLANNER])
         elif self._has_planner:
             joint[PLANNER] = self._planner(key, unwrap_state(state), self._params)
         return joint
