@@ -159,12 +159,12 @@ def test_side_channels_and_collective_reward(econ, wrapped):
     for k, v in raw[4].items():  # the env's own info stays
         np.testing.assert_array_equal(np.asarray(info[k]), np.asarray(v))
     expected = {f"{ns}.flat", f"{ns}.time", f"{ns}.p.flat", f"{ns}.p.time", f"{ns}.collective_reward"}
-    expected |= {f"{ns}.p.p{i}" for i in range(env.n_agents)}
+    expected |= {f"{ns}.p.agents"}  # the planner's view of the agents, [n, d]
     assert expected <= set(info)
     # no maps (matrix-valued) and no mask in info
     assert not any(k.endswith(("world-map", "world-idx_map", "action_mask")) for k in info)
     np.testing.assert_array_equal(np.asarray(info[f"{ns}.flat"]), np.asarray(raw[0]["a"]["flat"]))
-    np.testing.assert_array_equal(np.asarray(info[f"{ns}.p.p1"]), np.asarray(raw[0]["p"]["p1"]))
+    np.testing.assert_array_equal(np.asarray(info[f"{ns}.p.agents"]), np.asarray(raw[0]["p"]["agents"]))
     assert all(info[k].dtype == jnp.float32 for k in expected)
     cr = info[f"{ns}.collective_reward"]
     assert cr.shape == () and float(cr) == pytest.approx(float(np.sum(np.asarray(reward["a"]))))
@@ -173,7 +173,7 @@ def test_side_channels_and_collective_reward(econ, wrapped):
 
 
 def test_side_channels_of_unflattened_fields(econ_unflat):
-    """Scalar fields are [n] per mobile agent and 0-d for the planner; nested p<i> dicts are skipped."""
+    """Scalar fields are [n] per mobile agent and 0-d for the planner; the nested "agents" dict is skipped."""
     from jaxecon.wrappers.native import side_channels
 
     env, obs = econ_unflat
@@ -182,7 +182,7 @@ def test_side_channels_of_unflattened_fields(econ_unflat):
     assert info["x.world-inventory-Coin"].shape == (env.n_agents,)
     assert info["x.p.world-inventory-Coin"].shape == ()
     assert info["x.PeriodicBracketTax-curr_rates"].shape == (env.n_agents, 7)
-    assert not any(k.startswith("x.p.p0") for k in info)
+    assert "x.p.agents" not in info  # a nested dict without flatten_observations
     assert "x.world-map" not in info and "x.action_mask" not in info
     assert float(info["x.collective_reward"]) == 1.25
 

@@ -39,6 +39,7 @@ import numpy as np
 
 from jaxecon import spaces
 from jaxecon.core import validators as cfg
+from jaxecon.core.env import AGENTS_FIELD
 from jaxecon.env_checks import check_foundation_groups
 from jaxecon.wrappers.base import Wrapper, check_env, unwrap_state
 from jaxecon.wrappers.rgb import WorldRenderer, check_resize, resize_frames
@@ -89,15 +90,17 @@ def side_channels(obs: dict, reward: dict, namespace: str) -> dict:
     Returns:
         ``{"<namespace>.<field>": float32 [n] or [n, d]}`` for every mobile-agent
         field with at most one dimension per agent, ``{"<namespace>.p.<field>":
-        float32 [] or [d]}`` for the planner's, skipping nested mappings (the
-        planner's ``p<i>`` dicts), ``"action_mask"`` and fields with more
+        float32 [] or [d]}`` for the planner's (its view of the agents,
+        ``"agents"``, ``[n, d]``), skipping nested mappings (the planner's
+        unflattened ``"agents"``), ``"action_mask"`` and fields with more
         dimensions (maps); then ``"<namespace>.collective_reward"``: float32 [],
         ``sum(reward["a"])``.
     """
     out = {}
     for kind, prefix, base in (("a", f"{namespace}.", 1), ("p", f"{namespace}.p.", 0)):
         for field, value in obs[kind].items():
-            if field == MASK or isinstance(value, dict) or jnp.ndim(value) - base > 1:
+            per_agent = base if kind == "a" or field != AGENTS_FIELD else 1
+            if field == MASK or isinstance(value, dict) or jnp.ndim(value) - per_agent > 1:
                 continue
             out[prefix + field] = jnp.asarray(value, jnp.float32)
     out[f"{namespace}.collective_reward"] = jnp.sum(jnp.asarray(reward["a"], jnp.float32))
