@@ -31,6 +31,7 @@ from jaxecon.interop import state_from_foundation
 
 from parity import DETERMINISTIC_BUILD, DETERMINISTIC_GATHER, deconflict_moves, to_jax_actions
 from reference import CANONICAL_CONFIG, make_reference_env, random_valid_actions
+from jaxecon.foundation.formats import planner_entries
 
 CDA = "ContinuousDoubleAuction"
 
@@ -85,6 +86,7 @@ def _assert_obs_close(ours, ref, what):
 
 def _compare_obs(obs, ref_obs, n):
     """Every observation entry (flat or not, planner p<i> included), at float32 precision."""
+    obs = {**obs, "p": planner_entries(obs["p"], n)}  # Foundation's p<i> entries
     for i in range(n):
         _assert_obs_close({k: v[i] for k, v in obs["a"].items()}, ref_obs[str(i)], f"agent {i}")
     _assert_obs_close(obs["p"], ref_obs["p"], "planner")

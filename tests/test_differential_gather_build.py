@@ -23,6 +23,7 @@ from jaxecon.interop import state_from_foundation
 
 from parity import DETERMINISTIC_BUILD, DETERMINISTIC_GATHER, deconflict_moves, to_jax_actions
 from reference import GATHER_BUILD_CONFIG, make_reference_env, random_valid_actions
+from jaxecon.foundation.formats import planner_entries
 
 N_STEPS = 300
 
@@ -37,6 +38,7 @@ def _config(regen: float, **overrides):
 
 
 def _compare_obs(obs, ref_obs, n):
+    obs = {**obs, "p": planner_entries(obs["p"], n)}  # Foundation's p<i> entries
     for i in range(n):
         ref = ref_obs[str(i)]
         for k, v in ref.items():

@@ -23,6 +23,7 @@ from jaxecon.interop import state_from_foundation
 
 from parity import to_jax_actions
 from reference import make_reference_env, random_valid_actions
+from jaxecon.foundation.formats import planner_entries
 
 N_AGENTS = 4
 N_EPISODES = 30
@@ -49,6 +50,7 @@ def _config(agent_reward_type, planner_reward_type, tax_kwargs=None, labor_kwarg
 
 
 def _compare_obs(obs, ref_obs, n, where):
+    obs = {**obs, "p": planner_entries(obs["p"], n)}  # Foundation's p<i> entries
     for i in range(n):
         ref = ref_obs[str(i)]
         assert set(ref) == set(obs["a"]), (where, set(ref), set(obs["a"]))

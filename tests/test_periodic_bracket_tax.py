@@ -33,6 +33,7 @@ from jaxecon.interop import state_from_foundation
 
 from parity import DETERMINISTIC_BUILD, DETERMINISTIC_GATHER, deconflict_moves, to_jax_actions
 from reference import GATHER_BUILD_CONFIG, make_reference_env, random_valid_actions
+from jaxecon.foundation.formats import planner_entries
 
 
 def _config(last_components, episode_length, regen=1.0, **overrides):
@@ -55,6 +56,7 @@ def _close(a, b, where, rtol=1e-12, atol=1e-12):
 
 def _compare_obs(obs, ref_obs, n, where):
     """All agents' entries of a key compared in one vectorised check (fast path)."""
+    obs = {**obs, "p": planner_entries(obs["p"], n)}  # Foundation's p<i> entries
     keys = set(ref_obs["0"])
     assert all(set(ref_obs[str(i)]) == keys for i in range(n)) and keys == set(obs["a"]), (where, keys, set(obs["a"]))
     for k in keys:

@@ -270,6 +270,20 @@ def _collated_agents(oa: dict, layout: ObservationLayout, n: int, flatten: bool)
     return collated
 
 
+def planner_entries(obs_p: dict, n_agents: int) -> dict:
+    """The core's planner observation with Foundation's layout: its ``"agents"``
+    field (``[n, d]``, or ``{field: [n, ...]}`` unflattened) replaced, in place,
+    by ``p0``..``p<n-1>`` (row i; jax or numpy arrays, not copied)."""
+    out = {}
+    for k, v in obs_p.items():
+        if k != AGENTS_FIELD:
+            out[k] = v
+            continue
+        for i in range(n_agents):
+            out[f"p{i}"] = {kk: vv[i] for kk, vv in v.items()} if isinstance(v, dict) else v[i]
+    return out
+
+
 def planner_observation_space(space, n_agents: int):
     """The planner's ``jaxecon.spaces.Dict`` as Foundation lays its observation
     out: the core's ``"agents"`` field (``Box`` [n, d], or a ``Dict`` of [n, ...]
