@@ -38,8 +38,8 @@ class LogState:
 
     Attributes:
         env_state: the wrapped env's state.
-        episode_returns: ``{"a": float [n], "p": float []}``, rewards summed over
-            the current episode so far.
+        episode_returns: ``{"a": float [n], "p": float []}`` (one entry per
+            group of the env), rewards summed over the current episode so far.
         episode_lengths: int32 [], steps taken in the current episode.
         returned_episode_returns: ``{"a": float [n], "p": float []}``, the last
             finished episode's summed rewards (zeros before the first one ends).
@@ -86,6 +86,10 @@ class LogWrapper(Wrapper):
 
     Pure, jittable and vmappable. The metrics are computed every step and
     selected on ``done``; under jit XLA computes only the selected entries.
+    They come from ``env.metric_arrays``: a per-agent name (``util/3``) is one
+    row of its array, so each per-agent name recorded adds to the traced
+    step, while the economy-wide ones (the trainer's) do not grow with the
+    number of agents.
     """
 
     def __init__(self, env, metrics: str | Sequence[str] = "scenario"):
