@@ -16,20 +16,25 @@
 #   3. the trainer's env-steps/s (benchmarks/train_throughput.py: the bare
 #      rollout, the trainer's rollout and a whole PPO update);
 #   4. where a gtb100 step's time goes (benchmarks/profile_step.py, main parts);
+#   4b. one economy against its agents (benchmarks/agent_scaling.py: the one-step
+#      economy at 10 to 10,000 agents, gather-trade-build at 4 to 1,000; compile s,
+#      env-steps/s, agent-steps/s, memory per env), phase agent_scaling;
 #   5. the paper's phase 1 (`jaxecon train --config phase1`: the conv-LSTM agents,
 #      30 envs x 200 steps per update), trained for as long as its limit allows:
 #      at the limit SIGINT stops it after the running update, and the trainer
 #      writes its checkpoint, summary.json (env-steps/s) and learning_curves.png
 #      to train_phase1/ (that stop is the phase's exit 124).
 # Every phase has its own time limit and a failed phase does not stop the next.
-# Phases 1-4 take about 9.5 minutes and phase 5 about 5.5, so within the lent
-# machine's 10-minute command limit run them as two commands, choosing phases
-# by name with GPU_SH_PHASES (comma-separated; default all):
+# Phases 1-4 take about 9.5 minutes, 4b up to 4 and phase 5 about 5.5, so
+# within the lent machine's 10-minute command limit run them as three
+# commands, choosing phases by name with GPU_SH_PHASES (comma-separated;
+# default all):
 #   GPU_SH_PHASES=bench_default,bench_covid19,bench_gtb100,bench_gtb100_uint8,train_throughput,profile
+#   GPU_SH_PHASES=agent_scaling
 #   GPU_SH_PHASES=train_phase1
 # Results go to OUT_DIR (default $OUT, else runs/gpu): devices.txt, bench.txt
 # (all bench logs), bench_<economy>.json/.png (default, covid19, gtb100,
-# gtb100_uint8), train_throughput.txt/.json, profile.txt, train_phase1.txt and
+# gtb100_uint8), agent_scaling.txt/.json, train_throughput.txt/.json, profile.txt, train_phase1.txt and
 # train_phase1/ (metrics.csv, learning_curves.png, summary.json), and
 # phases.txt (each phase's exit status and seconds).
 # No reference is measured here (the numpy reference runs on the CPU;
@@ -117,6 +122,12 @@ phase bench_gtb100 170 "$out/bench.txt" $py "${bench[@]}" --economies gtb100 \
     --batch-sizes "$batches" --json "$out/bench_gtb100.json"
 phase bench_gtb100_uint8 60 "$out/bench.txt" $py "${bench[@]}" --economies gtb100 --obs-dtype uint8 \
     --batch-sizes "$uint8_batches" --json "$out/bench_gtb100_uint8.json"
+
+# One economy against its agents (the ten-thousand-agents table): compile, speed, memory.
+if [ "$dry" = 1 ]; then scale_args=(--one-step 10,100 --gtb 4 --steps 10); else scale_args=(); fi
+selected agent_scaling && : > "$out/agent_scaling.txt"
+phase agent_scaling 240 "$out/agent_scaling.txt" $py benchmarks/agent_scaling.py \
+    "${scale_args[@]}" --no-reference --json "$out/agent_scaling.json"
 
 selected train_throughput && : > "$out/train_throughput.txt"
 phase train_throughput 90 "$out/train_throughput.txt" $py benchmarks/train_throughput.py \

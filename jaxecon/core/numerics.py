@@ -9,11 +9,8 @@ and the float32 rounding of values Foundation keeps in float32 arrays
 
 from __future__ import annotations
 
-import functools
-
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 
 def unfused(x):
@@ -37,10 +34,10 @@ def numpy_order_sum(x):
     numpy sums a block of at most 128 values with eight running partial sums
     (lanes ``i % 8``, in order), adds the lanes pairwise and then the last
     ``n % 8`` values one by one; a longer array is split at half its length
-    (rounded down to a multiple of 8) and the halves' sums are added. Here
-    every block of that split tree is summed at once (one gather, 16
-    vectorized steps) and the tree's additions run level by level, so the
-    traced program grows with log(n), not n.
+    (rounded down to a multiple of 8) and the halves' sums are added. One
+    block is summed with static slices; the blocks of a longer array by one
+    ``lax.scan`` over them (so the traced program does not grow with n but
+    for one addition per block), then added in the split tree's order.
     """
     n = x.shape[-1]
     if n < 8:
@@ -48,79 +45,60 @@ def numpy_order_sum(x):
         for i in range(1, n):
             out = out + x[..., i]
         return out
-    plan = _pairwise_plan(n)
-    vals = x[..., plan.block_index[:, 0, :]]  # [..., L, 8]: each block's first 8 values
-    for b in range(1, plan.block_index.shape[1]):  # the lanes' running sums, in numpy's order
-        idx, ok = plan.block_index[:, b, :], plan.block_valid[:, b, :]
-        if ok.any():
-            vals = jnp.where(ok, vals + x[..., np.maximum(idx, 0)], vals)
-    v = ((vals[..., 0] + vals[..., 1]) + (vals[..., 2] + vals[..., 3])) + (
-        (vals[..., 4] + vals[..., 5]) + (vals[..., 6] + vals[..., 7]))  # [..., L]
-    for k in range(plan.rest_index.shape[1]):  # each block's last n % 8 values, one by one
-        ok = plan.rest_valid[:, k]
-        if ok.any():
-            v = jnp.where(ok, v + x[..., np.maximum(plan.rest_index[:, k], 0)], v)
-    nodes = jnp.concatenate([v, jnp.zeros(v.shape[:-1] + (plan.n_nodes - v.shape[-1],), v.dtype)], -1)
-    for parent, left, right in plan.levels:  # the split tree's additions, deepest first
-        nodes = nodes.at[..., parent].set(nodes[..., left] + nodes[..., right])
-    return nodes[..., plan.root]
+    if n <= 128:
+        return _block_sum(x, n)
+    blocks = []
+
+    def split(start, length):
+        if length <= 128:
+            blocks.append((start, length))
+            return len(blocks) - 1
+        half = length // 2
+        half -= half % 8
+        return (split(start, half), split(start + half, length - half))
+
+    tree = split(0, n)
+    starts, lengths = (jnp.asarray(c, jnp.int32) for c in zip(*blocks))
+    padded = jnp.concatenate([x, jnp.zeros(x.shape[:-1] + (_BLOCK,), x.dtype)], axis=-1)
+
+    def one(_, block):
+        start, length = block
+        return None, _block_sum(jax.lax.dynamic_slice_in_dim(padded, start, _BLOCK, axis=-1), length)
+
+    _, sums = jax.lax.scan(one, None, (starts, lengths))  # [n_blocks, ...]
+
+    def add(node):
+        return sums[node] if isinstance(node, int) else add(node[0]) + add(node[1])
+
+    return add(tree)
 
 
-class _PairwisePlan:
-    """numpy's pairwise-summation tree of an array of length n (static).
-
-    Attributes:
-        block_index: int [L, 16, 8]: the array index of lane j's b-th value in
-            block k (-1 where the block has none); blocks in tree order.
-        block_valid: bool [L, 16, 8].
-        rest_index, rest_valid: int/bool [L, 7]: block k's last ``len % 8``
-            values (added one by one after the lanes).
-        n_nodes: blocks plus internal nodes; ``root``: the whole array's node.
-        levels: ``[(parent, left, right) int arrays]``, deepest level first.
-    """
-
-    def __init__(self, n: int):
-        blocks, internal = [], []  # (start, length); (node, left node, right node, depth)
-
-        def build(start, length, depth):
-            if length <= 128:
-                blocks.append((start, length))
-                return ("b", len(blocks) - 1)
-            half = length // 2
-            half -= half % 8
-            left = build(start, half, depth + 1)
-            right = build(start + half, length - half, depth + 1)
-            internal.append((left, right, depth))
-            return ("i", len(internal) - 1)
-
-        root = build(0, n, 0)
-        n_blocks = len(blocks)
-        self.block_index = np.full((n_blocks, 16, 8), -1, np.int64)
-        self.rest_index = np.full((n_blocks, 7), -1, np.int64)
-        for k, (start, length) in enumerate(blocks):
-            full = length - length % 8
-            for i in range(full):
-                self.block_index[k, i // 8, i % 8] = start + i
-            for r, i in enumerate(range(full, length)):
-                self.rest_index[k, r] = start + i
-        self.block_valid = self.block_index >= 0
-        self.rest_valid = self.rest_index >= 0
-
-        def node(ref):
-            return ref[1] if ref[0] == "b" else n_blocks + ref[1]
-
-        self.n_nodes = n_blocks + len(internal)
-        self.root = node(root)
-        by_depth = {}
-        for i, (left, right, depth) in enumerate(internal):
-            by_depth.setdefault(depth, []).append((n_blocks + i, node(left), node(right)))
-        self.levels = [tuple(np.asarray(c, np.int64) for c in zip(*by_depth[d]))
-                       for d in sorted(by_depth, reverse=True)]
+#: Values read per block: 128 and the 8 a remainder may reach past them.
+_BLOCK = 136
 
 
-@functools.lru_cache(maxsize=64)
-def _pairwise_plan(n: int) -> _PairwisePlan:
-    return _PairwisePlan(n)
+def _block_sum(seg, length):
+    """numpy's sum of the first ``length`` (8..128; a Python int or a traced
+    int32) values of ``seg`` [..., >= 136 when traced]: eight lanes summed in
+    order, added pairwise, then the last ``length % 8`` values one by one."""
+    static = isinstance(length, int)
+    full = length - length % 8
+    lanes = seg[..., 0:8]
+    for b in range(1, 16):
+        if static and 8 * b >= full:
+            break
+        step = lanes + seg[..., 8 * b:8 * b + 8]
+        lanes = step if static else jnp.where(8 * b < full, step, lanes)
+    v = ((lanes[..., 0] + lanes[..., 1]) + (lanes[..., 2] + lanes[..., 3])) + (
+        (lanes[..., 4] + lanes[..., 5]) + (lanes[..., 6] + lanes[..., 7]))
+    if static:
+        for i in range(full, length):
+            v = v + seg[..., i]
+        return v
+    rest = jax.lax.dynamic_slice_in_dim(seg, full, 8, axis=-1)
+    for r in range(7):
+        v = jnp.where(r < length - full, v + rest[..., r], v)
+    return v
 
 
 def as_float32(x, enabled: bool):
