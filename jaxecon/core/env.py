@@ -1263,10 +1263,7 @@ class BaseEnvironment:
                              + " and ".join(f'obs["{g}"]["action_mask"]' for g in self.group_names)
                              + f"; got {type(obs).__qualname__}"
                              + (f" with keys {list(obs)}" if isinstance(obs, dict) else ""))
-        if self.default_groups:  # Foundation's groups: the keys of the earlier releases
-            keys = dict(zip(AGENT_IDS, jax.random.split(key)))
-        else:
-            keys = dict(zip(self.group_names, jax.random.split(key, len(self.agent_groups))))
+        keys = dict(zip(self.group_names, jax.random.split(key, len(self.agent_groups))))
         out = {}
         for g in self.agent_groups:
             layout = self.group_actions[g.name]
