@@ -110,6 +110,22 @@ def test_mobile_agent_types_step_as_the_default_economy_given_the_same_actions(p
     assert moved[:2].any() and moved[2:].any()  # both types acted
 
 
+def test_joint_actions_in_multi_action_mode_step_as_the_group_actions():
+    """Foundation's joint layout of per-group heads (an out-of-range head stays a NO-OP)."""
+    typed, default = make(mobile_agent_groups=TYPES, multi_action_mode_agents=True), make(multi_action_mode_agents=True)
+    params = typed.default_params
+    obs, s_t = typed.reset(jax.random.key(3), params)
+    _, s_d = default.reset(jax.random.key(3), params)
+    for t in range(3):
+        acts = typed.sample_actions(jax.random.key(10 + t), obs)
+        acts["traders"] = acts["traders"].at[0, 0].set(99)  # out of range: NO-OP in that head only
+        joint = typed.joint_actions(acts)
+        assert joint["a"].shape == (5, len(default.agent_actions.names))
+        obs, s_t, _, _, _ = typed.step(jax.random.key(20 + t), s_t, acts, params)
+        _, s_d, _, _, _ = default.step(jax.random.key(20 + t), s_d, joint, params)
+        jax.tree.map(np.testing.assert_array_equal, s_t, s_d)
+
+
 def test_an_economy_without_a_planner():
     comps = [("Build", {}), ("Gather", {})]
     none, default = make(comps, n_planners=0), make(comps)

@@ -182,10 +182,8 @@ class Gather(Component):
         )
 
     def reset(self, key, state: EnvState, params):
-        sub = self.init(key, params)
-        if self.skill_dist != "none" or any(g.skill_dist for g in self.spec.agent_groups):
-            prob = sample_skills(key, self.spec.agent_groups, self.name, self.skill_dist, bonus_gather_prob)
-            sub = sub.replace(bonus_gather_prob=prob)
+        prob = sample_skills(key, self.spec.agent_groups, self.name, self.skill_dist, bonus_gather_prob)
+        sub = self.init(key, params).replace(bonus_gather_prob=prob)
         return state.replace(components={**state.components, self.name: sub})
 
     def _enterable(self, state: EnvState, idx, rows, cols):

@@ -854,16 +854,16 @@ class BaseEnvironment:
             a = acts[self.mobile_groups[0].name]
         else:
             joint = self.agent_actions.names
+            to_joint = {v: k for k, v in self.agent_actions.single_action_map().items()}
             rows = []
             for g in self.mobile_groups:
                 layout, x = self.group_actions[g.name], acts[g.name]
-                if layout.multi_action_mode:
+                if layout.multi_action_mode:  # the group's heads in their joint columns (an
+                    # out-of-range entry stays out of range there: NO-OP, as in step)
                     cols = [x[:, layout.names.index(n)] if n in layout.names else jnp.zeros(g.count, jnp.int32)
                             for n in joint]
                     x = jnp.stack(cols, axis=-1)
-                    x = jnp.where(layout.in_range(acts[g.name])[:, None], x, 0)
                 else:
-                    to_joint = {v: k for k, v in self.agent_actions.single_action_map().items()}
                     table = np.zeros(layout.n_actions, np.int32)
                     for i, sub_k in layout.single_action_map().items():
                         table[i] = to_joint[sub_k]

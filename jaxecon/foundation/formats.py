@@ -29,6 +29,7 @@ from __future__ import annotations
 import jax
 import numpy as np
 
+from jaxecon import spaces
 from jaxecon.core.env import AGENTS_FIELD
 
 _TIME = "time"
@@ -270,39 +271,39 @@ def _collated_agents(oa: dict, layout: ObservationLayout, n: int, flatten: bool)
     return collated
 
 
-def planner_entries(obs_p: dict, n_agents: int) -> dict:
-    """The core's planner observation with Foundation's layout: its ``"agents"``
-    field (``[n, d]``, or ``{field: [n, ...]}`` unflattened) replaced, in place,
-    by ``p0``..``p<n-1>`` (row i; jax or numpy arrays, not copied)."""
+def _agent_rows(entries, n_agents: int, row) -> dict:
+    """``entries`` (a planner observation or its space, as ``(key, value)``
+    pairs) with the ``"agents"`` field replaced, in place, by ``p0``..``p<n-1>``:
+    ``row(value, i)``, or ``{key: row(v, i)}`` for an unflattened (mapping) value."""
     out = {}
-    for k, v in obs_p.items():
+    for k, v in entries:
         if k != AGENTS_FIELD:
             out[k] = v
             continue
         for i in range(n_agents):
-            out[f"p{i}"] = {kk: vv[i] for kk, vv in v.items()} if isinstance(v, dict) else v[i]
+            out[f"p{i}"] = ({kk: row(vv, i) for kk, vv in v.items()} if isinstance(v, (dict, spaces.Dict))
+                            else row(v, i))
     return out
+
+
+def planner_entries(obs_p: dict, n_agents: int) -> dict:
+    """The core's planner observation with Foundation's layout: its ``"agents"``
+    field (``[n, d]``, or ``{field: [n, ...]}`` unflattened) replaced, in place,
+    by ``p0``..``p<n-1>`` (row i; jax or numpy arrays, not copied)."""
+    return _agent_rows(obs_p.items(), n_agents, lambda v, i: v[i])
 
 
 def planner_observation_space(space, n_agents: int):
     """The planner's ``jaxecon.spaces.Dict`` as Foundation lays its observation
     out: the core's ``"agents"`` field (``Box`` [n, d], or a ``Dict`` of [n, ...]
     Boxes) replaced, in place, by one entry per mobile agent, ``p0``..``p<n-1>``
-    (row i's bounds)."""
-    from jaxecon import spaces
+    (row i's bounds; a ``Dict`` per agent when unflattened)."""
 
     def row(box, i):
         return spaces.Box(box.low[i], box.high[i], box.shape[1:], box.dtype)
 
-    out = {}
-    for k, v in space.items():
-        if k != AGENTS_FIELD:
-            out[k] = v
-            continue
-        for i in range(n_agents):
-            out[f"p{i}"] = (spaces.Dict({kk: row(b, i) for kk, b in v.items()}) if isinstance(v, spaces.Dict)
-                            else row(v, i))
-    return spaces.Dict(out)
+    out = _agent_rows(space.items(), n_agents, row)
+    return spaces.Dict({k: spaces.Dict(v) if isinstance(v, dict) else v for k, v in out.items()})
 
 
 def format_obs(obs, layout: ObservationLayout, n_agents: int, collate: bool, flatten: bool,

@@ -88,11 +88,11 @@ def _economy(config: dict) -> tuple:
         obs, state = base.reset(k, params, completions=completions, prev_state=prev_state)
         return key, marl.by_agent(obs), state
 
-    def step(key, state, actions):
+    def step(key, state, actions):  # MultiAgentEnv.step_env's keys, the Dict observations
         key, k = jax.random.split(key)
-        _, state, rewards, dones, _ = marl.step_env(k, state, actions)
-        # the Dict observations (step_env's are flattened; XLA drops those)
-        return key, marl.by_agent(base.observe(state, params)), state, rewards, dones["__all__"]
+        k_planner, k_env = jax.random.split(k)
+        obs, state, reward, done, _ = base.step(k_env, state, marl.joint_actions(k_planner, state, actions), params)
+        return key, marl.by_agent(obs), state, marl.by_agent(reward), jnp.asarray(done, bool)
 
     _CACHE[cache_key] = (base, marl, jax.jit(reset), jax.jit(step))
     while len(_CACHE) > _CACHE_SIZE:

@@ -226,7 +226,14 @@ class MultiAgentEnv(Front, _JaxMARLEnv):
         a = jnp.asarray(value, jnp.int32)
         return a.reshape(()) if self.action_spaces[agent].shape == () else a
 
-    def _joint_actions(self, key, state, actions) -> dict:
+    def joint_actions(self, key, state, actions) -> dict:
+        """The functional env's actions (keyed by group) from ``{agent: action}``,
+        the planner's drawn from ``planner_policy`` with ``key`` when it is not
+        an agent.
+
+        Raises:
+            ValueError: as ``step_env``.
+        """
         self._check_actions(actions)
         joint = {g.name: jnp.stack([self._agent_action(str(i), actions[str(i)]) for i in range(g.start, g.stop)])
                  for g in self._mobile_groups}
@@ -244,7 +251,7 @@ class MultiAgentEnv(Front, _JaxMARLEnv):
                 action that is not an integer array of its space's shape.
         """
         k_planner, k_env = jax.random.split(key)
-        joint = self._joint_actions(k_planner, state, actions)
+        joint = self.joint_actions(k_planner, state, actions)
         obs, state, reward, done, info = self._env.step(k_env, state, joint, self._params)
         rewards = self.by_agent(reward)
         if self._has_planner and not self.trains_planner:
