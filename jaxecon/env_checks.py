@@ -51,7 +51,7 @@ def check_foundation_groups(env: BaseEnvironment, who: str) -> None:
         ValueError: declared groups (``mobile_agent_groups``, ``n_planners=0``),
             naming them and what runs them.
     """
-    if not env.default_groups:
+    if not env.has_foundation_groups:
         raise ValueError(
             f"{who} reads Foundation's agent groups \"a\" and \"p\"; this economy's are "
             f"{env.group_names} (mobile_agent_groups, n_planners): run it with the functional env, "

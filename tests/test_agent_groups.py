@@ -51,14 +51,14 @@ def to_default(typed, default, actions: dict) -> dict:
 
 def test_default_economies_keep_foundations_groups(pair):
     _, default = pair
-    assert default.group_names == ("a", "p") and default.default_groups
+    assert default.group_names == ("a", "p") and default.has_foundation_groups
     assert default.agent_groups == (AgentGroup("a", "BasicMobileAgent", 5), AgentGroup("p", "BasicPlanner", 1))
     assert default.group_actions["a"] is default.agent_actions
 
 
 def test_mobile_agent_types_have_their_own_actions_observations_and_skills(pair):
     typed, default = pair
-    assert typed.group_names == ("builders", "traders", "p") and not typed.default_groups
+    assert typed.group_names == ("builders", "traders", "p") and not typed.has_foundation_groups
     builders, traders = typed.mobile_groups
     assert (builders.start, builders.stop, traders.start, traders.stop) == (0, 2, 2, 5)
     assert typed.group_actions["builders"].names == ("Build", "Gather")

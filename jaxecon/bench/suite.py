@@ -247,7 +247,7 @@ def run_benchmark(
             if loop_steps:
                 rows.append(("python loop", 1))
             rows += [("scan+vmap", b) for b in batch_sizes]
-            if env.default_groups:  # the native adapters read Foundation's groups "a" and "p"
+            if env.has_foundation_groups:  # the native adapters read Foundation's groups "a" and "p"
                 rows += [("object adapter", b) for b in adapter_batch_sizes]
             for mode, b in rows:
                 if mode == "python loop":

@@ -349,7 +349,7 @@ class BaseEnvironment:
         return next((g for g in self.agent_groups if g.is_planner), None)
 
     @property
-    def default_groups(self) -> bool:
+    def has_foundation_groups(self) -> bool:
         """Whether the groups are Foundation's (one mobile group ``"a"``, the planner ``"p"``)."""
         return self.group_names == AGENT_IDS and self.mobile_groups[0].components is None
 
@@ -1070,7 +1070,7 @@ class BaseEnvironment:
 
     def _agent_id(self, agent) -> str:
         if agent not in self.group_names:
-            what = ("\"a\": the mobile agents, \"p\": the planner" if self.default_groups
+            what = ("\"a\": the mobile agents, \"p\": the planner" if self.has_foundation_groups
                     else "the groups of this economy")
             raise ValueError(f"agent must be one of {self.group_names} ({what}), got {agent!r}")
         return agent

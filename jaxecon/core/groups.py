@@ -88,7 +88,7 @@ class AgentGroup:
         return dict(self.skill_dist).get(component_name, default)
 
 
-def default_groups(n_agents: int, n_planners: int = 1) -> tuple:
+def foundation_groups(n_agents: int, n_planners: int = 1) -> tuple:
     """Foundation's groups: ``"a"`` (``n_agents`` mobile agents) and, with
     ``n_planners=1``, ``"p"``."""
     groups = (AgentGroup(MOBILE_GROUP, MOBILE, n_agents),)
@@ -118,7 +118,7 @@ def parse_groups(n_agents: int, mobile_agent_groups, n_planners, mobile_componen
     if isinstance(n_planners, bool) or n_planners not in (0, 1):
         raise ValueError(f"n_planners must be 0 or 1 (the planner's group \"p\"), got {n_planners!r}")
     if mobile_agent_groups is None:
-        return default_groups(n_agents, n_planners)
+        return foundation_groups(n_agents, n_planners)
     if not isinstance(mobile_agent_groups, (list, tuple)) or not mobile_agent_groups:
         raise ValueError("mobile_agent_groups must be None or a non-empty list of dicts "
                          f"with keys {GROUP_KEYS}, got {mobile_agent_groups!r}")

@@ -77,7 +77,7 @@ class FoundationEnv(EnvAttributes):
         self._episode_started = False  # step() needs a reset() first
         configure_cpu_runtime()  # before anything creates JAX's backend
         core = build_scenario(core_cls, kwargs, host_components=True)
-        if not core.default_groups:
+        if not core.has_foundation_groups:
             raise ValueError(
                 "the Foundation shim runs Foundation's agents (mobile agents \"0\"..\"n-1\" of one type and the "
                 f"planner \"p\"); this economy's groups are {core.group_names} (mobile_agent_groups, "
