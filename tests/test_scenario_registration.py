@@ -8,7 +8,7 @@ import pytest
 import jaxecon
 from jaxecon import foundation
 from jaxecon.cli.recorders import CovidRecorder, GridworldRecorder, recorder_for
-from jaxecon.core.foundation_attributes import FoundationAttribute
+from jaxecon.interop.foundation_hooks import FoundationAttribute
 from jaxecon.core.registry import scenario_registry
 from jaxecon.foundation import scenario_envs
 from jaxecon.foundation.base.base_env import scenario_registry as shim_scenario_registry

@@ -34,6 +34,7 @@ from flax import struct
 from jaxecon.core import validators as cfg
 from jaxecon.core.bounds import bound_of, bounded
 from jaxecon.core.component import Component
+from jaxecon.interop.foundation_hooks import FoundationComponentHooks
 from jaxecon.core.groups import MOBILE, SKILL_DISTS, sample_skills
 from jaxecon.core.registry import component_registry
 from jaxecon.core.state import EnvState, float_dtype
@@ -87,7 +88,7 @@ def sample_skill(key, skill_dist: str, shape, pmsm):
 
 
 @component_registry.add
-class Build(Component):
+class Build(Component, FoundationComponentHooks):
     """Build houses from wood and stone for coin (see module docstring).
 
     Args (Foundation's, with defaults):

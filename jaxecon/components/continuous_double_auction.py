@@ -111,6 +111,7 @@ from flax import struct
 from jaxecon.core import validators as cfg
 from jaxecon.core.bounds import bound_of, bounded
 from jaxecon.core.component import Component
+from jaxecon.interop.foundation_hooks import FoundationComponentHooks
 from jaxecon.core.env import MOBILE
 from jaxecon.core.registry import component_registry
 from jaxecon.core.state import EnvState, float_dtype
@@ -299,7 +300,7 @@ def _check_ties(orders, who, price, life, side, c):
 
 
 @component_registry.add
-class ContinuousDoubleAuction(Component):
+class ContinuousDoubleAuction(Component, FoundationComponentHooks):
     """A continuous double auction per collectible resource (see module docstring).
 
     Args (Foundation's, with defaults):

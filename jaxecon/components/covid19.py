@@ -48,6 +48,7 @@ from flax import struct
 from jaxecon.core import validators as cfg
 from jaxecon.core.bounds import bound_of, bounded
 from jaxecon.core.component import Component
+from jaxecon.interop.foundation_hooks import FoundationComponentHooks
 from jaxecon.core.env import MOBILE, PLANNER
 from jaxecon.core.numerics import as_float32, straight_through_trunc
 from jaxecon.core.registry import component_registry
@@ -125,7 +126,7 @@ class ControlUSStateOpenCloseStatusState:
 
 
 @component_registry.add
-class ControlUSStateOpenCloseStatus(Component):
+class ControlUSStateOpenCloseStatus(Component, FoundationComponentHooks):
     """Each US state sets its open/close stringency level (1 = open .. n_levels = closed).
 
     Args (Foundation's, with defaults):
@@ -317,7 +318,7 @@ class FederalGovernmentSubsidyState:
 
 
 @component_registry.add
-class FederalGovernmentSubsidy(Component):
+class FederalGovernmentSubsidy(Component, FoundationComponentHooks):
     """The federal government (planner) sets a direct-payment level every ``subsidy_interval`` days.
 
     Args (Foundation's, with defaults):
@@ -519,7 +520,7 @@ class VaccinationCampaignState:
 
 
 @component_registry.add
-class VaccinationCampaign(Component):
+class VaccinationCampaign(Component, FoundationComponentHooks):
     """Passive: every ``delivery_interval`` days from a start date, each state receives vaccines.
 
     Args (Foundation's, with defaults):

@@ -36,6 +36,7 @@ from jaxecon.core import validators as cfg
 from jaxecon.core.bounds import bound_of, bounded
 from jaxecon.core import world
 from jaxecon.core.component import Component
+from jaxecon.interop.foundation_hooks import FoundationComponentHooks
 from jaxecon.core.groups import MOBILE, SKILL_DISTS, sample_skills
 from jaxecon.core.registry import component_registry
 from jaxecon.core.state import EnvState, float_dtype
@@ -141,7 +142,7 @@ class GatherParams:
 
 
 @component_registry.add
-class Gather(Component):
+class Gather(Component, FoundationComponentHooks):
     """Move and collect (see module docstring).
 
     Args (Foundation's, with defaults):

@@ -137,6 +137,7 @@ from jaxecon.components.tax_schedules import (
 from jaxecon.core import validators as cfg
 from jaxecon.core.bounds import bound_of, bounded
 from jaxecon.core.component import Component
+from jaxecon.interop.foundation_hooks import FoundationComponentHooks
 from jaxecon.core.env import MOBILE, PLANNER
 from jaxecon.core.numerics import numpy_order_sum
 from jaxecon.core.registry import component_registry
@@ -256,7 +257,7 @@ def _f(x):
 
 
 @component_registry.add
-class PeriodicBracketTax(Component):
+class PeriodicBracketTax(Component, FoundationComponentHooks):
     """Periodic bracketed income tax with lump-sum redistribution (see module docstring).
 
     Args (Foundation's, with defaults):

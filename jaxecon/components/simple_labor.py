@@ -58,6 +58,7 @@ from flax import struct
 from jaxecon.core.numerics import unfused
 from jaxecon.core import validators as cfg
 from jaxecon.core.component import Component
+from jaxecon.interop.foundation_hooks import FoundationComponentHooks
 from jaxecon.core.env import MOBILE
 from jaxecon.core.registry import component_registry
 from jaxecon.core.state import EnvState, float_dtype
@@ -111,7 +112,7 @@ class SimpleLaborState:
 
 
 @component_registry.add
-class SimpleLabor(Component):
+class SimpleLabor(Component, FoundationComponentHooks):
     """Choose hours of labor for skill-proportional pay (see module docstring).
 
     Args (Foundation's, with defaults):

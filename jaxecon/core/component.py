@@ -29,10 +29,7 @@ jaxecon ``Component``      Foundation ``BaseComponent``
 ``masks``                  ``generate_masks``
 ``metrics``                ``get_metrics``
 ``dense_log_entry``        ``get_dense_log`` (one step's entry)
-``agent_state_fields``     ``get_additional_state_fields`` (mobile agents)
-``planner_state_fields``   ``get_additional_state_fields`` (planner)
 ``unread_params``          (no equivalent: analysis's leaf check)
-``load_foundation_state``  (no equivalent: interop, Foundation -> jaxecon)
 =========================  ==============================================
 
 Foundation-style components (numpy classes written against Foundation's
@@ -68,10 +65,7 @@ FOUNDATION_HOOKS: dict = {
     "masks": "generate_masks",
     "metrics": "get_metrics",
     "dense_log_entry": "get_dense_log",
-    "agent_state_fields": "get_additional_state_fields",
-    "planner_state_fields": "get_additional_state_fields",
     "unread_params": None,
-    "load_foundation_state": None,
 }
 
 
@@ -251,37 +245,3 @@ class Component:
     def dense_log_entry(self, prev_state: EnvState, state: EnvState) -> Any:
         """Host-side: this step's dense-log entry (Python lists/dicts), or ``None`` for no log."""
         return None
-
-    def agent_state_fields(self, state: EnvState) -> dict:
-        """Host-side: per-agent fields this component adds to Foundation's ``agent.state``.
-
-        Returns ``{field: np.ndarray [n]}`` (e.g. ``{"build_payment": ...}``).
-        """
-        return {}
-
-    def planner_state_fields(self, state: EnvState) -> dict:
-        """Host-side: fields this component adds to the planner's ``state`` (``{field: scalar}``)."""
-        return {}
-
-    def load_foundation_state(self, ref_component, ref_env, state: EnvState) -> EnvState:
-        """Host-side interop: ``state`` with this component's sub-state (and
-        anything else only it knows how to read) copied from the live Foundation
-        component ``ref_component`` of the live ``ai_economist`` environment
-        ``ref_env`` (built with the same configuration).
-
-        Called by ``jaxecon.interop.state_from_foundation`` for every component,
-        in list order, after the world maps, agents' locations, inventories,
-        escrow and endogenous quantities have been copied into ``state``.
-
-        Default: ``state`` unchanged, which is right for a component that keeps
-        nothing (its sub-state is ``NoState``).
-
-        Raises:
-            NotImplementedError: the default, for a component that keeps a
-                sub-state but defines no loader.
-        """
-        if not isinstance(state.components[self.name], NoState):
-            raise NotImplementedError(
-                f"component {self.name!r} keeps a sub-state but defines no load_foundation_state"
-            )
-        return state

@@ -177,10 +177,6 @@ class BaseEnvironment:
     #: ``jaxecon.cli.recorders.RECORDERS``; ``"gridworld"``: the dense log, its
     #: plots and the video of the maps, locations and inventories.
     run_recorder: str = "gridworld"
-    #: Foundation's name of the scenario's class where it is not the class's
-    #: own ``__name__`` (the shim's ``jaxecon.foundation.scenario_envs``); read
-    #: from the class itself, not inherited: a subclass is a class of its own.
-    foundation_class_name: str = ""
 
     def __init__(
         self,
@@ -534,46 +530,6 @@ class BaseEnvironment:
     def step_info(self, state: EnvState, params) -> dict:
         """Per-step ``info``: cheap metrics (``{key: scalar}``)."""
         return {}
-
-    def agent_state_fields(self, state: EnvState) -> dict:
-        """Host-side: per-agent fields the scenario adds to Foundation's
-        ``agent.state`` after the components' (``{field: np.ndarray [n]}``;
-        e.g. COVID-19's "Total Infected"). Default: none."""
-        return {}
-
-    def planner_state_fields(self, state: EnvState) -> dict:
-        """Host-side: fields the scenario adds to the planner's ``state`` after
-        the components' (``{field: scalar or np.ndarray}``). Default: none."""
-        return {}
-
-    def foundation_attributes(self) -> dict:
-        """Host-side: the attributes of Foundation's scenario object that this
-        scenario computes from its economy, ``{Foundation name:
-        jaxecon.core.foundation_attributes.FoundationAttribute}``. The stateful
-        shim serves them before the params, state fields and static attributes
-        of the same name (``jaxecon.foundation.scenario_attributes``). Default:
-        none."""
-        return {}
-
-    def load_foundation_state(self, ref_env, state: EnvState) -> EnvState:
-        """Host-side interop: ``state`` with the scenario's sub-state copied from
-        the live ``ai_economist`` environment ``ref_env`` (built with the same
-        configuration; e.g. its reward baselines ``curr_optimization_metric``).
-
-        Called by ``jaxecon.interop.state_from_foundation`` last, after the
-        world, the agents and every component's ``load_foundation_state``.
-        Default: ``state`` unchanged, which is right for a scenario that keeps
-        nothing (its sub-state is ``NoState``).
-
-        Raises:
-            NotImplementedError: the default, for a scenario that keeps a
-                sub-state but defines no loader.
-        """
-        if not isinstance(state.scenario, NoState):
-            raise NotImplementedError(
-                f"scenario {self.name!r} keeps a sub-state but defines no load_foundation_state"
-            )
-        return state
 
     # --------------------------------------------------------------- functional
     # ------------------------------------------------------------- door checks

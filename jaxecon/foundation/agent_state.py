@@ -14,6 +14,7 @@ import numpy as np
 from jaxecon.dense_log import agent_state as _core_agent_state
 from jaxecon.dense_log import planner_state as _core_planner_state
 from jaxecon.dense_log import recursive_cast
+from jaxecon.interop import foundation_hooks as hooks
 
 
 def state_fields(core, host) -> tuple:
@@ -27,7 +28,8 @@ def state_fields(core, host) -> tuple:
         component acting on ``BasicMobileAgent`` (its ``agent_state_fields``),
         then from the scenario; ``planner`` ``{field: scalar}`` from each
         component's ``planner_state_fields``, then the scenario's. A scenario
-        adds fields by overriding those two declared host-side hooks, as
+        adds fields by overriding those two hooks of
+        ``jaxecon.interop.foundation_hooks.FoundationScenarioHooks``, as
         ``CovidAndEconomySimulation`` does (Foundation's ``covid19_env.py``
         writes them into ``agent.state`` in its reset and step), so they come
         after the components' fields, as in Foundation.
@@ -39,14 +41,14 @@ def state_fields(core, host) -> tuple:
         those, each group in component order.
     """
     agents, planner = {}, {}
-    for cls, out, method in (("BasicMobileAgent", agents, "agent_state_fields"),
-                             ("BasicPlanner", planner, "planner_state_fields")):
+    for cls, out, fields in (("BasicMobileAgent", agents, hooks.agent_state_fields),
+                             ("BasicPlanner", planner, hooks.planner_state_fields)):
         comps = [c for c in core.components
                  if cls == "BasicPlanner" or "BasicMobileAgent" in c.agent_subclasses]
         for comp in sorted(comps, key=lambda c: c.get_n_actions(cls) is None):  # stable
-            out.update(getattr(comp, method)(host))
-    agents.update(core.agent_state_fields(host))
-    planner.update(core.planner_state_fields(host))
+            out.update(fields(comp, host))
+    agents.update(hooks.agent_state_fields(core, host))
+    planner.update(hooks.planner_state_fields(core, host))
     return agents, planner
 
 

@@ -32,6 +32,7 @@ from jaxecon.components import PeriodicBracketTax
 from jaxecon.core import metric_keys
 from jaxecon.core.component import Component
 from jaxecon.foundation.scenario_attributes import host_value
+from jaxecon.interop import foundation_hooks as hooks
 
 
 def find_field(sub, name: str):
@@ -177,8 +178,8 @@ class ComponentView:
         (``"BasicMobileAgent"``: agent 0's current values; ``"BasicPlanner"``)."""
         host = self._env._host()
         if agent_cls_name == "BasicPlanner":
-            return {k: host_value(v) for k, v in self.planner_state_fields(host).items()}
-        return {k: host_value(np.asarray(v)[0]) for k, v in self.agent_state_fields(host).items()}
+            return {k: host_value(v) for k, v in hooks.planner_state_fields(self, host).items()}
+        return {k: host_value(np.asarray(v)[0]) for k, v in hooks.agent_state_fields(self, host).items()}
 
     # ----- sub-state fields by name ---------------------------------------
     def __getattr__(self, name):

@@ -29,6 +29,7 @@ import numpy as np
 from flax import struct
 
 from jaxecon.core.component import Component
+from jaxecon.interop.foundation_hooks import FoundationComponentHooks
 from jaxecon.core.state import float_dtype
 
 MOBILE = "BasicMobileAgent"
@@ -54,7 +55,7 @@ def _is_number(v) -> bool:
     return isinstance(v, (numbers.Real, np.bool_)) and not isinstance(v, np.ndarray)
 
 
-class HostComponent(Component):
+class HostComponent(Component, FoundationComponentHooks):
     """The core's stand-in for a Foundation-style component object ``host``.
 
     Args:

@@ -7,7 +7,7 @@ In jaxecon they live in three places, and ``ScenarioAttributes`` reads a name
 from the first that has it:
 
 1. the few Foundation attributes the scenario computes from its economy
-   (its ``foundation_attributes()``, ``jaxecon.core.foundation_attributes``;
+   (its ``foundation_attributes()``, ``jaxecon.interop.foundation_hooks``;
    e.g. ``energy_weight`` and ``curr_optimization_metric`` of the
    wood-and-stone scenarios, ``current_date`` of COVID-19);
 2. ``env.params.scenario`` (numeric parameters, e.g. ``energy_cost``,
@@ -40,6 +40,7 @@ import numpy as np
 
 from jaxecon.core.env import BaseEnvironment as _CoreEnv
 from jaxecon.foundation._convert import readonly
+from jaxecon.interop import foundation_hooks
 
 
 def host_value(v):
@@ -137,7 +138,7 @@ class ScenarioAttributes:
     def __init__(self, env):
         self._env = env
         core = env.core
-        self._computed = core.foundation_attributes()
+        self._computed = foundation_hooks.foundation_attributes(core)
         self._view = _EnvView(env)
         params = core.default_params
         state = jax.eval_shape(core.init_scenario_state, params)

@@ -19,14 +19,9 @@ from __future__ import annotations
 
 from jaxecon.core.registry import scenario_registry as core_scenario_registry
 from jaxecon.foundation.base.base_env import scenario_registry
+from jaxecon.interop.foundation_hooks import foundation_class_name
 
 __all__ = ["foundation_class_names"]
-
-
-def _foundation_class_name(core_cls) -> str:
-    """Foundation's name of the jaxecon scenario class ``core_cls``: its own
-    ``foundation_class_name`` (not a base class's), else its ``__name__``."""
-    return vars(core_cls).get("foundation_class_name") or core_cls.__name__
 
 
 def foundation_class_names() -> dict:
@@ -35,7 +30,7 @@ def foundation_class_names() -> dict:
     name, the one whose scenario name was registered first (the built-in one)."""
     out = {}
     for cls in core_scenario_registry.classes():
-        out.setdefault(_foundation_class_name(cls), cls.name)
+        out.setdefault(foundation_class_name(cls), cls.name)
     return out
 
 

@@ -5,9 +5,9 @@ base_env}.py`` define them: ``world.maps`` (House as ``{owner, health}``),
 agents' ``state`` dicts (loc, inventory, escrow, endogenous), ``world.timestep``
 and ``env._completions``. Each component's internals are read by that
 component's own ``load_foundation_state(ref_component, ref_env, state)``
-(declared on ``jaxecon.core.component.Component``), in list order, and the
-scenario's by the scenario's ``load_foundation_state(ref_env, state)``
-(declared on ``jaxecon.core.env.BaseEnvironment``), last. The reference
+(declared on ``jaxecon.interop.foundation_hooks.FoundationComponentHooks``),
+in list order, and the scenario's by the scenario's
+``load_foundation_state(ref_env, state)`` (``FoundationScenarioHooks``), last. The reference
 environment must have been built with the same configuration as the jaxecon one.
 """
 
@@ -18,6 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxecon.core.state import EnvState, float_dtype
+from jaxecon.interop.foundation_hooks import load_component_state, load_scenario_state
 
 
 def _copy(x, dtype):
@@ -76,8 +77,8 @@ def state_from_foundation(env, ref_env, params=None, key=None) -> EnvState:
         planner_escrow={r: jnp.asarray(float(planner.state["escrow"][r]), f) for r in env.resources},
     )
     for comp, ref_comp in zip(env.components, ref_env.components):
-        state = comp.load_foundation_state(ref_comp, ref_env, state)
-    return env.load_foundation_state(ref_env, state)
+        state = load_component_state(comp, ref_comp, ref_env, state)
+    return load_scenario_state(env, ref_env, state)
 
 
 def load_foundation_state(env, ref_env) -> None:

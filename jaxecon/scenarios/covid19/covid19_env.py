@@ -106,6 +106,7 @@ import numpy as np
 from jaxecon.core import validators as cfg
 from jaxecon.core.bounds import bound_of
 from jaxecon.core.env import BaseEnvironment
+from jaxecon.interop.foundation_hooks import FoundationScenarioHooks
 from jaxecon.core.numerics import as_float32, straight_through_trunc
 from jaxecon.core.registry import scenario_registry
 from jaxecon.core.state import EnvState, as_float_tree, float_dtype
@@ -122,7 +123,7 @@ from jaxecon.scenarios.covid19.types import CarriedStateFields, CovidParams, Cov
 
 
 @scenario_registry.add
-class CovidAndEconomySimulation(BaseEnvironment):
+class CovidAndEconomySimulation(BaseEnvironment, FoundationScenarioHooks):
     """COVID-19 and the US economy (see the module docstring).
 
     Args (Foundation's, with defaults):

@@ -11,7 +11,7 @@ from datetime import timedelta
 
 import numpy as np
 
-from jaxecon.core.foundation_attributes import FoundationAttribute
+from jaxecon.interop.foundation_hooks import FoundationAttribute
 
 __all__ = ["covid_attributes"]
 

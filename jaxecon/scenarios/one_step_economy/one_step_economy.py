@@ -59,6 +59,7 @@ from jaxecon import rewards, social_metrics
 from jaxecon.core import validators as cfg
 from jaxecon.core.bounds import bound_of, bounded
 from jaxecon.core.env import BaseEnvironment
+from jaxecon.interop.foundation_hooks import FoundationScenarioHooks
 from jaxecon.core.registry import scenario_registry
 from jaxecon.core.state import EnvState, float_dtype
 from jaxecon.spaces import Box
@@ -99,7 +100,7 @@ class OneStepEconomyState:
 
 
 @scenario_registry.add
-class OneStepEconomy(BaseEnvironment):
+class OneStepEconomy(BaseEnvironment, FoundationScenarioHooks):
     """Taxes then labor, one decision each (see module docstring).
 
     Args (Foundation's, with defaults):

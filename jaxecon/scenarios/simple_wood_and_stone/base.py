@@ -38,6 +38,7 @@ from jaxecon.core.bounds import bound_of, bounded
 from jaxecon.core.backend import pad_onto_canvas
 from jaxecon.core import world
 from jaxecon.core.env import BaseEnvironment
+from jaxecon.interop.foundation_hooks import FoundationScenarioHooks
 from jaxecon.core.state import EnvState, float_dtype
 from jaxecon.scenarios.simple_wood_and_stone.foundation_attributes import wood_and_stone_attributes
 
@@ -94,7 +95,7 @@ class WoodAndStoneState:
     auto_warmup_integrator: jax.Array
 
 
-class WoodAndStoneScenario(BaseEnvironment):
+class WoodAndStoneScenario(BaseEnvironment, FoundationScenarioHooks):
     """Base of the wood-and-stone scenarios (not registered itself).
 
     Args (Foundation's shared scenario kwargs, with defaults):

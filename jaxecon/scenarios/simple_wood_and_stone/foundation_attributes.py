@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from jaxecon.core.foundation_attributes import FoundationAttribute
+from jaxecon.interop.foundation_hooks import FoundationAttribute
 
 __all__ = ["wood_and_stone_attributes"]
 

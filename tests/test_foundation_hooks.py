@@ -1,0 +1,61 @@
+"""The Foundation-facing hooks live outside the engine (``jaxecon.interop.foundation_hooks``).
+
+The engine's base classes declare none of them; a component or scenario that
+has a Foundation side declares it with the mixins, and the readers give every
+other class the defaults: no extra ``agent.state`` fields, no computed
+attributes, and an interop loader that accepts only a class keeping no
+sub-state.
+"""
+
+import jax
+import jax.numpy as jnp
+import pytest
+from flax import struct
+
+import jaxecon
+from jaxecon.core.component import Component
+from jaxecon.core.env import BaseEnvironment
+from jaxecon.core.state import NoState
+from jaxecon.interop import foundation_hooks as hooks
+
+KWARGS = dict(n_agents=2, world_size=[5, 5], episode_length=3,
+              components=[("Gather", {}), ("Build", {})])
+HOST_HOOKS = ("agent_state_fields", "planner_state_fields", "load_foundation_state", "foundation_attributes")
+
+
+def test_the_engine_declares_no_foundation_facing_hook():
+    for cls in (Component, BaseEnvironment):
+        assert [h for h in HOST_HOOKS if hasattr(cls, h)] == [], cls
+    assert not hasattr(BaseEnvironment, "foundation_class_name")
+
+
+@struct.dataclass
+class _Counter:
+    n: jax.Array
+
+
+class _Plain(Component):
+    """A component without the mixin that keeps a sub-state."""
+
+    name = "PlainCounter"
+    agent_subclasses = ("BasicMobileAgent",)
+
+    def init(self, key, params):
+        return _Counter(n=jnp.zeros((), jnp.int32))
+
+
+def test_a_class_without_the_mixin_gets_the_defaults():
+    env = jaxecon.make("uniform/simple_wood_and_stone", **KWARGS)
+    state = env.reset(jax.random.key(0), env.default_params)[1]
+    gather = env.get_component("Gather")
+    assert isinstance(gather, hooks.FoundationComponentHooks)
+    assert set(hooks.agent_state_fields(gather, state)) == {"bonus_gather_prob"}
+    assert set(hooks.foundation_attributes(env)) >= {"energy_weight", "curr_optimization_metric"}
+
+    plain = _Plain(env.spec)
+    assert hooks.agent_state_fields(plain, state) == {} and hooks.planner_state_fields(plain, state) == {}
+    with_sub = state.replace(components={**state.components, plain.name: plain.init(None, None)})
+    with pytest.raises(NotImplementedError, match="component 'PlainCounter' keeps a sub-state"):
+        hooks.load_component_state(plain, None, None, with_sub)
+    stateless = state.replace(components={**state.components, plain.name: NoState()})
+    assert hooks.load_component_state(plain, None, None, stateless) is stateless
