@@ -71,7 +71,7 @@ def _equality_weight(params):
 
 def _income_for_weights(env, r: Rollout):
     if env.has_component("SimpleLabor"):
-        return r.state.components["SimpleLabor"].production
+        return env.get_component("SimpleLabor").production(r.state)
     return _coin(env, r)
 
 

@@ -141,7 +141,7 @@ class Build(Component, FoundationComponentHooks):
             lambda k, dist, n: sample_skill(k, dist, (n,), params.payment_max_skill_multiplier),
         )
         sub = self.init(key, params).replace(build_payment=pay_rate * params.payment, build_skill=skill)
-        return state.replace(components={**state.components, self.name: sub})
+        return self.with_sub_state(state, sub)
 
     def with_payments(self, state: EnvState, build_payment: jax.Array) -> EnvState:
         """``state`` with every agent's coin per house set to ``build_payment``
@@ -151,9 +151,9 @@ class Build(Component, FoundationComponentHooks):
         (Foundation's ``fixed_four_skill_and_loc`` and ``split_layout`` set
         ``agent.state["build_payment"]`` in their ``additional_reset_steps``).
         """
-        sub = state.components[self.name]
+        sub = self.sub_state(state)
         sub = sub.replace(build_payment=jnp.asarray(build_payment, sub.build_payment.dtype))
-        return state.replace(components={**state.components, self.name: sub})
+        return self.with_sub_state(state, sub)
 
     def can_build(self, state: EnvState) -> jax.Array:
         """bool [n]: holds Wood and Stone and stands on an empty tile."""
@@ -169,7 +169,7 @@ class Build(Component, FoundationComponentHooks):
 
     def step(self, key, state: EnvState, actions, params: BuildParams):
         h, w = self.world_size
-        sub: BuildState = state.components[self.name]
+        sub: BuildState = self.sub_state(state)
         build = (actions["a"]["Build"] == 1) & self.can_build(state)
         rows = jnp.where(build, state.loc[:, 0], h)  # h = out of bounds -> dropped
         cols = state.loc[:, 1]
@@ -186,16 +186,17 @@ class Build(Component, FoundationComponentHooks):
         }
         endogenous = {**state.endogenous, "Labor": state.endogenous["Labor"] + b * params.build_labor}
         sub = sub.replace(n_builds=sub.n_builds + build.astype(jnp.int32), built=build)
-        return state.replace(
+        return self.with_sub_state(
+            state,
+            sub,
             maps=maps,
             owner=owner,
             inventory=inventory,
             endogenous=endogenous,
-            components={**state.components, self.name: sub},
         )
 
     def observe(self, state: EnvState, params: BuildParams):
-        sub: BuildState = state.components[self.name]
+        sub: BuildState = self.sub_state(state)
         pay = jnp.where(params.payment > 0, sub.build_payment / jnp.where(params.payment > 0, params.payment, 1.0), 0.0)
         return {"a": {"build_payment": pay, "build_skill": sub.build_skill}}
 
@@ -214,13 +215,13 @@ class Build(Component, FoundationComponentHooks):
         return {"a": {"Build": self.can_build(state)[:, None]}}
 
     def metrics(self, state: EnvState, params):
-        sub: BuildState = state.components[self.name]
+        sub: BuildState = self.sub_state(state)
         out = {"{i}/n_builds": sub.n_builds}  # Foundation's "<i>/n_builds", per agent (metric_keys)
         out["total_builds"] = jnp.sum(state.maps["House"] > 0)
         return out
 
     def dense_log_entry(self, prev_state, state):
-        sub: BuildState = state.components[self.name]
+        sub: BuildState = self.sub_state(state)
         built = np.asarray(sub.built)
         loc = np.asarray(state.loc)
         pay = np.asarray(sub.build_payment)
@@ -230,7 +231,7 @@ class Build(Component, FoundationComponentHooks):
         ]
 
     def agent_state_fields(self, state):
-        sub: BuildState = state.components[self.name]
+        sub: BuildState = self.sub_state(state)
         return {"build_payment": np.asarray(sub.build_payment), "build_skill": np.asarray(sub.build_skill)}
 
     def load_foundation_state(self, ref_component, ref_env, state: EnvState) -> EnvState:
@@ -253,4 +254,4 @@ class Build(Component, FoundationComponentHooks):
             n_builds=jnp.asarray(n_builds),
             built=jnp.zeros(self.n_agents, bool),
         )
-        return state.replace(components={**state.components, self.name: sub})
+        return self.with_sub_state(state, sub)

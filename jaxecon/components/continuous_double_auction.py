@@ -369,7 +369,7 @@ class ContinuousDoubleAuction(Component, FoundationComponentHooks):
         )
 
     def reset(self, key, state: EnvState, params):
-        return state.replace(components={**state.components, self.name: self.init(key, params)})
+        return self.with_sub_state(state, self.init(key, params))
 
     def order_counts(self, sub: ContinuousDoubleAuctionState) -> jax.Array:
         """int32 [C, n]: open orders (bids + asks) per commodity and agent."""
@@ -397,7 +397,7 @@ class ContinuousDoubleAuction(Component, FoundationComponentHooks):
             return state
         f = float_dtype()
         C, M, D = len(self.commodities), self.max_num_orders, self.order_duration
-        sub = state.components[self.name]
+        sub = self.sub_state(state)
         coin, esc_coin = state.inventory["Coin"], state.escrow["Coin"]
         goods = [state.inventory[c] for c in self.commodities]  # per commodity [n]
         goods_esc = [state.escrow[c] for c in self.commodities]
@@ -482,11 +482,12 @@ class ContinuousDoubleAuction(Component, FoundationComponentHooks):
         escrow = {**state.escrow, "Coin": esc_coin}
         for ci, c in enumerate(self.commodities):
             inventory[c], escrow[c] = goods[ci], goods_esc[ci]
-        return state.replace(
+        return self.with_sub_state(
+            state,
+            sub,
             inventory=inventory,
             escrow=escrow,
             endogenous={**state.endogenous, "Labor": labor},
-            components={**state.components, self.name: sub},
         )
 
     def _match(self, book, floats):
@@ -588,7 +589,7 @@ class ContinuousDoubleAuction(Component, FoundationComponentHooks):
 
     # ------------------------------------------------------- observation etc.
     def observe(self, state: EnvState, params):
-        sub = state.components[self.name]
+        sub = self.sub_state(state)
         n, f = self.n_agents, float_dtype()
         bid_hist, ask_hist = self.histograms(sub)
         history = jnp.sum(sub.price_history, axis=1)  # [C, P]
@@ -653,7 +654,7 @@ class ContinuousDoubleAuction(Component, FoundationComponentHooks):
         return {"a": obs_a, "p": obs_p}
 
     def masks(self, state: EnvState, params):
-        sub = state.components[self.name]
+        sub = self.sub_state(state)
         room = self.order_counts(sub) < self.max_num_orders  # [C, n]
         can_pay = jnp.arange(self.n_prices)[None, :] <= state.inventory["Coin"][:, None]
         out = {}
@@ -664,7 +665,7 @@ class ContinuousDoubleAuction(Component, FoundationComponentHooks):
         return {"a": out}
 
     def metrics(self, state: EnvState, params):
-        sub = state.components[self.name]
+        sub = self.sub_state(state)
         f = float_dtype()
         out = {}
         sides = (("Sell", sub.sell_count, sub.sell_value), ("Buy", sub.buy_count, sub.buy_value))
@@ -680,7 +681,7 @@ class ContinuousDoubleAuction(Component, FoundationComponentHooks):
         return out
 
     def dense_log_entry(self, prev_state, state):
-        sub = state.components[self.name]
+        sub = self.sub_state(state)
         count = np.asarray(sub.n_step_trades)
         rec = {k: np.asarray(v) for k, v in sub.trades().items()}
         trades = []
@@ -753,4 +754,4 @@ class ContinuousDoubleAuction(Component, FoundationComponentHooks):
                 sub.n_step_trades[ci] += 1
         sub = jax.tree.map(jnp.asarray, sub.with_trades(trades).replace(**book))
         sub = sub.replace(price_history=jnp.asarray(ph, float_dtype()))
-        return state.replace(components={**state.components, self.name: sub})
+        return self.with_sub_state(state, sub)

@@ -193,7 +193,7 @@ class ControlUSStateOpenCloseStatus(Component, FoundationComponentHooks):
     def stringency_level(self, state: EnvState) -> jax.Array:
         """float [n]: each state's open/close level at ``state.timestep``
         (Foundation's ``global_state["Stringency Level"][t]``)."""
-        return state.components[self.name].stringency_level
+        return self.sub_state(state).stringency_level
 
     def init(self, key, params):
         return ControlUSStateOpenCloseStatusState(
@@ -210,7 +210,7 @@ class ControlUSStateOpenCloseStatus(Component, FoundationComponentHooks):
             carried_level=jnp.zeros(self.n_agents, float_dtype()),
             carried=jnp.zeros((), bool),
         )
-        return state.replace(components={**state.components, self.name: sub})
+        return self.with_sub_state(state, sub)
 
     def carry_over(self, prev_state: EnvState, state: EnvState, params) -> EnvState:
         """Keep the last stepped level for ``agent.state`` at timestep 0.
@@ -221,17 +221,17 @@ class ControlUSStateOpenCloseStatus(Component, FoundationComponentHooks):
         that took one (``prev_state``'s level, or what ``prev_state`` itself
         carried if it took no step). The dynamics never read it.
         """
-        prev = prev_state.components[self.name]
+        prev = prev_self.sub_state(state)
         stepped = prev_state.timestep > 0
-        sub = state.components[self.name].replace(
+        sub = self.sub_state(state).replace(
             carried_level=jnp.where(stepped, prev.stringency_level, prev.carried_level),
             carried=stepped | prev.carried,
         )
-        return state.replace(components={**state.components, self.name: sub})
+        return self.with_sub_state(state, sub)
 
     def step(self, key, state: EnvState, actions, params):
         t = state.timestep
-        sub = state.components[self.name]
+        sub = self.sub_state(state)
         until = sub.action_in_cooldown_until
         if self.use_real_world_policies:
             row = jnp.clip(t - 1, 0, self.real_world_policy.shape[0] - 1)
@@ -245,7 +245,7 @@ class ControlUSStateOpenCloseStatus(Component, FoundationComponentHooks):
             at_end, until + jnp.where(action == 0, 1, self.action_cooldown_period), until
         ).astype(jnp.int32)
         sub = sub.replace(action_in_cooldown_until=until, stringency_level=level)
-        return state.replace(components={**state.components, self.name: sub})
+        return self.with_sub_state(state, sub)
 
     def observe(self, state: EnvState, params):
         ind = as_float32(self.stringency_level(state) / self.n_stringency_levels, self.float32_rounding)
@@ -263,7 +263,7 @@ class ControlUSStateOpenCloseStatus(Component, FoundationComponentHooks):
         shape = (self.n_agents, self.n_stringency_levels)
         if self.use_real_world_policies:
             return {"a": {self.name: jnp.ones(shape, bool)}}
-        free = state.timestep >= state.components[self.name].action_in_cooldown_until
+        free = state.timestep >= self.sub_state(state).action_in_cooldown_until
         return {"a": {self.name: jnp.broadcast_to(free[:, None], shape)}}
 
     def agent_state_fields(self, state):
@@ -272,7 +272,7 @@ class ControlUSStateOpenCloseStatus(Component, FoundationComponentHooks):
         earlier episode left (``carried_level``), or nothing in the first
         episode (Foundation sets the field in its first ``component_step`` and
         its reset keeps it, see ``carry_over``)."""
-        sub = state.components[self.name]
+        sub = self.sub_state(state)
         if int(np.asarray(state.timestep)) > 0:
             level = self.stringency_level(state)
         elif bool(np.asarray(sub.carried)):
@@ -403,7 +403,7 @@ class FederalGovernmentSubsidy(Component, FoundationComponentHooks):
     def subsidy(self, state: EnvState) -> jax.Array:
         """float [n]: US$ per day each state receives at ``state.timestep``
         (Foundation's ``global_state["Subsidy"][t]``)."""
-        return state.components[self.name].subsidy
+        return self.sub_state(state).subsidy
 
     def init(self, key, params):
         f = float_dtype()
@@ -414,7 +414,7 @@ class FederalGovernmentSubsidy(Component, FoundationComponentHooks):
         )
 
     def reset(self, key, state: EnvState, params):
-        return state.replace(components={**state.components, self.name: self.init(key, params)})
+        return self.with_sub_state(state, self.init(key, params))
 
     def _real_world_level(self, state: EnvState, params):
         f = float_dtype()
@@ -434,7 +434,7 @@ class FederalGovernmentSubsidy(Component, FoundationComponentHooks):
 
     def step(self, key, state: EnvState, actions, params):
         f = float_dtype()
-        sub = state.components[self.name]
+        sub = self.sub_state(state)
         t = state.timestep
         if self.use_real_world_policies:
             level = self._real_world_level(state, params)
@@ -448,13 +448,13 @@ class FederalGovernmentSubsidy(Component, FoundationComponentHooks):
             total_subsidy=sub.total_subsidy + jnp.sum(daily),
             subsidy=as_float32(daily, self.float32_rounding),
         )
-        return state.replace(components={**state.components, self.name: sub})
+        return self.with_sub_state(state, sub)
 
     def observe(self, state: EnvState, params):
         f = float_dtype()
         t = state.timestep
         until = (self.subsidy_interval - t % self.subsidy_interval).astype(f) / self.subsidy_interval
-        lvl = state.components[self.name].current_subsidy_level.astype(f) / self.num_subsidy_levels
+        lvl = self.sub_state(state).current_subsidy_level.astype(f) / self.num_subsidy_levels
         ones = jnp.ones(self.n_agents, f)
         return {
             "a": {"t_until_next_subsidy": until * ones, "current_subsidy_level": lvl * ones},
@@ -483,7 +483,7 @@ class FederalGovernmentSubsidy(Component, FoundationComponentHooks):
         return {"p": {self.name: jnp.broadcast_to(on, (self.num_subsidy_levels,))}}
 
     def planner_state_fields(self, state):
-        sub = state.components[self.name]
+        sub = self.sub_state(state)
         return {
             "Total Subsidy": np.float64(sub.total_subsidy),
             "Current Subsidy Level": np.int32(sub.current_subsidy_level),
@@ -604,7 +604,7 @@ class VaccinationCampaign(Component, FoundationComponentHooks):
 
     def vaccines_available(self, state: EnvState) -> jax.Array:
         """int32 [n]: vaccines delivered to each state and not yet administered."""
-        return state.components[self.name].vaccines_available
+        return self.sub_state(state).vaccines_available
 
     def with_vaccines_administered(self, state: EnvState) -> EnvState:
         """``state`` with every available vaccine administered (none left).
@@ -613,22 +613,20 @@ class VaccinationCampaign(Component, FoundationComponentHooks):
         its SIR step; the COVID-19 scenario calls this there.
         """
         sub = VaccinationCampaignState(vaccines_available=jnp.zeros_like(self.vaccines_available(state)))
-        return state.replace(components={**state.components, self.name: sub})
+        return self.with_sub_state(state, sub)
 
     def init(self, key, params):
         return VaccinationCampaignState(vaccines_available=jnp.zeros(self.n_agents, jnp.int32))
 
     def reset(self, key, state: EnvState, params):
-        return state.replace(components={**state.components, self.name: self.init(key, params)})
+        return self.with_sub_state(state, self.init(key, params))
 
     def step(self, key, state: EnvState, actions, params):
         t = state.timestep
         deliver = (t >= self.time_when_vaccine_delivery_begins) & (t % self.delivery_interval == 0)
         avail = self.vaccines_available(state)
         avail = jnp.where(deliver, avail + self.num_vaccines_per_delivery(state, params), avail)
-        return state.replace(
-            components={**state.components, self.name: VaccinationCampaignState(vaccines_available=avail)}
-        )
+        return self.with_sub_state(state, VaccinationCampaignState(vaccines_available=avail))
 
     def observe(self, state: EnvState, params):
         f = float_dtype()

@@ -185,7 +185,7 @@ class Gather(Component, FoundationComponentHooks):
     def reset(self, key, state: EnvState, params):
         prob = sample_skills(key, self.spec.agent_groups, self.name, self.skill_dist, bonus_gather_prob)
         sub = self.init(key, params).replace(bonus_gather_prob=prob)
-        return state.replace(components={**state.components, self.name: sub})
+        return self.with_sub_state(state, sub)
 
     def _enterable(self, state: EnvState, idx, rows, cols):
         """bool, shape of ``rows``: agent ``idx`` may enter tile (rows, cols), ignoring agents.
@@ -224,7 +224,7 @@ class Gather(Component, FoundationComponentHooks):
         c = loc[:, 1]
         rc, cc = jnp.clip(r, 0, h - 1), jnp.clip(c, 0, w - 1)
         u = jax.random.uniform(k_bonus, (n, len(self.spec.collectible)), dtype=f)
-        bonus = state.components[self.name].bonus_gather_prob
+        bonus = self.sub_state(state).bonus_gather_prob
         maps, inventory = dict(state.maps), dict(state.inventory)
         labor = state.endogenous["Labor"] + moved.astype(f) * params.move_labor
         collected = []
@@ -235,20 +235,21 @@ class Gather(Component, FoundationComponentHooks):
             inventory[res] = inventory[res] + amount.astype(f)
             labor = labor + take.astype(f) * params.collect_labor
             collected.append(amount)
-        sub = state.components[self.name].replace(
+        sub = self.sub_state(state).replace(
             collected=jnp.stack(collected, axis=1).astype(jnp.int32),
             moved=moved,
         )
-        return state.replace(
+        return self.with_sub_state(
+            state,
+            sub,
             loc=loc,
             maps=maps,
             inventory=inventory,
             endogenous={**state.endogenous, "Labor": labor},
-            components={**state.components, self.name: sub},
         )
 
     def observe(self, state: EnvState, params):
-        return {"a": {"bonus_gather_prob": state.components[self.name].bonus_gather_prob}}
+        return {"a": {"bonus_gather_prob": self.sub_state(state).bonus_gather_prob}}
 
     def observation_spaces(self):
         """``bonus_gather_prob`` float [] in [0, 1] (min(2, skill) / 2; 0 with "none")."""
@@ -266,7 +267,7 @@ class Gather(Component, FoundationComponentHooks):
         return {"a": {"Gather": inb & free & enterable}}
 
     def dense_log_entry(self, prev_state, state):
-        collected = np.asarray(state.components[self.name].collected)
+        collected = np.asarray(self.sub_state(state).collected)
         loc = np.asarray(state.loc)
         out = []
         for i in range(self.n_agents):
@@ -277,12 +278,12 @@ class Gather(Component, FoundationComponentHooks):
         return out
 
     def agent_state_fields(self, state):
-        return {"bonus_gather_prob": np.asarray(state.components[self.name].bonus_gather_prob)}
+        return {"bonus_gather_prob": np.asarray(self.sub_state(state).bonus_gather_prob)}
 
     def load_foundation_state(self, ref_component, ref_env, state: EnvState) -> EnvState:
         """``state`` with ``bonus_gather_prob`` read from the agents' ``state``
         of a live Foundation ``Gather`` environment; ``collected`` and
         ``moved`` (last-step records Foundation does not keep) unchanged."""
         bonus = np.array([a.state["bonus_gather_prob"] for a in ref_env.world.agents], np.float64)
-        sub = state.components[self.name].replace(bonus_gather_prob=jnp.asarray(bonus, float_dtype()))
-        return state.replace(components={**state.components, self.name: sub})
+        sub = self.sub_state(state).replace(bonus_gather_prob=jnp.asarray(bonus, float_dtype()))
+        return self.with_sub_state(state, sub)

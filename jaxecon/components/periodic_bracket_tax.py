@@ -559,14 +559,14 @@ class PeriodicBracketTax(Component, FoundationComponentHooks):
 
     def reset(self, key, state: EnvState, params):
         """``additional_reset_steps``: fresh cycle and trackers; saez fields are kept."""
-        old = state.components[self.name]
+        old = self.sub_state(state)
         sub = self.init(key, params).replace(last_coin=state.total_endowment("Coin"))
         if self.carries_saez:
             sub = self._saez_restart(sub, old)
         sub = sub.replace(curr_rates_obs=self.curr_marginal_rates(state, sub, params))
         if self.carries_saez:
             sub = sub.replace(saez_rates=sub.saez.running_avg_tax_rates)
-        return state.replace(components={**state.components, self.name: sub})
+        return self.with_sub_state(state, sub)
 
     @staticmethod
     def _saez_restart(sub: PeriodicBracketTaxState, old: PeriodicBracketTaxState) -> PeriodicBracketTaxState:
@@ -582,15 +582,15 @@ class PeriodicBracketTax(Component, FoundationComponentHooks):
         No-op for the other tax models."""
         if not self.carries_saez:
             return state
-        sub = self._saez_restart(state.components[self.name], prev_state.components[self.name])
+        sub = self._saez_restart(self.sub_state(state), prev_self.sub_state(state))
         sub = sub.replace(curr_rates_obs=self.curr_marginal_rates(state, sub, params))
         sub = sub.replace(saez_rates=sub.saez.running_avg_tax_rates)
-        return state.replace(components={**state.components, self.name: sub})
+        return self.with_sub_state(state, sub)
 
     # ------------------------------------------------------------ step
     def step(self, key, state: EnvState, actions, params):
         f = float_dtype()
-        sub = state.components[self.name]
+        sub = self.sub_state(state)
         pos = sub.tax_cycle_pos
         first = pos == 1
 
@@ -657,7 +657,7 @@ class PeriodicBracketTax(Component, FoundationComponentHooks):
         # 3. Advance the cycle.
         sub = sub.replace(tax_cycle_pos=jnp.where(tax_day, 0, pos) + 1)
         inventory = {**state.inventory, "Coin": on(new_coin, coin)}
-        return state.replace(inventory=inventory, components={**state.components, self.name: sub})
+        return self.with_sub_state(state, sub, inventory=inventory)
 
     def _saez_new_rates(self, key, state: EnvState, sub: PeriodicBracketTaxState, params) -> PeriodicBracketTaxState:
         """``compute_and_set_new_period_rates_from_saez_formula``: ``sub`` with new
@@ -677,7 +677,7 @@ class PeriodicBracketTax(Component, FoundationComponentHooks):
     def observe(self, state: EnvState, params):
         f = float_dtype()
         n = self.n_agents
-        sub = state.components[self.name]
+        sub = self.sub_state(state)
         pos = sub.tax_cycle_pos
         is_tax_day = (pos >= self.period).astype(f)
         is_first_day = (pos == 1).astype(f)
@@ -735,7 +735,7 @@ class PeriodicBracketTax(Component, FoundationComponentHooks):
     def masks(self, state: EnvState, params):
         if not self.has_planner_actions:
             return {}
-        first = state.components[self.name].tax_cycle_pos == 1
+        first = self.sub_state(state).tax_cycle_pos == 1
         if self.tax_annealing_schedule is None:
             allowed = jnp.ones(self.n_disc_rates, bool)
         else:
@@ -753,7 +753,7 @@ class PeriodicBracketTax(Component, FoundationComponentHooks):
     # ------------------------------------------------------------ logs
     def metrics(self, state: EnvState, params):
         f = float_dtype()
-        sub = state.components[self.name]
+        sub = self.sub_state(state)
         days = sub.n_tax_days
         nan = jnp.asarray(jnp.nan, f)
         avg_rates = jnp.where(days > 0, sub.schedule_sum / jnp.maximum(days, 1), nan)
@@ -781,7 +781,7 @@ class PeriodicBracketTax(Component, FoundationComponentHooks):
     def dense_log_entry(self, prev_state, state):
         if self.disable_taxes:
             return None
-        sub = jax.device_get(state.components[self.name])
+        sub = jax.device_get(self.sub_state(state))
         if not bool(sub.enacted):
             return []
         entry = {
@@ -867,4 +867,4 @@ class PeriodicBracketTax(Component, FoundationComponentHooks):
                 log_z0_t=_f(float(ref.log_z0_t)),
                 running_avg_tax_rates=_f(ref.running_avg_tax_rates),
             ))
-        return state.replace(components={**state.components, self.name: sub})
+        return self.with_sub_state(state, sub)

@@ -183,11 +183,11 @@ class SimpleLabor(Component, FoundationComponentHooks):
         sub = self.init(key, params).replace(
             skill=jnp.asarray(params.skills, float_dtype()) * jnp.ones(self.n_agents, float_dtype())
         )
-        return state.replace(components={**state.components, self.name: sub})
+        return self.with_sub_state(state, sub)
 
     def step(self, key, state: EnvState, actions, params):
         f = float_dtype()
-        sub = state.components[self.name]
+        sub = self.sub_state(state)
         hours = actions["a"][self.name]
         work = (hours >= 1) & (hours <= NUM_LABOR_HOURS)
         h = hours.astype(f)
@@ -198,19 +198,20 @@ class SimpleLabor(Component, FoundationComponentHooks):
             is_first_step=jnp.zeros((), bool),
         )
         coin = jnp.where(work, state.inventory["Coin"] + payoff, state.inventory["Coin"])
-        return state.replace(
+        return self.with_sub_state(
+            state,
+            sub,
             inventory={**state.inventory, "Coin": coin},
             endogenous={**state.endogenous, "Labor": labor},
-            components={**state.components, self.name: sub},
         )
 
     def production(self, state: EnvState) -> jax.Array:
         """float [n]: each mobile agent's pre-tax income this episode (coin), the
         contract the one-step economy reads for its planner's welfare weights."""
-        return state.components[self.name].production
+        return self.sub_state(state).production
 
     def observe(self, state: EnvState, params):
-        sub = state.components[self.name]
+        sub = self.sub_state(state)
         return {"a": {"skill": sub.skill / params.payment_max_skill_multiplier}}
 
     def observation_spaces(self):
@@ -225,12 +226,12 @@ class SimpleLabor(Component, FoundationComponentHooks):
         return {"a": {"skill": Box(-np.inf, np.inf, (), f)}}
 
     def masks(self, state: EnvState, params):
-        off = self.mask_first_step & state.components[self.name].is_first_step
+        off = self.mask_first_step & self.sub_state(state).is_first_step
         m = jnp.broadcast_to(~off, (self.n_agents, NUM_LABOR_HOURS))
         return {"a": {self.name: m}}
 
     def agent_state_fields(self, state):
-        sub = state.components[self.name]
+        sub = self.sub_state(state)
         return {"skill": np.asarray(sub.skill), "production": np.asarray(sub.production)}
 
     def load_foundation_state(self, ref_component, ref_env, state: EnvState) -> EnvState:
@@ -247,4 +248,4 @@ class SimpleLabor(Component, FoundationComponentHooks):
             production=_f([a.state["production"] for a in agents]),
             is_first_step=jnp.asarray(first),
         )
-        return state.replace(components={**state.components, self.name: sub})
+        return self.with_sub_state(state, sub)

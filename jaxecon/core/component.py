@@ -183,6 +183,16 @@ class Component:
         with respect to them. Default: none."""
         return ()
 
+    # ----- the component's sub-state ---------------------------------------
+    def sub_state(self, state: EnvState) -> SubState:
+        """This component's sub-state, ``state.components[self.name]``."""
+        return state.components[self.name]
+
+    def with_sub_state(self, state: EnvState, sub: SubState, **fields) -> EnvState:
+        """``state`` with this component's sub-state replaced by ``sub`` (and the
+        ``EnvState`` ``fields`` given, e.g. ``inventory=...``)."""
+        return state.replace(components={**state.components, self.name: sub}, **fields)
+
     # ----- pure functions ---------------------------------------------------
     def init(self, key: jax.Array, params) -> SubState:
         """The component's typed sub-state with the right shapes (values before reset)."""

@@ -205,14 +205,14 @@ class ComponentView:
             object.__setattr__(self, name, value)
             return
         state = env.state
-        sub = state.components[self.name]
+        sub = self.sub_state(state)
         found, old = find_field(sub, name)
         if found and old is not None and not dataclasses.is_dataclass(old):
             arr = np.asarray(value)
             if arr.shape != np.shape(old):
                 raise ValueError(f"{self.name}.{name} must have shape {np.shape(old)}, got {arr.shape}")
             sub = replace_field(sub, name, jnp.asarray(arr, jnp.asarray(old).dtype))
-            env.state = state.replace(components={**state.components, self.name: sub})
+            env.state = self.with_sub_state(state, sub)
         elif name in self.__dict__:
             raise AttributeError(
                 f"{self.name}.{name} is configuration, fixed when the environment is built; "
@@ -284,7 +284,7 @@ class SaezBufferView:
     def _write_buffer(self, rows: np.ndarray) -> None:
         env = self._env
         state = env.state
-        sub = state.components[self.name]
+        sub = self.sub_state(state)
         fields = self._saez_fields(sub)
         if fields is None:
             raise ValueError(
@@ -299,7 +299,7 @@ class SaezBufferView:
             new[size - len(rows):] = rows
         sub = replace_field(sub, "saez_buffer", jnp.asarray(new, buf.dtype))
         sub = replace_field(sub, "saez_count", jnp.asarray(len(rows), jnp.asarray(count).dtype))
-        env.state = state.replace(components={**state.components, self.name: sub})
+        env.state = self.with_sub_state(state, sub)
 
 
 _VIEW_CLASSES: dict = {}

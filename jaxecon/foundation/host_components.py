@@ -120,7 +120,7 @@ class HostComponent(Component, FoundationComponentHooks):
         return out
 
     def agent_state_fields(self, state) -> dict:
-        sub = state.components[self.name]
+        sub = self.sub_state(state)
         out = {k: self._typed(np.asarray(sub.agent[k]), d) for k, d in self.agent_fields.items()}
         for k in self.agent_other:
             values = np.empty(self.n_agents, dtype=object)
@@ -142,10 +142,10 @@ class HostComponent(Component, FoundationComponentHooks):
         for a in agents:
             self.host_values[str(a.idx)].update({k: copy.deepcopy(a.state[k]) for k in self.agent_other})
         self.host_values["p"].update({k: copy.deepcopy(ref_env.world.planner.state[k]) for k in self.planner_other})
-        return state.replace(components={**state.components, self.name: sub})
+        return self.with_sub_state(state, sub)
 
     def planner_state_fields(self, state) -> dict:
-        sub = state.components[self.name]
+        sub = self.sub_state(state)
         out = {k: self._typed(np.asarray(sub.planner[k]), d)[()] for k, d in self.planner_fields.items()}
         out.update({k: self.host_values["p"][k] for k in self.planner_other})
         return out
