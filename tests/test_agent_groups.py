@@ -16,7 +16,9 @@ import numpy as np
 import pytest
 
 import jaxecon
+from jaxecon.core.bounds import bound_of
 from jaxecon.core.groups import AgentGroup, parse_groups
+from jaxecon.scenarios.simple_wood_and_stone.base import WoodAndStoneParams
 from jaxecon.wrappers import GymnaxEnv, MultiAgentEnv
 
 GTB = [("Build", {"skill_dist": "pareto", "build_labor": 1}), ("ContinuousDoubleAuction", {}),
@@ -204,6 +206,35 @@ def test_the_trainer_trains_one_policy_per_group():
     assert [g.name for g in none.groups] == ["a"]
 
 
+def test_mobile_agent_types_weigh_their_rewards_their_own_way():
+    """Builders pay more for labor, traders' utility bends more: each agent's
+    utility (the scenario's ``curr_metric``) is Foundation's isoelastic
+    utility with its type's parameters, computed here agent by agent."""
+    from jaxecon.rewards import isoelastic_coin_minus_labor
+
+    types = [{**TYPES[0], "reward": {"energy_cost": 0.5}},
+             {**TYPES[1], "reward": {"isoelastic_eta": 0.6, "energy_cost": 0.05}}]
+    env = make(mobile_agent_groups=types)
+    params = env.default_params
+    eta = np.array([0.23, 0.23, 0.6, 0.6, 0.6], np.float32)
+    cost = np.array([0.5, 0.5, 0.05, 0.05, 0.05], np.float32)
+    np.testing.assert_array_equal(params.scenario.isoelastic_eta, eta)
+    np.testing.assert_array_equal(params.scenario.energy_cost, cost)
+    step = jax.jit(env.step)
+    obs, state = env.reset(jax.random.key(3), params)
+    for t in range(12):
+        prev = np.asarray(state.scenario.curr_metric[:-1])
+        acts = env.sample_actions(jax.random.key(50 + t), obs)
+        obs, state, reward, _, _ = step(jax.random.key(60 + t), state, acts, params)
+        coin = np.asarray(state.inventory["Coin"] + state.escrow["Coin"])
+        labor = np.asarray(state.endogenous["Labor"])
+        util = np.array([isoelastic_coin_minus_labor(coin[i], labor[i], eta[i], cost[i]) for i in range(5)])
+        np.testing.assert_allclose(state.scenario.curr_metric[:-1], util, rtol=1e-6)
+        np.testing.assert_allclose(jnp.concatenate([reward["builders"], reward["traders"]]), util - prev,
+                                   rtol=1e-5, atol=1e-6)
+    assert labor[:2].min() > 0 and labor[2:].min() > 0  # the labor cost weighed on both types
+
+
 @pytest.mark.parametrize("groups, match", [
     ([{"name": "x", "n_agents": 2}], "sum to 2"),
     ([{"name": "p", "n_agents": 5}], "unique identifier"),
@@ -213,10 +244,21 @@ def test_the_trainer_trains_one_policy_per_group():
     ([{"name": "x", "n_agents": 5, "skill_dist": {"Build": "zipf"}}], "one of"),
     ([{"name": "x", "n_agents": 5, "colour": 1}], "unknown keys"),
     ("builders", "non-empty list"),
+    ([{"name": "x", "n_agents": 5, "reward": {"labor_cost": 1.0}}], r"names \['labor_cost'\]; allowed: \['energy_cost'"),
+    ([{"name": "x", "n_agents": 5, "reward": {"isoelastic_eta": 1.5}}], r"reward'\]\['isoelastic_eta'\]"),
+    ([{"name": "x", "n_agents": 5, "reward": 0.5}], "must be a dict"),
 ])
 def test_bad_group_declarations_are_named(groups, match):
     with pytest.raises((ValueError, TypeError), match=match):
-        parse_groups(5, groups, 1, {"Build": True, "Gather": True, "ContinuousDoubleAuction": False})
+        parse_groups(5, groups, 1, {"Build": True, "Gather": True, "ContinuousDoubleAuction": False},
+                     {f: bound_of(WoodAndStoneParams, f) for f in ("isoelastic_eta", "energy_cost")})
+
+
+def test_a_scenario_without_per_agent_reward_parameters_refuses_a_group_reward():
+    with pytest.raises(ValueError, match="no per-agent reward parameters"):
+        jaxecon.make("one-step-economy", n_agents=4, world_size=[1, 1], episode_length=2,
+                     components=[("SimpleLabor", {}), ("PeriodicBracketTax", {"period": 2})],
+                     mobile_agent_groups=[{"name": "x", "n_agents": 4, "reward": {"labor_cost": 2.0}}])
 
 
 def test_bad_n_planners_and_the_shim_refuses_declared_groups():

@@ -39,6 +39,7 @@ from jaxecon.core import metric_keys, phases
 from jaxecon.core.arg_checks import check_key, check_like
 from jaxecon.core import validators as cfg
 from jaxecon.core.backend import fusible_concatenate
+from jaxecon.core.bounds import bound_of
 from jaxecon.core.component import Component, NoParams
 from jaxecon.core.groups import MOBILE, PLANNER, AgentGroup, parse_groups
 from jaxecon.core.param_checks import check_state_finite, validate_params
@@ -147,8 +148,9 @@ class BaseEnvironment:
             rejects 0, quirk Q11; jaxecon accepts it.)
         mobile_agent_groups: None (one group ``"a"`` of every mobile agent,
             Foundation's) or a list of mobile-agent types, each a dict
-            ``{"name", "n_agents", "components", "skill_dist"}``
-            (``jaxecon.core.groups.parse_groups``). jaxecon only.
+            ``{"name", "n_agents", "components", "skill_dist", "reward"}``
+            (``jaxecon.core.groups.parse_groups``; ``reward``: the type's
+            values of the scenario's ``agent_reward_params``). jaxecon only.
         n_planners: 0 or 1 (1): whether the economy has the planner
             (group ``"p"``). jaxecon only.
 
@@ -173,6 +175,11 @@ class BaseEnvironment:
     agent_subclasses: tuple = (MOBILE, PLANNER)
     required_entities: tuple = ()
     Params: type = NoParams
+    #: The ``Params`` fields that weigh each mobile agent's reward and may take a
+    #: value per mobile-agent type (a group's ``reward``); with any such value
+    #: declared, ``default_params`` holds each as float [n_agents], and the
+    #: scenario's reward must read it elementwise. Default: none.
+    agent_reward_params: tuple = ()
     #: What ``jaxecon run`` records of the scenario's episodes: a key of
     #: ``jaxecon.cli.recorders.RECORDERS``; ``"gridworld"``: the dense log, its
     #: plots and the video of the maps, locations and inventories.
@@ -265,7 +272,8 @@ class BaseEnvironment:
         self._component_entries = [(cls, kwargs) for cls, (_, kwargs) in zip(classes, parsed)]
         mobile = {c.name: getattr(c, "draws_skills", False)
                   for c in classes if MOBILE in getattr(c, "agent_subclasses", ())}
-        self.agent_groups = parse_groups(self.n_agents, mobile_agent_groups, n_planners, mobile)
+        reward_params = {f: bound_of(self.Params, f) for f in self.agent_reward_params}
+        self.agent_groups = parse_groups(self.n_agents, mobile_agent_groups, n_planners, mobile, reward_params)
         _check_world_fits_in_memory(self.world_size, len(self.map_keys) + len(self.private_landmarks))
 
     def build_components(self) -> "BaseEnvironment":
@@ -431,9 +439,22 @@ class BaseEnvironment:
     def default_params(self) -> EnvParams:
         """``EnvParams`` holding every numeric knob at the values given to ``make``."""
         return EnvParams(
-            scenario=self.default_scenario_params(),
+            scenario=self._per_agent_reward_params(self.default_scenario_params()),
             components={c.name: c.default_params() for c in self.components},
         )
+
+    def _per_agent_reward_params(self, scenario_params):
+        """``scenario_params`` with each of ``agent_reward_params`` as float [n_agents]
+        (each agent its group's ``reward`` value, else the scenario's) when a
+        group declares one; else unchanged."""
+        if not any(g.reward for g in self.mobile_groups):
+            return scenario_params
+        per_agent = {}
+        for field in self.agent_reward_params:
+            values = [dict(g.reward).get(field, getattr(scenario_params, field)) for g in self.mobile_groups]
+            per_agent[field] = jnp.concatenate(
+                [jnp.full(g.count, v, float_dtype()) for g, v in zip(self.mobile_groups, values)])
+        return scenario_params.replace(**per_agent)
 
     @property
     def num_agents(self) -> int:

@@ -16,7 +16,11 @@ class that share an observation layout, an action space and a reward.
   components whose actions it takes (which also decides what it observes and
   how its action mask reads), and its own skill distribution per component.
   The groups take consecutive ranges of the state's agent axis, in the order
-  declared: group ``g`` is agents ``g.start .. g.stop - 1``.
+  declared: group ``g`` is agents ``g.start .. g.stop - 1``. A type may
+  also weigh its reward its own way: ``reward`` gives its values of the
+  scenario's per-agent reward parameters (``agent_reward_params``, e.g. the
+  wood-and-stone scenarios' ``isoelastic_eta`` and ``energy_cost``), which
+  ``default_params`` then holds per agent.
 - ``n_planners=0`` builds an economy without a planner: no ``"p"`` entry
   anywhere, and a component that needs the planner's actions (tax brackets)
   is refused at construction.
@@ -38,7 +42,7 @@ PLANNER = "BasicPlanner"
 MOBILE_GROUP = "a"
 PLANNER_GROUP = "p"
 #: The keys a mobile-agent group declaration may hold.
-GROUP_KEYS = ("name", "n_agents", "components", "skill_dist")
+GROUP_KEYS = ("name", "n_agents", "components", "skill_dist", "reward")
 SKILL_DISTS = ("none", "pareto", "lognormal")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -59,6 +63,9 @@ class AgentGroup:
         skill_dist: ``((component name, "none" | "pareto" | "lognormal"), ...)``:
             the group's skill distribution where it differs from the component's
             own ``skill_dist``.
+        reward: ``((scenario Params field, float), ...)``: the group's values of
+            the scenario's per-agent reward parameters where they differ from
+            the scenario's own (mobile groups).
     """
 
     name: str
@@ -67,6 +74,7 @@ class AgentGroup:
     start: int = 0
     components: tuple | None = None
     skill_dist: tuple = ()
+    reward: tuple = ()
 
     @property
     def stop(self) -> int:
@@ -95,7 +103,8 @@ def foundation_groups(n_agents: int, n_planners: int = 1) -> tuple:
     return groups + ((AgentGroup(PLANNER_GROUP, PLANNER, 1),) if n_planners else ())
 
 
-def parse_groups(n_agents: int, mobile_agent_groups, n_planners, mobile_components: dict) -> tuple:
+def parse_groups(n_agents: int, mobile_agent_groups, n_planners, mobile_components: dict,
+                 reward_params: dict | None = None) -> tuple:
     """The economy's groups from ``make``'s keyword arguments.
 
     Args:
@@ -106,10 +115,14 @@ def parse_groups(n_agents: int, mobile_agent_groups, n_planners, mobile_componen
             optionally ``components`` (list of component names acting on
             mobile agents; default all of them) and ``skill_dist``
             (``{component name: "none" | "pareto" | "lognormal"}``, for
-            components with a ``skill_dist`` keyword argument: Build, Gather).
+            components with a ``skill_dist`` keyword argument: Build, Gather)
+            and ``reward`` (``{parameter: float}``, keys among
+            ``reward_params``).
         n_planners: 0 or 1.
         mobile_components: ``{name: has_skill_dist}`` of the economy's
             components that act on mobile agents (registry names).
+        reward_params: ``{name: jaxecon.core.bounds.Bound}``: the scenario's
+            per-agent reward parameters and their allowed values (default none).
     Returns:
         tuple of ``AgentGroup``: the mobile groups in order, then the planner.
     Raises:
@@ -156,12 +169,31 @@ def parse_groups(n_agents: int, mobile_agent_groups, n_planners, mobile_componen
                                  f"skill_dist, {sorted(c for c, s in mobile_components.items() if s)}")
             if dist not in SKILL_DISTS:
                 raise ValueError(f"{where}['skill_dist'][{comp!r}] must be one of {SKILL_DISTS}, got {dist!r}")
-        groups.append(AgentGroup(name, MOBILE, count, start, comps, tuple(sorted(skills.items()))))
+        reward = _parse_reward(decl.get("reward") or {}, f"{where}['reward']", reward_params or {})
+        groups.append(AgentGroup(name, MOBILE, count, start, comps, tuple(sorted(skills.items())), reward))
         start += count
     if start != n_agents:
         raise ValueError(f"the mobile_agent_groups' n_agents sum to {start}, but n_agents is {n_agents}; "
                          "they must be equal")
     return tuple(groups) + ((AgentGroup(PLANNER_GROUP, PLANNER, 1),) if n_planners else ())
+
+
+def _parse_reward(reward, where: str, allowed: dict) -> tuple:
+    """A group's ``reward`` declaration as sorted ``(parameter, float)`` pairs.
+
+    Raises:
+        ValueError: not a dict, a parameter the scenario does not weigh per
+            agent (naming the allowed ones), or a value outside its bound.
+    """
+    if not isinstance(reward, dict):
+        raise ValueError(f"{where} must be a dict {{parameter: value}}, got {reward!r}")
+    if reward and not allowed:
+        raise ValueError(f"{where} is given, but this scenario has no per-agent reward parameters "
+                         "(its agent_reward_params is empty)")
+    bad = sorted(set(reward) - set(allowed))
+    if bad:
+        raise ValueError(f"{where} names {bad}; allowed: {sorted(allowed)}")
+    return tuple(sorted((k, allowed[k].check_float(f"{where}[{k!r}]", v)) for k, v in reward.items()))
 
 
 def sample_skills(key: jax.Array, groups: tuple, component_name: str, default: str,

@@ -63,6 +63,8 @@ class WoodAndStoneParams:
         starting_agent_coin: float [] coin each mobile agent holds after reset.
         isoelastic_eta: float [] in [0, 1], curvature of utility in coin.
         energy_cost: float [] utility cost per unit of labor (after warm-up).
+        (Both float [n] when mobile-agent types declare their own values,
+        ``mobile_agent_groups``' ``reward``: each agent its type's.)
         energy_warmup_constant: float [] warm-up time constant (0 = none).
         mixing_weight_gini_vs_coin: float [] in [0, 1]; 0 = SWF eq*prod, 1 = prod.
         regen_weight: dict resource -> float [] regeneration probability weight.
@@ -133,6 +135,7 @@ class WoodAndStoneScenario(BaseEnvironment, FoundationScenarioHooks):
     """
 
     Params = WoodAndStoneParams
+    agent_reward_params = ("isoelastic_eta", "energy_cost")
     #: Per-resource regeneration kernel half-width (static: it sets the kernel shape).
     regen_halfwidth: dict = {}
 
@@ -626,7 +629,7 @@ class WoodAndStoneScenario(BaseEnvironment, FoundationScenarioHooks):
         for r in self.resources:
             m[f"endow/p/{r}"] = state.planner_inventory[r] + state.planner_escrow[r]
         m["util/p"] = util[-1]
-        m["labor/weighted_cost"] = params.scenario.energy_cost * self.energy_weight(state, params)
+        m["labor/weighted_cost"] = jnp.mean(params.scenario.energy_cost) * self.energy_weight(state, params)
         m["labor/warmup_integrator"] = state.scenario.auto_warmup_integrator
         return m
 
