@@ -3,7 +3,7 @@
     python benchmarks/agent_scaling.py [--one-step 10,100,1000,10000]
                                        [--gtb 4,100,1000] [--steps 200]
                                        [--reference-steps 5] [--no-reference]
-                                       [--json FILE]
+                                       [--observed-incomes K] [--json FILE]
 
 For each economy and agent count: the time to build the env, to compile its
 ``reset`` and its ``step`` (``jax.jit(...).lower(...).compile()``, each on
@@ -20,6 +20,11 @@ Gather-Trade-Build components with the market and the taxes on, on a random
 uniform map of about 16 tiles per agent (``jaxecon.bench.scaling``). For gtb
 the reference (ai-economist 1.7.1) is timed at the same size over
 ``--reference-steps`` steps of its ``env.step``.
+
+With ``--observed-incomes K`` the periodic bracket tax of both economies is
+built with its jaxecon-only ``observed_incomes=K``: each mobile agent observes
+the sorted last incomes at min(K, n) ranks instead of all n (Foundation's
+layout, n values per agent, n * n per step). The reference runs Foundation's layout.
 
 TaxAI's published speeds (its README: one CPU thread plus an A100, the
 households' count N) are printed beside the one-step economy: 1,800 / 482 /
@@ -43,20 +48,24 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 TAXAI_STEPS_PER_S = {10: 1800, 100: 482, 1000: 47, 10000: 4}
 
 
-def make_env(economy: str, n: int):
-    """The economy ``economy`` ("one_step" or "gtb") with ``n`` mobile agents, and its config
-    (None for one_step, which has no Foundation config)."""
+def make_env(economy: str, n: int, observed_incomes: int | None = None):
+    """The economy ``economy`` ("one_step" or "gtb") with ``n`` mobile agents, and the
+    Foundation config the reference runs (None for one_step, which has none)."""
     import jaxecon
     from jaxecon.analysis import make_one_step_economy
     from jaxecon.bench.scaling import scaling_config
 
+    tax = {} if observed_incomes is None else {"observed_incomes": min(observed_incomes, n)}
     if economy == "one_step":
-        return make_one_step_economy(n_agents=n), None
+        return make_one_step_economy(n_agents=n, **tax), None
     cfg = scaling_config(n)
-    return jaxecon.make_from_config(cfg), cfg
+    ours = {**cfg, "components": [
+        {name: {**kw, **tax} if name == "PeriodicBracketTax" else kw for name, kw in c.items()}
+        for c in cfg["components"]]}
+    return jaxecon.make_from_config(ours), cfg
 
 
-def measure(economy: str, n: int, steps: int, reference_steps: int) -> dict:
+def measure(economy: str, n: int, steps: int, reference_steps: int, observed_incomes: int | None = None) -> dict:
     """One row of the table (see the module docstring)."""
     import jax
     import jax.numpy as jnp
@@ -67,7 +76,7 @@ def measure(economy: str, n: int, steps: int, reference_steps: int) -> dict:
     from jaxecon.rollout import episode
 
     t0 = time.perf_counter()
-    env, cfg = make_env(economy, n)
+    env, cfg = make_env(economy, n, observed_incomes)
     build_s = time.perf_counter() - t0
     params = env.default_params
     key = jax.random.key(0)
@@ -95,7 +104,8 @@ def measure(economy: str, n: int, steps: int, reference_steps: int) -> dict:
     sps = steps / best
     mem = measure_memory(env, params)
     row = {
-        "economy": economy, "agents": n, "world_size": list(env.world_size) if economy == "gtb" else None,
+        "economy": economy + ("" if observed_incomes is None else f", observed_incomes={observed_incomes}"),
+        "agents": n, "world_size": list(env.world_size) if economy == "gtb" else None,
         "build_s": build_s, "compile_reset_s": reset_s, "compile_step_s": step_s,
         "env_steps_per_s": sps, "agent_steps_per_s": sps * n,
         "state_bytes": mem["state_bytes"], "obs_bytes": mem["obs_bytes"],
@@ -138,6 +148,7 @@ def main(argv=None) -> int:
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--reference-steps", type=int, default=5)
     ap.add_argument("--no-reference", action="store_true")
+    ap.add_argument("--observed-incomes", type=int, default=None)
     ap.add_argument("--json", default=None)
     args = ap.parse_args(argv)
     rows = []
@@ -145,7 +156,8 @@ def main(argv=None) -> int:
         for n in counts:
             print(f"[{economy}] {n} agents: building, compiling reset and step, stepping ...", flush=True)
             t0, c0 = time.perf_counter(), time.process_time()
-            row = measure(economy, n, args.steps, 0 if args.no_reference else args.reference_steps)
+            row = measure(economy, n, args.steps, 0 if args.no_reference else args.reference_steps,
+                          args.observed_incomes)
             row["wall_s"], row["cpu_s"] = time.perf_counter() - t0, time.process_time() - c0
             row["load_avg"] = os.getloadavg()
             rows.append(row)

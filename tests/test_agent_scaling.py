@@ -53,3 +53,40 @@ def test_the_traced_program_is_flat_in_the_number_of_agents(economy):
         # within 1.5x from 4 to 1,000 agents (250x the agents); a per-agent
         # Python loop would add thousands of equations
         assert large[fn] <= 1.5 * small[fn], (economy, fn, small[fn], large[fn])
+
+
+def _stepped(env, steps: int = 2):
+    """The one-step economy after ``steps`` steps of random valid actions (incomes taxed at step 2)."""
+    params = env.default_params
+    obs, state = env.reset(jax.random.key(0), params)
+    for t in range(steps):
+        obs, state, *_ = env.step(jax.random.key(10 + t), state, env.sample_actions(jax.random.key(t), obs), params)
+    return state, params
+
+
+def test_observed_incomes_are_the_sorted_incomes_at_evenly_spaced_ranks():
+    import numpy as np
+
+    full = make_one_step_economy(n_agents=5)
+    state, params = _stepped(full)
+    tax = full.get_component("PeriodicBracketTax")
+    every = np.asarray(tax.observe(state, params.components[tax.name])["a"]["last_incomes"])
+    assert every.shape == (5, 5) and np.all(np.diff(every[0]) >= 0) and np.ptp(every[0]) > 0
+    for k, ranks in ((2, [0, 4]), (3, [0, 2, 4]), (4, [0, 1, 3, 4]), (5, [0, 1, 2, 3, 4])):
+        env = make_one_step_economy(n_agents=5, observed_incomes=k)
+        comp = env.get_component("PeriodicBracketTax")
+        seen = comp.observe(state, params.components[tax.name])
+        np.testing.assert_array_equal(seen["a"]["last_incomes"], every[:, ranks])
+        np.testing.assert_array_equal(seen["p"]["last_incomes"], every[0])  # the planner sees all
+        assert comp.observation_spaces()["a"]["last_incomes"].shape == (k,)
+        flat = env.observation_space("a")["flat"].shape[-1]
+        assert flat == full.observation_space("a")["flat"].shape[-1] - (5 - k)
+
+
+def test_with_observed_incomes_an_agents_observation_does_not_grow_with_the_agents():
+    sizes = [make_one_step_economy(n_agents=n, observed_incomes=8).observation_space("a")["flat"].shape[-1]
+             for n in (10, 1000)]
+    assert sizes[0] == sizes[1]
+    for bad in (1, 11, 2.5):
+        with pytest.raises(ValueError, match="PeriodicBracketTax.observed_incomes"):
+            make_one_step_economy(n_agents=10, observed_incomes=bad)

@@ -71,7 +71,9 @@ Observations:
         ``tax_phase`` (pos / period), ``last_incomes`` float [n] (last period's
         incomes / period, sorted ascending), ``curr_rates`` float [B].
     mobile ``"a"``: the same five, plus ``marginal_rate``: the current rate
-        at the agent's income so far this period (0 when negative).
+        at the agent's income so far this period (0 when negative); with the
+        jaxecon-only ``observed_incomes=K``, ``last_incomes`` float [K]: the
+        sorted incomes at K evenly spaced ranks.
     planner per agent ``"pa"`` (``p<i>``): ``last_income`` (income_i / period),
         ``last_marginal_rate``, ``curr_marginal_rate``.
 
@@ -293,6 +295,13 @@ class PeriodicBracketTax(Component, FoundationComponentHooks):
             params) and the saez memory is always carried.
             Under each model the economy steps as one built with that
             ``tax_model`` (same rates, taxes and observations).
+        observed_incomes: None (Foundation's: every mobile agent observes all
+            n sorted last incomes, n values per agent, n * n per step) or an
+            int K in 2..n: the mobile agents' ``last_incomes`` holds the sorted
+            last incomes at K evenly spaced ranks, the lowest and the highest
+            included (rank ``round(j * (n - 1) / (K - 1))`` for j = 0..K-1;
+            K = n is Foundation's), so that an agent's observation does not
+            grow with the number of agents. The planner observes all n.
     Raises:
         ValueError: for any value outside these ranges, a "us-federal-single-
             filer-2018-scaled" model without "us-federal" spacing, a missing or
@@ -326,9 +335,16 @@ class PeriodicBracketTax(Component, FoundationComponentHooks):
         saez_fixed_elas=None,
         tax_annealing_schedule=None,
         tax_model_in_params=False,
+        observed_incomes=None,
     ):
         super().__init__(spec)
         p = "PeriodicBracketTax."
+        if observed_incomes is not None:
+            observed_incomes = cfg.check_int(p + "observed_incomes", observed_incomes, minimum=2)
+            if observed_incomes > spec.n_agents:
+                raise ValueError(f"{p}observed_incomes must be None or an int in 2..n_agents "
+                                 f"({spec.n_agents}), got {observed_incomes}")
+        self.observed_incomes = observed_incomes
         self.disable_taxes = cfg.check_bool(p + "disable_taxes", disable_taxes)
         if tax_model not in TAX_MODELS:
             raise ValueError(f"{p}tax_model must be one of {list(TAX_MODELS)}, got {tax_model!r}")
@@ -697,7 +713,9 @@ class PeriodicBracketTax(Component, FoundationComponentHooks):
             "last_incomes": last_sorted,
             "curr_rates": curr_rates,
         }
-        agent = {k: jnp.broadcast_to(v, (n,) + jnp.shape(v)) for k, v in common.items()}
+        seen = common if self.observed_incomes is None else {
+            **common, "last_incomes": last_sorted[self._observed_ranks()]}
+        agent = {k: jnp.broadcast_to(v, (n,) + jnp.shape(v)) for k, v in seen.items()}
         agent["marginal_rate"] = curr_mr
         pa = {
             "last_income": last_income_obs,
@@ -705,6 +723,12 @@ class PeriodicBracketTax(Component, FoundationComponentHooks):
             "curr_marginal_rate": curr_mr,
         }
         return {"a": agent, "p": common, "pa": pa}
+
+    def _observed_ranks(self) -> np.ndarray:
+        """int [K]: the ranks of the sorted last incomes the mobile agents observe
+        (``observed_incomes``)."""
+        k, n = self.observed_incomes, self.n_agents
+        return np.rint(np.arange(k) * (n - 1) / (k - 1)).astype(np.int32)
 
     def observation_spaces(self):
         """``is_tax_day``, ``is_first_day`` float [] in [0, 1]; ``tax_phase``
@@ -730,7 +754,9 @@ class PeriodicBracketTax(Component, FoundationComponentHooks):
             "last_marginal_rate": unit,
             "curr_marginal_rate": unit,
         }
-        return {"a": {**common, "marginal_rate": unit}, "p": common, "pa": pa}
+        agent = common if self.observed_incomes is None else {
+            **common, "last_incomes": Box(-np.inf, np.inf, (self.observed_incomes,), f)}
+        return {"a": {**agent, "marginal_rate": unit}, "p": common, "pa": pa}
 
     def masks(self, state: EnvState, params):
         if not self.has_planner_actions:
