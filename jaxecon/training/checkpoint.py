@@ -204,7 +204,8 @@ def _normal(v):
 
 
 def restore_runner(directory, ppo, cfg: TrainConfig, step=None):
-    """The ``RunnerState`` saved in ``directory`` (a run directory or its ``checkpoints/``).
+    """The ``RunnerState`` saved in ``directory`` (a run directory or its
+    ``checkpoints/``), its leaves jax arrays, bit for bit as saved.
 
     Args:
         ppo: the ``PPO`` built from ``cfg`` (gives the expected structure).
@@ -227,10 +228,11 @@ def restore_runner(directory, ppo, cfg: TrainConfig, step=None):
         )
     template = jax.eval_shape(ppo.init, jax.random.key(0))
     try:
-        return files.decode_tree(_GROUP, template, doc, arrays, f"checkpoint {str(path)!r} (step {step})",
-                                 "the config's runner", batched=False)
+        runner = files.decode_tree(_GROUP, template, doc, arrays, f"checkpoint {str(path)!r} (step {step})",
+                                   "the config's runner", batched=False)
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
+    return jax.tree.map(jnp.asarray, runner)  # saved from host copies; restored as jax arrays
 
 
 def _by_path(doc: dict, arrays: dict) -> dict:
