@@ -295,6 +295,14 @@ def test_unknown_agent_id_names_the_allowed_ones(envs):
             fn("0")
 
 
+def test_flat_split_is_foundations_packing_rule():
+    from jaxecon.core.env import flat_split
+
+    shapes = {"world-map": (4, 5, 5), "time": (1,), "b-x": (), "a-y": (3,), "world-idx_map": (2, 5, 5)}
+    assert flat_split(shapes) == (["time", "world-idx_map", "world-map"], ["a-y", "b-x", "time"])
+    assert flat_split(shapes, with_time=False) == (["world-idx_map", "world-map"], ["a-y", "b-x", "time"])
+
+
 def test_flat_bounds_concatenate_the_fields_in_sorted_order(envs):
     env = envs("gtb")
     flat_un = envs("gtb_unflattened").observation_space("a")

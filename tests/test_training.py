@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import jaxecon
+from jaxecon import checkpoint_files
 from jaxecon.training import checkpoint as ckpt
 from jaxecon.training.config import (
     ConfigError,
@@ -232,6 +233,17 @@ def test_resume_continues_bit_for_bit(tmp_path):
     wider = cfg.replace(agent_policy=dataclasses.replace(cfg.agent_policy, model=ModelConfig(fc_dim=8, num_fc=1)))
     with pytest.raises(ConfigError, match="model"):
         ckpt.restore_agent_policy(tmp_path / "whole", PPO(wider, env), "agent_0")
+
+    # each step is a checkpoint of jaxecon's one format, held to its guarantees
+    step = tmp_path / "whole" / "checkpoints" / "4" / "run"
+    doc = checkpoint_files.read_index(str(step))
+    assert doc["kind"] == "jaxecon.training" and doc["config"] == cfg.to_dict()
+    paths = [m["path"] for m in doc["arrays"]["runner"]]
+    assert paths == [jax.tree_util.keystr(p) for p, _ in jax.tree_util.tree_flatten_with_path(whole["runner"])[0]]
+    arrays = step / doc["arrays_file"]
+    arrays.write_bytes(arrays.read_bytes()[:100])
+    with pytest.raises(ValueError, match=rf"checkpoint '.*run': {arrays.name} is truncated or not an .npz"):
+        ckpt.restore_runner(tmp_path / "whole", PPO(cfg, env), cfg)
 
 
 def _raw(x):

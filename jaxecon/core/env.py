@@ -93,6 +93,30 @@ def parse_components(components) -> list[tuple[str, dict]]:
 
 
 
+def flat_split(shapes: dict, with_time: bool = True) -> tuple[list, list]:
+    """Which observation fields Foundation's packager (``flatten_observations``,
+    ``base_env._generate_observations``) keeps and which it packs into ``"flat"``.
+
+    Args:
+        shapes: ``{field: per-agent shape}`` of one agent's fields.
+        with_time: whether ``"time"`` is also kept as its own field.
+    Returns:
+        ``(kept, packed)``, each in sorted key order: fields with more than one
+        per-agent dimension are kept; the others are packed, flattened and
+        concatenated in that order; ``"time"`` is packed and, where
+        ``with_time``, also kept.
+    """
+    kept, packed = [], []
+    for k in sorted(shapes):
+        if len(shapes[k]) > 1:
+            kept.append(k)
+            continue
+        if k == "time" and with_time:
+            kept.append(k)
+        packed.append(k)
+    return kept, packed
+
+
 def _physical_memory_bytes() -> int | None:
     """This machine's physical memory (bytes), or None where the OS does not say."""
     try:
@@ -989,21 +1013,16 @@ class BaseEnvironment:
                 for k, v in source.get(kind, {}).items()}
 
     def _pack(self, entries: dict, batched: bool, with_time: bool = True) -> dict:
-        """Foundation's observation packager (``base_env._generate_observations``)."""
+        """Foundation's observation packager (``base_env._generate_observations``)
+        over arrays (a leading agent axis where ``batched``); see ``flat_split``."""
         if not self.flatten_observations:
             return dict(entries)
         base = 1 if batched else 0
-        keep, flat = {}, []
-        for k in sorted(entries):
-            v = entries[k]
-            if v.ndim - base > 1:
-                keep[k] = v
-                continue
-            if k == "time" and with_time:
-                keep[k] = v
-            flat.append(v.reshape(v.shape[:base] + (-1,)).astype(jnp.float32))
-        if flat:
-            keep["flat"] = fusible_concatenate(flat, axis=-1)
+        kept, packed = flat_split({k: v.shape[base:] for k, v in entries.items()}, with_time)
+        keep = {k: entries[k] for k in kept}
+        if packed:
+            keep["flat"] = fusible_concatenate(
+                [entries[k].reshape(entries[k].shape[:base] + (-1,)).astype(jnp.float32) for k in packed], axis=-1)
         return keep
 
     # ------------------------------------------------------------------- spaces
@@ -1135,21 +1154,14 @@ class BaseEnvironment:
         return out
 
     def _pack_spaces(self, entries: dict, with_time: bool = True) -> dict:
-        """``_pack`` over one agent's spaces: ``flat`` is the float32 concatenation
-        of the fields with at most one dimension, in sorted key order."""
+        """``_pack`` over one agent's spaces: ``flat`` is the float32 Box of the
+        packed fields (``spaces.concatenate``); see ``flat_split``."""
         if not self.flatten_observations:
             return dict(entries)
-        keep, flat = {}, []
-        for k in sorted(entries):
-            box = entries[k]
-            if len(box.shape) > 1:
-                keep[k] = box
-                continue
-            if k == "time" and with_time:
-                keep[k] = box
-            flat.append(box)
-        if flat:
-            keep["flat"] = spaces.concatenate(flat, np.float32)
+        kept, packed = flat_split({k: box.shape for k, box in entries.items()}, with_time)
+        keep = {k: entries[k] for k in kept}
+        if packed:
+            keep["flat"] = spaces.concatenate([entries[k] for k in packed], np.float32)
         return keep
 
     def _mask_space(self, layout: ActionLayout):

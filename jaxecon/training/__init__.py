@@ -12,12 +12,12 @@ JaxMARL envs as groups of agents sharing a policy), ``networks`` (conv-LSTM and
 MLP actor-critics), ``distributions`` (masked categoricals), ``gae``,
 ``losses`` (PPO), ``ppo`` (the jitted update), ``distributed`` (the update
 data-parallel over devices and hosts), ``trainer`` (the host loop),
-``checkpoint`` (orbax), ``logging`` (CSV, TensorBoard, PNG), ``evaluate``
-(trained vs random, NO-OP and fixed tax schedules; the compiled evaluation
-episode), ``comparison`` (the planners over training seeds: confidence
-intervals, the paper's table), ``plots`` (the protocol's learning curves
-over seeds), ``reproduce`` (the whole protocol, resumable). See
-docs/training.md.
+``checkpoint`` (orbax steps in ``jaxecon.checkpoint_files``' format),
+``logging`` (CSV, TensorBoard, PNG), ``evaluate`` (trained vs random, NO-OP
+and fixed tax schedules; the compiled evaluation episode), ``comparison``
+(the planners over training seeds: confidence intervals, the paper's table),
+``plots`` (the protocol's learning curves over seeds), ``reproduce`` (the
+whole protocol, resumable). See docs/training.md.
 """
 
 from jaxecon.training.config import ConfigError, TrainConfig, config_from_dict, load_train_config

@@ -1,36 +1,39 @@
-"""orbax checkpoints of a training run: the whole ``RunnerState`` and the config.
+"""Checkpoints of a training run: the whole ``RunnerState`` and the config.
 
-A run directory's ``checkpoints/`` holds one orbax step per saved update
-(``CheckpointManager``, the step = updates done), each with two items:
-
-- ``state``: every array of the ``RunnerState`` (network parameters, optimiser
-  states, the economies' states and observations, LSTM states, the PRNG key,
-  the counters), saved as a flat ``{"000000": leaf, ...}`` dict in pytree order
-  (PRNG keys as their ``key_data``), so that restoring needs no orbax support
-  for flax dataclasses, empty subtrees or typed keys;
-- ``meta`` (JSON): ``config`` (``TrainConfig.to_dict()``) and ``paths``, the
-  pytree path of each array (``jax.tree_util.keystr``).
+A run directory's ``checkpoints/`` is an orbax ``CheckpointManager``
+directory: one step per saved update (the step = updates done; orbax writes
+each step atomically, keeps the latest ``max_to_keep`` and synchronises the
+processes of a distributed run). A step holds one item, ``run``, a checkpoint
+directory in jaxecon's one checkpoint format (``jaxecon.checkpoint_files``,
+also the economy checkpoints'), of kind ``"jaxecon.training"``: its
+``config`` is ``TrainConfig.to_dict()`` and its one group of arrays,
+``runner``, every leaf of the ``RunnerState`` (network parameters, optimiser
+states, the economies' states and observations, LSTM states, the PRNG key,
+the counters) with its pytree path, shape and dtype; PRNG keys as key data.
 
 ``restore_runner`` continues a run: the checkpoint's config must equal the
 run's (except the run length, ``general.episodes``, the checkpoint frequency
 and ``general.restore_agents``), and the arrays are checked against the
-shapes and dtypes the config gives. A runner split over devices or hosts
-(``distributed``) is saved whole, so it restores with any device count.
-Since an update is a pure function of the ``RunnerState``, the resumed run
-is bit for bit the uninterrupted one (on the same devices).
+paths, shapes and dtypes of the runner the config builds. A runner split over
+devices or hosts (``distributed``) is saved whole, so it restores with any
+device count. Since an update is a pure function of the ``RunnerState``, the
+resumed run is bit for bit the uninterrupted one (on the same devices).
 ``restore_agent_policy`` reads only the agents' network parameters (phase 2
 starts from phase 1's), checked against the network the config builds.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import os
 import pathlib
 from typing import Any
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
+from jaxecon import checkpoint_files as files
 from jaxecon.training.config import ConfigError, TrainConfig
 from jaxecon.training.distributed import host_copy
 
@@ -39,6 +42,7 @@ __all__ = [
     "checkpoint_manager",
     "config_differences",
     "latest_step",
+    "policy_groups",
     "read_config",
     "resolve",
     "restore_agent_policy",
@@ -50,11 +54,51 @@ __all__ = [
 #: Config entries that may differ between a checkpoint and the run resuming it.
 RESUMABLE_KEYS = ("general.episodes", "general.ckpt_frequency_steps", "general.restore_agents")
 
+_ITEM = "run"
+_KIND = "jaxecon.training"
+_GROUP = "runner"
+
 
 def _ocp():
     import orbax.checkpoint as ocp
 
     return ocp
+
+
+@functools.cache
+def _item_args():
+    """``(Save, Restore)``: the orbax arguments of the ``run`` item.
+
+    ``Save(config, arrays, meta)`` writes ``files.encode``'s output from the
+    primary process; ``Restore(arrays)`` returns ``(index, arrays)``
+    (``files.read_index``, and ``files.read_arrays`` when ``arrays`` is true,
+    else ``None``).
+    """
+    ocp = _ocp()
+
+    class RunHandler(ocp.CheckpointHandler):
+        def save(self, directory, args):
+            if ocp.multihost.is_primary_host(0):
+                files.write(os.fspath(directory), _KIND, args.config, args.arrays, args.meta)
+
+        def restore(self, directory, args):
+            path = os.fspath(directory)
+            doc = files.read_index(path)
+            return doc, files.read_arrays(path, doc, (_GROUP,)) if args.arrays else None
+
+    @ocp.args.register_with_handler(RunHandler, for_save=True)
+    @dataclasses.dataclass
+    class Save(ocp.args.CheckpointArgs):
+        config: dict
+        arrays: dict
+        meta: dict
+
+    @ocp.args.register_with_handler(RunHandler, for_restore=True)
+    @dataclasses.dataclass
+    class Restore(ocp.args.CheckpointArgs):
+        arrays: bool
+
+    return Save, Restore
 
 
 def checkpoint_manager(directory, max_to_keep: int = 3, read_only: bool = False):
@@ -65,16 +109,7 @@ def checkpoint_manager(directory, max_to_keep: int = 3, read_only: bool = False)
     # they never save, and create=False writes nothing.
     options = ocp.CheckpointManagerOptions(max_to_keep=None if read_only else max_to_keep,
                                            create=not read_only, enable_async_checkpointing=False)
-    return ocp.CheckpointManager(pathlib.Path(directory).absolute(), options=options,
-                                 item_names=("state", "meta"))
-
-
-def _is_key(x) -> bool:
-    return hasattr(x, "dtype") and jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key)
-
-
-def _to_saveable(tree) -> dict:
-    return {f"{i:06d}": x for i, x in enumerate(jax.tree_util.tree_leaves(host_copy(tree)))}
+    return ocp.CheckpointManager(pathlib.Path(directory).absolute(), options=options, item_names=(_ITEM,))
 
 
 def save(directory, runner, cfg: TrainConfig) -> int:
@@ -82,16 +117,19 @@ def save(directory, runner, cfg: TrainConfig) -> int:
 
     A runner split over devices is saved whole (as numpy arrays), so it
     restores with any device count. With several processes every process
-    must call ``save`` (the runner is gathered to each; orbax writes from
-    process 0 and synchronises the others).
+    must call ``save`` (the runner is gathered to each; process 0 writes and
+    orbax synchronises the others).
     """
     ocp = _ocp()
     step = int(runner.updates)
+    leaves, treedef = jax.tree_util.tree_flatten(runner)
+    host = jax.tree_util.tree_leaves(host_copy(runner))  # keys as key data
+    host = [jax.random.wrap_key_data(h, impl=jax.random.key_impl(x)) if files.is_key(x) else h
+            for x, h in zip(leaves, host)]
+    arrays, meta = files.encode({_GROUP: jax.tree_util.tree_unflatten(treedef, host)})
     mngr = checkpoint_manager(directory)
-    paths = [jax.tree_util.keystr(p) for p, _ in jax.tree_util.tree_flatten_with_path(runner)[0]]
-    meta = {"config": cfg.to_dict(), "paths": paths}
-    mngr.save(step, args=ocp.args.Composite(state=ocp.args.StandardSave(_to_saveable(runner)),
-                                            meta=ocp.args.JsonSave(meta)), force=True)
+    mngr.save(step, args=ocp.args.Composite(**{_ITEM: _item_args()[0](cfg.to_dict(), arrays, meta)}),
+              force=True)
     mngr.wait_until_finished()
     mngr.close()
     return step
@@ -120,11 +158,11 @@ def resolve(directory) -> pathlib.Path:
     return path / "checkpoints" if (path / "checkpoints").is_dir() else path
 
 
-def _read(path, step, item: str):
+def _read(path, step, arrays: bool):
+    """``(index, arrays or None)`` of ``step``'s ``run`` item (``_item_args``)."""
     ocp = _ocp()
-    arg = ocp.args.JsonRestore() if item == "meta" else ocp.args.StandardRestore()
     mngr = checkpoint_manager(path, read_only=True)
-    out = mngr.restore(step, args=ocp.args.Composite(**{item: arg}))[item]
+    out = mngr.restore(step, args=ocp.args.Composite(**{_ITEM: _item_args()[1](arrays)}))[_ITEM]
     mngr.close()
     return out
 
@@ -134,9 +172,10 @@ def read_config(directory, step=None) -> dict:
 
     Raises:
         FileNotFoundError: no checkpoint at ``directory``.
+        ValueError: a garbled checkpoint (``files.read_index``).
     """
     path = resolve(directory)
-    return _read(path, latest_step(path) if step is None else step, "meta")["config"]
+    return _read(path, latest_step(path) if step is None else step, arrays=False)[0]["config"]
 
 
 def _flat(d: Any, prefix: str = "") -> dict:
@@ -165,7 +204,8 @@ def _normal(v):
 
 
 def restore_runner(directory, ppo, cfg: TrainConfig, step=None):
-    """The ``RunnerState`` saved in ``directory`` (a run directory or its ``checkpoints/``).
+    """The ``RunnerState`` saved in ``directory`` (a run directory or its
+    ``checkpoints/``), its leaves jax arrays, bit for bit as saved.
 
     Args:
         ppo: the ``PPO`` built from ``cfg`` (gives the expected structure).
@@ -173,34 +213,31 @@ def restore_runner(directory, ppo, cfg: TrainConfig, step=None):
     Raises:
         FileNotFoundError: no checkpoint there.
         ConfigError: the checkpoint was written by another config (the message
-            lists the differing keys), or its arrays do not match.
+            lists the differing keys), or its arrays do not match the
+            runner's paths, shapes and dtypes.
+        ValueError: a garbled checkpoint (``jaxecon.checkpoint_files``).
     """
     path = resolve(directory)
     step = latest_step(path) if step is None else step
-    saved_cfg = read_config(path, step)
-    diff = config_differences(saved_cfg, cfg.to_dict())
+    doc, arrays = _read(path, step, arrays=True)
+    diff = config_differences(doc["config"], cfg.to_dict())
     if diff:
         raise ConfigError(
             f"checkpoint {str(path)!r} (step {step}) was written by another config; "
             f"differing keys: {', '.join(diff[:12])}{' ...' if len(diff) > 12 else ''}"
         )
     template = jax.eval_shape(ppo.init, jax.random.key(0))
-    leaves, treedef = jax.tree_util.tree_flatten(template)
-    saved = _read(path, step, "state")
-    if len(saved) != len(leaves):
-        raise ConfigError(f"checkpoint {str(path)!r} holds {len(saved)} arrays, the config's "
-                          f"runner has {len(leaves)}")
-    out = []
-    for i, t in enumerate(leaves):
-        x = np.asarray(saved[f"{i:06d}"])
-        if _is_key(t):
-            out.append(jax.random.wrap_key_data(jnp.asarray(x)))
-            continue
-        if x.shape != t.shape or x.dtype != t.dtype:
-            raise ConfigError(f"checkpoint {str(path)!r}: array {i} is {x.dtype}{list(x.shape)}, "
-                              f"the config's runner expects {t.dtype}{list(t.shape)}")
-        out.append(jnp.asarray(x))
-    return jax.tree_util.tree_unflatten(treedef, out)
+    try:
+        runner = files.decode_tree(_GROUP, template, doc, arrays, f"checkpoint {str(path)!r} (step {step})",
+                                   "the config's runner", batched=False)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    return jax.tree.map(jnp.asarray, runner)  # saved from host copies; restored as jax arrays
+
+
+def _by_path(doc: dict, arrays: dict) -> dict:
+    """``{pytree path: saved array}`` of the runner's leaves (PRNG keys as key data)."""
+    return {m["path"]: arrays[f"{_GROUP}.{i}"] for i, m in enumerate(doc["arrays"][_GROUP])}
 
 
 def restore_subtree(directory, template, marker: str):
@@ -223,19 +260,16 @@ def restore_subtree(directory, template, marker: str):
             another dtype or trailing shape.
     """
     path = resolve(directory)
-    step = latest_step(path)
-    paths = _read(path, step, "meta")["paths"]
-    saved = None
+    saved = _by_path(*_read(path, latest_step(path), arrays=True))
     out = []
     leaves, treedef = jax.tree_util.tree_flatten_with_path(template)
     for p, t in leaves:
         want = marker + jax.tree_util.keystr(p)
-        hits = [i for i, q in enumerate(paths) if q.endswith(want)]
+        hits = [q for q in saved if q.endswith(want)]
         if len(hits) != 1:
             raise ConfigError(f"checkpoint {str(path)!r} has {len(hits)} arrays saved under '...{want}' "
                               "(expected one)")
-        saved = _read(path, step, "state") if saved is None else saved
-        x = np.asarray(saved[f"{hits[0]:06d}"])
+        x = saved[hits[0]]
         if x.dtype != t.dtype or x.shape[1:] != tuple(t.shape):
             raise ConfigError(f"checkpoint {str(path)!r}: '...{want}' is {x.dtype}{list(x.shape)}, "
                               f"expected {t.dtype}[num_envs, {', '.join(map(str, t.shape))}]")
@@ -250,7 +284,8 @@ def policy_groups(directory) -> tuple:
         FileNotFoundError: no checkpoint at ``directory``.
     """
     path = resolve(directory)
-    paths = _read(path, latest_step(path), "meta")["paths"]
+    doc, _ = _read(path, latest_step(path), arrays=False)
+    paths = [m["path"] for m in doc["arrays"][_GROUP]]
     return tuple(sorted({p.split("'")[1] for p in paths if p.startswith(".policies['")}))
 
 
@@ -266,24 +301,21 @@ def restore_agent_policy(directory, ppo, group: str = "a"):
             (model settings or parameter shapes differ from ``ppo``'s).
     """
     path = resolve(directory)
-    step = latest_step(path)
-    meta = _read(path, step, "meta")
-    saved_cfg = meta["config"]
+    doc, arrays = _read(path, latest_step(path), arrays=True)
+    saved_cfg = doc["config"]
     role = "planner_policy" if ppo.setup(group).group.role == "planner" else "agent_policy"
     want = ppo.cfg.to_dict()[role]["model"]
     if saved_cfg[role]["model"] != want:
         raise ConfigError(f"checkpoint {str(path)!r}: its {role}.model {saved_cfg[role]['model']} "
                           f"differs from this run's {want}")
     fresh = jax.eval_shape(ppo.init_policies, jax.random.key(0))[group].params
+    saved = _by_path(doc, arrays)
     prefix = f".policies['{group}'].params"
-    index = {p: i for i, p in enumerate(meta["paths"])}
-    saved = _read(path, step, "state")
     out = []
     p_with_path, p_def = jax.tree_util.tree_flatten_with_path(fresh)
     for p, t in p_with_path:
-        i = index.get(prefix + jax.tree_util.keystr(p))
-        x = np.zeros(0) if i is None else np.asarray(saved[f"{i:06d}"])
-        if x.shape != t.shape or x.dtype != t.dtype:
+        x = saved.get(prefix + jax.tree_util.keystr(p))
+        if x is None or x.shape != t.shape or x.dtype != t.dtype:
             raise ConfigError(f"checkpoint {str(path)!r}: the {group!r} policy's parameters have other "
                               f"shapes than this run's network (observations or actions differ)")
         out.append(jnp.asarray(x))

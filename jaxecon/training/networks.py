@@ -43,6 +43,7 @@ from flax.linen.initializers import constant, lecun_normal, orthogonal
 from flax.linen.recurrent import DenseParams
 
 from jaxecon.training.conv import PartsConv
+from jaxecon.wrappers.flat import flatten_leaves
 
 __all__ = ["ActorCritic", "mlp_inputs", "spatial_leaves"]
 
@@ -60,11 +61,6 @@ def spatial_leaves(features, batch_ndim: int = 1) -> tuple[list, list]:
     return spatial, flat
 
 
-def _flatten(leaves, batch_ndim: int = 1) -> jax.Array:
-    parts = [x.reshape(x.shape[:batch_ndim] + (-1,)).astype(jnp.float32) for x in leaves]
-    return jnp.concatenate(parts, axis=-1)
-
-
 def mlp_inputs(features, index=None) -> jax.Array:
     """The ``"mlp"`` model's input layer: float32 ``[A, D]``.
 
@@ -76,7 +72,7 @@ def mlp_inputs(features, index=None) -> jax.Array:
     builds it once per step and stores it, so that SGD does not rebuild it.
     """
     spatial, flat = spatial_leaves(features)
-    parts = [_flatten(spatial + flat)] + ([] if index is None else [index.astype(jnp.float32)])
+    parts = [flatten_leaves(spatial + flat, 1)] + ([] if index is None else [index.astype(jnp.float32)])
     return jnp.concatenate(parts, axis=-1) if len(parts) > 1 else parts[0]
 
 
@@ -165,7 +161,7 @@ class _Tower(nn.Module):
             features = jax.tree.map(merge, features)
             index = None if index is None else merge(index)
             spatial, flat = spatial_leaves(features)
-            parts = [] if not flat else [_flatten(flat)]
+            parts = [] if not flat else [flatten_leaves(flat, 1)]
             if spatial:
                 parts.insert(0, _ConvTorso(self.num_conv, self.idx_emb_dim, self.input_emb_vocab)(spatial))
             if index is not None:

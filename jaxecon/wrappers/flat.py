@@ -24,7 +24,7 @@ import numpy as np
 from jaxecon import spaces
 from jaxecon.core.action_layout import ActionLayout
 
-__all__ = ["MASK_FIELD", "flat_observation", "flat_observation_space", "mask_heads"]
+__all__ = ["MASK_FIELD", "flat_observation", "flat_observation_space", "flatten_leaves", "mask_heads"]
 
 #: The observation field that holds the action mask (left out of the flat vector).
 MASK_FIELD = "action_mask"
@@ -36,17 +36,23 @@ def _without_mask(tree):
     return tree
 
 
-def flat_observation(obs, batch_ndim: int) -> jax.Array:
-    """float32 [*batch, obs_dim]: ``obs`` (one group of the env's observation,
-    e.g. ``obs["a"]`` with ``batch_ndim=1`` or ``obs["p"]`` with 0) without its
-    ``"action_mask"``, every leaf flattened after the leading ``batch_ndim``
-    axes and concatenated in ``jax.tree`` (sorted key) order."""
-    leaves = jax.tree.leaves(_without_mask(obs))
+def flatten_leaves(leaves: list, batch_ndim: int) -> jax.Array:
+    """float32 [*batch, D]: each array of ``leaves`` reshaped to its leading
+    ``batch_ndim`` axes (the first leaf's) and one more, cast to float32, and
+    concatenated in order; ``D = 0`` when ``leaves`` is empty."""
     batch = leaves[0].shape[:batch_ndim] if leaves else ()
     parts = [jnp.reshape(x, batch + (-1,)).astype(jnp.float32) for x in leaves]
     if not parts:
         return jnp.zeros(batch + (0,), jnp.float32)
     return jnp.concatenate(parts, axis=-1)
+
+
+def flat_observation(obs, batch_ndim: int) -> jax.Array:
+    """float32 [*batch, obs_dim]: ``obs`` (one group of the env's observation,
+    e.g. ``obs["a"]`` with ``batch_ndim=1`` or ``obs["p"]`` with 0) without its
+    ``"action_mask"``, its leaves in ``jax.tree`` (sorted key) order through
+    ``flatten_leaves``."""
+    return flatten_leaves(jax.tree.leaves(_without_mask(obs)), batch_ndim)
 
 
 def _boxes(space) -> list:
