@@ -43,7 +43,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxecon.compile_notice import CompileNotice
-from jaxecon.core.backend import unrolled_threefry_on_cpu
+from jaxecon.core.backend import unrolled_threefry_impl
 from jaxecon.foundation.packing import TreePacking, WordPacking
 from jaxecon.foundation.step_reader import StepReader
 
@@ -103,15 +103,18 @@ def _freeze(value):
 def engine_key(scenario_name: str, kwargs: dict):
     """The cache key of a configuration: the scenario's registry name, the
     frozen keyword arguments (without ``SHIM_ONLY_KWARGS`` and
-    ``PARAMS_ONLY_KWARGS``), whether x64 is
-    on and the default backend; None when a value cannot be frozen (such a
+    ``PARAMS_ONLY_KWARGS``), whether x64 is on, the default backend and
+    JAX's PRNG settings (the default implementation, Threefry's
+    partitionable mode); None when a value cannot be frozen (such a
     configuration is not cached)."""
     try:
         skip = SHIM_ONLY_KWARGS + PARAMS_ONLY_KWARGS
         frozen = _freeze({k: v for k, v in kwargs.items() if k not in skip})
     except TypeError:
         return None
-    return (str(scenario_name).lower(), frozen, bool(jax.config.jax_enable_x64), jax.default_backend())
+    config = jax.config
+    return (str(scenario_name).lower(), frozen, bool(config.jax_enable_x64), jax.default_backend(),
+            str(config.jax_default_prng_impl), bool(config.jax_threefry_partitionable))
 
 
 def _to_stderr(line: str) -> None:
@@ -176,7 +179,8 @@ class Engine:
         """The packings and argument shapes of ``core`` (nothing is compiled)."""
         self.core = core
         params = core.default_params
-        key = jax.random.key(0)
+        self.key_impl = unrolled_threefry_impl()
+        key = jax.random.key(0, impl=self.key_impl)
         kd = jax.random.key_data(key)
         self.key_shape = tuple(kd.shape)
         self.params_packing = TreePacking(params)
@@ -201,8 +205,8 @@ class Engine:
         self._pack = jax.jit(self.state_packing.pack)
 
     def _compile(self, names) -> None:
-        """Lower the functions ``names`` (of ``COMPILED``) with the Threefry hash
-        unrolled, then compile them in parallel threads; each is set as
+        """Lower the functions ``names`` (of ``COMPILED``), then compile them
+        in parallel threads; each is set as
         ``self._<name>`` and waits for its compile on first call."""
         kd, sbuf, pbuf = self._sds["kd"], self._sds["sbuf"], self._sds["pbuf"]
         inputs, count = self._sds["inputs"], self._sds["count"]
@@ -215,8 +219,7 @@ class Engine:
         }
         notice = CompileNotice(f"the Foundation shim's {', '.join(names)} of {self.core.name}", _to_stderr,
                                announce_after_s=NOTICE_AFTER_S).start()
-        with unrolled_threefry_on_cpu():
-            lowered = {k: lowerers[k]() for k in names}
+        lowered = {k: lowerers[k]() for k in names}
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=len(lowered))
         futures = [pool.submit(low.compile) for low in lowered.values()]
         for k, future in zip(lowered, futures):
@@ -239,7 +242,7 @@ class Engine:
     def _step_fn(self, sbuf, inputs, pbuf):
         kd = jax.lax.bitcast_convert_type(inputs[: self._n_kd], jnp.uint32).reshape(self.key_shape)
         acts = inputs[self._n_kd:]
-        nxt, use = jax.random.split(jax.random.wrap_key_data(kd))
+        nxt, use = jax.random.split(jax.random.wrap_key_data(kd, impl=self.key_impl))
         state = self.state_packing.unpack(sbuf)
         params = self.params_packing.unpack(pbuf)
         obs, state, rew, done, info = self.core.step(use, state, self._actions(acts), params)
@@ -248,7 +251,7 @@ class Engine:
         return self.state_packing.pack(state), self._out_packing.pack(out)
 
     def _reset_fn(self, kd, pbuf, completions, prev_sbuf):
-        nxt, use = jax.random.split(jax.random.wrap_key_data(kd))
+        nxt, use = jax.random.split(jax.random.wrap_key_data(kd, impl=self.key_impl))
         params = self.params_packing.unpack(pbuf)
         prev = self.state_packing.unpack(prev_sbuf)
         obs, state = self.core.reset(use, params, completions, prev)
@@ -260,7 +263,7 @@ class Engine:
         return self._metrics_packing.pack(m)
 
     def _init_fn(self, pbuf):
-        state = self.core.init_state(jax.random.key(0), self.params_packing.unpack(pbuf), 0)
+        state = self.core.init_state(jax.random.key(0, impl=self.key_impl), self.params_packing.unpack(pbuf), 0)
         return self.state_packing.pack(state)
 
     # ------------------------------------------------------------------ calls
