@@ -11,8 +11,8 @@
   agents' parsers would pack them; anything else falls back to the parsers.
 - ``enable_persistent_cache`` honours the opt-out and a user's own cache dir.
 - ``configure_cpu_runtime`` sets its two CPU settings only when asked
-  (``$JAXECON_SHIM_CPU_RUNTIME`` or ``enable=True``) and before JAX's
-  backend exists, and keeps the user's own values; in a fresh process XLA's
+  (``$JAXECON_SHIM_CPU_RUNTIME`` or ``enable=True``), once, and keeps the
+  user's own values; in a fresh process XLA's
   CPU client then runs one pool thread, and building a shim environment
   without the switch changes nothing.
 """
@@ -181,11 +181,7 @@ def test_persistent_cache_setting(monkeypatch, tmp_path):
 
 
 def test_cpu_runtime_setting(monkeypatch):
-    jnp.zeros(1).block_until_ready()  # JAX runs here: too late to change anything
-    monkeypatch.setattr(cpu_runtime, "_checked", False)
-    assert cpu_runtime.configure_cpu_runtime() == {}
     saved = jax.config.values["jax_cpu_enable_async_dispatch"]
-    monkeypatch.setattr(cpu_runtime, "_backends_initialized", lambda: False)
     for var in ("PJRT_NPROC", "NPROC", "JAX_CPU_ENABLE_ASYNC_DISPATCH"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setattr(cpu_runtime, "_checked", False)
