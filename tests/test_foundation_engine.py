@@ -225,47 +225,6 @@ def test_cpu_runtime_applies_in_a_fresh_process():
         assert words[3] == "1", out.stdout
 
 
-def _assert_identical(a, b, where="obs"):
-    """Same types, dict key order, dtypes, shapes and values, recursively."""
-    assert type(a) is type(b), (where, type(a), type(b))
-    if isinstance(a, dict):
-        assert list(a) == list(b), where
-        for k in a:
-            _assert_identical(a[k], b[k], f"{where}[{k!r}]")
-    elif isinstance(a, list):
-        assert len(a) == len(b), where
-        for i, (x, y) in enumerate(zip(a, b)):
-            _assert_identical(x, y, f"{where}[{i}]")
-    elif isinstance(a, (np.ndarray, np.generic)):
-        assert a.dtype == b.dtype and a.shape == b.shape, where
-        np.testing.assert_array_equal(a, b, err_msg=where)
-    else:
-        assert a == b, where
-
-
-def test_step_reader_builds_exactly_what_format_obs_builds():
-    """The all-jitted step's outputs read straight from its word buffer
-    (``StepReader``) are the general route's (unpack, then ``format_obs``)."""
-    env = foundation.make_env_instance(**_canonical(), seed=4)
-    obs = env.reset()
-    engine = env._engine
-    reader = engine.step_reader(env._observation_layout)
-    assert reader is not None
-    rng = np.random.default_rng(4)
-    for _ in range(4):
-        acts = engine.quick_actions(random_valid_actions(obs, env, rng))
-        sbuf, bufs = engine.call_step(env._kd, env._device_buffers(), acts, env._params_buffers())
-        env._set_buffers(sbuf)
-        general = engine._out_packing.unpack_numpy([b.copy() for b in bufs])
-        kd, obs, rew_a, rew_p, done, info = reader.read(bufs)
-        _assert_identical(obs, env._format_obs(general["obs"]))
-        _assert_identical(kd, general["kd"])
-        _assert_identical(info, general["info"])
-        assert rew_a == general["rew_a"].tolist() and rew_p == float(general["rew_p"])
-        assert done is bool(general["done"]) and type(rew_p) is float
-        env._kd = kd
-
-
 def test_envs_of_other_seeds_share_the_engine_with_their_own_params():
     """SimpleLabor draws its skills from the seed into Params.skills: an env
     built with another seed through a cached engine steps exactly as one

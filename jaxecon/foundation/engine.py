@@ -14,9 +14,8 @@ time for one static configuration, over packed buffers
   (observations, rewards, done, the scenario's step info) again, those as
   one word buffer and the observed maps (``WordPacking``). The host then
   fetches exactly those and reads them as numpy views of fresh copies
-  (``call_step``; an environment builds Foundation's dicts straight from
-  them with the engine's ``step_reader``, see
-  ``jaxecon.foundation.step_reader``).
+  (``step``), from which an environment builds Foundation's dicts
+  (``jaxecon.foundation.formats``).
 - ``reset``: the same for ``core.reset`` (with the previous state, so what
   Foundation keeps across episodes is carried over).
 - ``metrics``, ``init``: compiled with the others at construction, so no
@@ -45,7 +44,6 @@ import numpy as np
 from jaxecon.compile_notice import CompileNotice
 from jaxecon.core.backend import unrolled_threefry_impl
 from jaxecon.foundation.packing import TreePacking, WordPacking
-from jaxecon.foundation.step_reader import StepReader
 
 __all__ = [
     "ENGINE_CACHE_SIZE", "Engine", "clear_engine_cache", "engine_for", "engine_key",
@@ -159,8 +157,6 @@ class Engine:
         kd_sds = self._sds["kd"]
         info = jax.eval_shape(core.step_info, self._state_shape, core.default_params)
         # The outputs go to the host as one word buffer and the maps (MAP_NDIM).
-        self._obs_shapes = obs
-        self._reader = None  # the StepReader, made on first use (step_reader)
         self._reset_out_packing = WordPacking({"kd": kd_sds, "obs": obs, "info": info},
                                               separate_ndim=MAP_NDIM)
         self._out_packing = WordPacking({
@@ -360,25 +356,6 @@ class Engine:
         out = self._reset_out_packing.unpack_numpy([np.array(b) for b in obufs])  # fresh, writable
         return out["kd"].copy(), sbuf, out["obs"], out["info"]
 
-    def call_step(self, kd, sbuf, acts: np.ndarray, pbuf):
-        """The jitted ``core.step`` alone (``sbuf`` is donated: do not use it afterwards).
-
-        Args:
-            kd: the key data (uint32 ``key_shape``). acts: ``pack_actions``'
-                int32 array. sbuf, pbuf: the state's and the parameters'
-                device buffers.
-        Returns:
-            ``(sbuf, bufs)``: the new state's device buffers and fresh,
-            writable host copies of the outputs' arrays, a list: the word
-            buffer, then the maps (read them with ``step_reader`` or as
-            ``step`` does).
-        """
-        inputs = np.empty(self._n_kd + self.n_actions, np.int32)  # one transfer for both
-        inputs[: self._n_kd] = kd.reshape(-1).view(np.int32)
-        inputs[self._n_kd:] = acts
-        sbuf, obufs = self._step(sbuf, inputs, pbuf)
-        return sbuf, [np.array(b) for b in obufs]
-
     def step(self, kd, sbuf, acts: np.ndarray, pbuf):
         """``core.step`` (``sbuf`` is donated: do not use it afterwards).
 
@@ -390,18 +367,12 @@ class Engine:
             float rewards [n] and [], done (bool) and the new state's
             ``core.step_info`` (numpy views).
         """
-        sbuf, bufs = self.call_step(np.asarray(kd, np.uint32), sbuf, acts, pbuf)
-        out = self._out_packing.unpack_numpy(bufs)
+        inputs = np.empty(self._n_kd + self.n_actions, np.int32)  # one transfer for both
+        inputs[: self._n_kd] = np.asarray(kd, np.uint32).reshape(-1).view(np.int32)
+        inputs[self._n_kd:] = acts
+        sbuf, obufs = self._step(sbuf, inputs, pbuf)
+        out = self._out_packing.unpack_numpy([np.array(b) for b in obufs])  # fresh, writable
         return out["kd"].copy(), sbuf, out["obs"], out["rew_a"], out["rew_p"], bool(out["done"]), out["info"]
-
-    def step_reader(self, layout):
-        """The ``step_reader.StepReader`` of ``call_step``'s buffer (made once
-        per engine, with ``layout``, the core's ``formats.ObservationLayout``),
-        or None where the observations need the general route."""
-        if self._reader is None:
-            self._reader = StepReader.for_engine(self._out_packing, self._obs_shapes, layout,
-                                                 self.core.n_agents) or False
-        return self._reader or None
 
     def metrics(self, sbuf, pbuf) -> dict:
         """``core.metrics`` as ``{key: numpy scalar}``."""

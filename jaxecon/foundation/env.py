@@ -565,22 +565,13 @@ class FoundationEnv(EnvAttributes):
             )
 
         collate = self.collate_agent_step_and_reset_data
-        reader = None if host or collate else self._engine.step_reader(self._observation_layout)
-        if reader is not None:  # Foundation's dicts straight from the step's buffer
-            sbuf, bufs = self._engine.call_step(kd, self._device_buffers(), acts, self._params_buffers())
-            self._set_buffers(sbuf)
-            # (plain attribute: skips EnvAttributes.__setattr__)
-            self.__dict__["_kd"], obs, rew_a, rew_p, done, step_info = reader.read(bufs)
-            rew_d = dict(zip(self._mobile_keys, rew_a))
-            rew_d["p"] = rew_p
-        else:
-            self._kd, sbuf, obs, rew_a, rew_p, done, step_info = self._engine.step(
-                kd, self._device_buffers(), acts, self._params_buffers()
-            )
-            self._set_buffers(sbuf)
-            rew_d = dict(zip(self._mobile_keys, rew_a.tolist()))  # Python floats
-            rew_d["p"] = float(rew_p)
-            obs = self._format_obs(obs)
+        self._kd, sbuf, obs, rew_a, rew_p, done, step_info = self._engine.step(
+            kd, self._device_buffers(), acts, self._params_buffers()
+        )
+        self._set_buffers(sbuf)
+        rew_d = dict(zip(self._mobile_keys, rew_a.tolist()))  # Python floats
+        rew_d["p"] = float(rew_p)
+        obs = self._format_obs(obs)
         done_d = {"__all__": done}
         self._record_global_state(step_info)
         info = {k: {} for k in self._agent_lookup}
