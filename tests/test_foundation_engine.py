@@ -7,8 +7,8 @@
   bit-for-bit the all-jitted engine's observations, rewards and states on the
   canonical economy, across two episodes (so its reset and step follow
   ``BaseEnvironment.reset`` / ``step``, carry-over included).
-- Plain action dicts are packed by ``Engine.quick_actions`` exactly as the
-  agents' parsers would pack them; anything else falls back to the parsers.
+- Plain action dicts are packed by the agents' fast path exactly as their
+  full parse would pack them, with its errors; anything else goes to the parse.
 - ``enable_persistent_cache`` honours the opt-out and a user's own cache dir.
 - ``configure_cpu_runtime`` sets its two CPU settings only when asked
   (``$JAXECON_SHIM_CPU_RUNTIME`` or ``enable=True``), once, and keeps the
@@ -140,24 +140,38 @@ def test_host_engine_matches_the_jitted_engine_bit_for_bit():
         assert slow.previous_episode_metrics == pytest.approx(fast.previous_episode_metrics, nan_ok=True)
 
 
-def test_quick_actions_pack_as_the_parsers_do():
+def test_plain_actions_pack_as_the_parsers_do():
+    """The agents' fast path (``FoundationEnv._plain_actions``) packs plain
+    action dicts exactly as the full parse does, raises its errors, and
+    leaves other formats to it."""
     env = foundation.make_env_instance(**_canonical(), seed=1)
     obs = env.reset()
     engine = env._engine
     rng = np.random.default_rng(3)
     for _ in range(20):
         actions = random_valid_actions(obs, env, rng)
-        quick = engine.quick_actions(actions)
+        plain = env._plain_actions(actions)
         buffers = env._parsed_buffers(actions)
         buffers = {k: buffers.get(k, dict(a.action)) for k, a in env._agent_lookup.items()}
         fa = env._functional_actions(buffers)
-        np.testing.assert_array_equal(quick, engine.pack_actions(fa["a"], fa["p"]))
+        np.testing.assert_array_equal(plain, engine.pack_actions(fa["a"], fa["p"]))
         obs, *_ = env.step(actions)
-    assert engine.quick_actions({"0": env.get_agent(0).action_spaces}) is None  # out of range
-    assert engine.quick_actions({"0": np.array([1])}) is None  # not a plain int
-    assert engine.quick_actions({"9": 1}) is None  # no such agent
+    too_high = env.get_agent(0).action_spaces
+    with pytest.raises(ValueError, match="out of range") as fast:
+        env._plain_actions({"0": too_high})
+    with pytest.raises(ValueError, match="out of range") as full:
+        env.parse_actions({"0": too_high})
+    assert str(fast.value) == str(full.value)  # one rule, one message
+    planner = env.get_agent("p")
     with pytest.raises(ValueError, match="out of range"):
-        env.step({"0": env.get_agent(0).action_spaces})
+        env._plain_actions({"p": [0] * (len(planner.action_spaces) - 1) + [int(planner.action_spaces[-1])]})
+    with pytest.raises(ValueError, match="integer"):
+        env._plain_actions({"p": [0.5] * len(planner.action_spaces)})
+    assert env._plain_actions({"0": np.array([1])}) is None  # not the fast path's format
+    assert env._plain_actions({"p": [0]}) is None  # wrong length: the parser's message
+    assert env._plain_actions({"9": 1}) is None  # no such agent
+    with pytest.raises(ValueError, match="out of range"):
+        env.step({"0": too_high})
 
 
 def test_persistent_cache_setting(monkeypatch, tmp_path):

@@ -61,9 +61,6 @@ ENGINE_CACHE_SIZE = 16
 #: ``WordPacking``'s ``separate_ndim``).
 MAP_NDIM = 3
 
-#: The types of a list of Python ints (``quick_actions``' check).
-_INT = {int}
-
 #: Keyword arguments that only the stateful shim reads; they do not change the
 #: compiled functions, so environments that differ only in them share an engine.
 SHIM_ONLY_KWARGS = ("dense_log_frequency", "world_dense_log_frequency")
@@ -145,6 +142,12 @@ class Engine:
         state_packing, params_packing: how ``EnvState`` and ``EnvParams``
             are packed (``TreePacking``).
         key_shape: shape of the PRNG key data (uint32 [2] for threefry).
+        n_actions: length of the packed actions (``pack_actions``).
+        action_offsets: ``{agent key: offset}`` of each agent's action
+            entries in the packed actions.
+        key_impl: the PRNG implementation the compiled functions wrap the
+            key data with (``backend.unrolled_threefry_impl()``: JAX's
+            Threefry numbers, the hash unrolled), or None (JAX's default).
     """
 
     #: The functions ``__init__`` compiles.
@@ -188,7 +191,8 @@ class Engine:
         self._p_shape = core.planner_actions.action_shape
         self._n_a = int(np.prod(self._a_shape))
         self.n_actions = self._n_a + int(np.prod(self._p_shape))
-        self._slots = self._action_slots(core)
+        width = self._n_a // n if n else 0
+        self.action_offsets = {**{str(i): i * width for i in range(n)}, "p": self._n_a}
         sds = jax.ShapeDtypeStruct
         self._sds = {
             "kd": sds(self.key_shape, kd.dtype),
@@ -278,66 +282,6 @@ class Engine:
     def unpack_actions(self, acts: np.ndarray) -> dict:
         """``pack_actions``'s inverse: ``{"a": int32 [n] or [n, k], "p": int32 [] or [k_p]}``."""
         return {"a": acts[: self._n_a].reshape(self._a_shape), "p": acts[self._n_a:].reshape(self._p_shape)}
-
-    @staticmethod
-    def _action_slots(core) -> dict:
-        """``{agent key: (offset, None or per-subspace sizes + 1, n_actions)}`` in the packed actions."""
-        slots = {}
-        a_layout, p_layout = core.agent_actions, core.planner_actions
-        k_a = 1 if not a_layout.multi_action_mode else len(a_layout.sizes)
-        for i in range(core.n_agents):
-            slots[str(i)] = (i * k_a, a_layout)
-        slots["p"] = (core.n_agents * k_a, p_layout)
-        out = {}
-        for key, (off, layout) in slots.items():
-            if layout.multi_action_mode:
-                dims = None if layout.passive else tuple(int(k) + 1 for k in layout.sizes)
-                out[key] = (off, dims, None)
-            else:
-                out[key] = (off, None, int(layout.n_actions))
-        return out
-
-    def quick_actions(self, actions: dict):
-        """The packed actions for a plain Foundation action dict, or None.
-
-        Handles what Python loops over agents usually pass: ``{agent key:
-        int}`` for single-action agents and ``{agent key: list or tuple of
-        ints}`` (one per subspace) for multi-action agents, every index in
-        range (the caller checks that no action buffer is pending). Anything
-        else (dict actions, arrays, out-of-range values, unknown keys)
-        returns None and goes through the agents' full parsing, which also
-        raises the errors.
-        """
-        out = [0] * self.n_actions
-        slots = self._slots
-        for k, v in actions.items():
-            slot = slots.get(k if type(k) is str else str(k))
-            if slot is None:
-                return None
-            off, dims, n = slot
-            if dims is None:
-                if n is None:
-                    return None
-                if type(v) is not int:  # (bool is not int here: it goes the full way)
-                    if not isinstance(v, np.integer):
-                        return None
-                    v = int(v)
-                if not 0 <= v < n:
-                    return None
-                out[off] = v
-            elif type(v) is list or type(v) is tuple:
-                if len(v) != len(dims):
-                    return None
-                # Python ints in range (bools are not: their type is bool), checked
-                # in C; numpy integers take the loop
-                if set(map(type, v)) != _INT or min(v) < 0 or not all(map(int.__lt__, v, dims)):
-                    for x, d in zip(v, dims):
-                        if type(x) is not int and not isinstance(x, np.integer) or not 0 <= x < d:
-                            return None
-                out[off:off + len(dims)] = v
-            else:
-                return None
-        return np.array(out, np.int32)
 
     def init(self, pbuf) -> tuple:
         """Device buffers of ``core.init_state(key(0), params, 0)``."""

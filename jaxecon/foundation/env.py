@@ -455,6 +455,29 @@ class FoundationEnv(EnvAttributes):
         for k, buf in self._parsed_buffers(action_dictionary).items():
             self._agent_lookup[k].action = buf
 
+    def _plain_actions(self, actions: dict):
+        """The engine's packed actions (int32 [n_actions]) of ``actions`` read by
+        the agents' fast path (``BaseAgent._plain_action``; every buffer is
+        NO-OP, absent agents take NO-OP), or None where a key is no agent's
+        or an action has another format (then the agents parse the dict).
+
+        Raises:
+            ValueError: an index that is no integer or out of range (as ``parse_actions``).
+        """
+        out = [0] * self._engine.n_actions
+        offsets, lookup = self._engine.action_offsets, self._agent_lookup
+        for k, v in actions.items():
+            key = k if type(k) is str else str(k)
+            agent = lookup.get(key)
+            if agent is None:
+                return None
+            a = agent._plain_action(v)
+            if a is None:
+                return None
+            off = offsets[key]
+            out[off:off + len(a)] = a
+        return np.array(out, np.int32)
+
     def _functional_actions(self, buffers: dict) -> dict:
         a = np.stack([ag._functional_action(buffers[str(ag.idx)]) for ag in self._agents])
         p = self._planner._functional_action(buffers["p"])
@@ -538,7 +561,7 @@ class FoundationEnv(EnvAttributes):
         if not host and type(actions) is dict and not any(
             [any(a.action.values()) for a in self._agent_lookup.values()]
         ):
-            acts = self._engine.quick_actions(actions)
+            acts = self._plain_actions(actions)
         if acts is None:
             if actions is None:
                 buffers = {k: dict(a.action) for k, a in self._agent_lookup.items()}
