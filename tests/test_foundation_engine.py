@@ -194,6 +194,28 @@ def test_persistent_cache_setting(monkeypatch, tmp_path):
         jax.config.update("jax_persistent_cache_min_compile_time_secs", saved)
 
 
+def test_building_an_economy_changes_no_jax_setting_unless_asked():
+    """``jaxecon.make`` leaves the compilation cache off and the CPU runtime
+    as it is without ``$JAXECON_COMPILATION_CACHE``; with it, the cache is on."""
+    code = (
+        "import jax, jaxecon\n"
+        "from jaxecon.configs import default_config\n"
+        "cfg = default_config()\n"
+        "jaxecon.make(cfg.pop('scenario_name'), **cfg)\n"
+        "print(jax.config.jax_compilation_cache_dir, jax.config.values['jax_cpu_enable_async_dispatch'])\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in (
+        compilation_cache.ENV_VAR, cpu_runtime.ENV_VAR, "JAX_COMPILATION_CACHE_DIR", "JAX_CPU_ENABLE_ASYNC_DISPATCH")}
+    env["JAX_PLATFORMS"] = "cpu"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["None", "True"], out.stdout
+    env[compilation_cache.ENV_VAR] = "1"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == [str(compilation_cache.default_cache_dir()), "True"], out.stdout
+
+
 def test_cpu_runtime_setting(monkeypatch):
     saved = jax.config.values["jax_cpu_enable_async_dispatch"]
     for var in ("PJRT_NPROC", "NPROC", "JAX_CPU_ENABLE_ASYNC_DISPATCH"):

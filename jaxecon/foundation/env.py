@@ -42,9 +42,9 @@ class FoundationEnv(EnvAttributes):
     one jitted call and one transfer back per step, the state kept on the
     device between steps. Environments built with the same scenario and
     keyword arguments share the engine, so only the first one in a process
-    compiles (and, with the persistent compilation cache that ``jaxecon.make``
-    turns on, see ``jaxecon.compilation_cache``, a new process loads the
-    executables). See the package docstring for what differs from Foundation.
+    compiles (and, with the persistent compilation cache, which
+    ``$JAXECON_COMPILATION_CACHE`` turns on, see ``jaxecon.compilation_cache``,
+    a new process loads the executables). See the package docstring for what differs from Foundation.
     Foundation's other attribute names (``name``, ``_components``,
     ``_dense_log``, the scenario's attributes, ...) come from ``EnvAttributes``.
 
