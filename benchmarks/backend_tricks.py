@@ -6,8 +6,8 @@
 Tricks (each measured as it ships, "on", against the program XLA gets without it, "off"):
 
 - ``threefry``: the Foundation shim's canonical economy (4 agents, 25x25, one
-  economy per call) stepped from Python, its engine lowered with
-  ``unrolled_threefry_on_cpu`` and without (JAX's CPU loop);
+  economy per call) stepped from Python, its engine's keys of
+  ``unrolled_threefry_impl`` and JAX's default keys (the CPU loop);
 - ``concat``: the same shim economy with ``fusible_concatenate``'s trees and
   with one plain concatenate (``FUSIBLE_CONCAT_OPERANDS`` set above any
   operand count);
@@ -25,10 +25,10 @@ variant's compiled step: the instructions of its entry computation that run
 bitcasts), a count that does not depend on the load. The shim's figures count
 only the time inside ``env.step`` (the random actions are drawn outside).
 JAX's persistent compilation cache is off for this process. Without
-``canvas`` the process sets up JAX's CPU runtime as the shim's first
-construction does (``jaxecon.foundation.cpu_runtime``: one thread, no
-asynchronous dispatch); with it, JAX's defaults, which a batched rollout
-wants. So measure ``canvas`` in a run of its own.
+``canvas`` the process sets up JAX's CPU runtime as the shim's switch does
+(``jaxecon.foundation.cpu_runtime``: one thread, no asynchronous
+dispatch); with it, JAX's defaults, which a batched rollout wants. So
+measure ``canvas`` in a run of its own.
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def _patched(module, name, value):
 def _without(trick: str):
     """A context in which everything traced gets the program without ``trick``."""
     if trick == "threefry":
-        return _patched(engine_module, "unrolled_threefry_on_cpu", contextlib.nullcontext)
+        return _patched(engine_module, "unrolled_threefry_impl", lambda: None)
     if trick == "concat":
         return _patched(backend, "FUSIBLE_CONCAT_OPERANDS", 1 << 30)
     return _patched(wood_and_stone, "pad_onto_canvas",
@@ -166,7 +166,7 @@ def main(argv=None) -> None:
     if unknown:
         ap.error(f"unknown tricks {unknown}; choose from {list(TRICKS)}")
     if "canvas" not in tricks:
-        configure_cpu_runtime()
+        configure_cpu_runtime(enable=True)
     print(f"jax {jax.__version__}, {jax.devices()[0].platform}, load {os.getloadavg()[0]:.2f}")
     print(f"{'trick':<10} {'economy':<20} {'on us/step':>11} {'off us/step':>12} {'off/on':>7} "
           f"{'kernels on':>11} {'kernels off':>12}")

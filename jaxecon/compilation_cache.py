@@ -1,17 +1,21 @@
-"""JAX's persistent compilation cache, on by default, one switch for all of jaxecon.
+"""JAX's persistent compilation cache: one switch for all of jaxecon.
 
 An economy's programs (reset, step, a rollout's scan, a training update)
 take seconds to a minute to compile on a CPU. With JAX's persistent
 compilation cache the executables are written to disk, so a new process
 that builds the same economy loads them instead of compiling again.
-jaxecon turns the cache on the first time a process builds an economy
-(``jaxecon.make``, ``make_from_config``, the Foundation shim, and so every
-command) and when the trainer starts (it also trains other libraries'
-environments):
+
+The cache is a process-wide JAX setting, so building an economy
+(``jaxecon.make``, ``make_from_config``, the Foundation shim) turns it on
+only when the user asks, with ``$JAXECON_COMPILATION_CACHE`` (1, on, true,
+yes or a directory). A program that owns its process turns it on by calling
+``enable_persistent_cache()``: the ``jaxecon`` commands do (except ``jaxecon
+bench``, which measures compiles), and so does the trainer.
 
 - location: ``$JAXECON_COMPILATION_CACHE`` when it names a directory, else
   ``$XDG_CACHE_HOME/jaxecon/jax`` (``~/.cache/jaxecon/jax`` by default);
-- opt out: ``JAXECON_COMPILATION_CACHE=0`` (or ``off``, ``false``, ``no``);
+- opt out: ``JAXECON_COMPILATION_CACHE=0`` (or ``off``, ``false``, ``no``),
+  also for the programs' calls;
 - a cache directory the user configured (``jax_compilation_cache_dir``,
   e.g. through ``JAX_COMPILATION_CACHE_DIR``) is left as it is, and so are
   all of JAX's cache settings then. When jaxecon turns the cache on it also
@@ -46,10 +50,14 @@ def default_cache_dir() -> pathlib.Path:
     return pathlib.Path(base) / "jaxecon" / "jax"
 
 
-def enable_persistent_cache() -> str | None:
+def enable_persistent_cache(default: bool = True) -> str | None:
     """Turn JAX's persistent compilation cache on (once per process), unless
     opted out or already configured by the user (see the module docstring).
 
+    Args:
+        default: whether to turn it on when ``$JAXECON_COMPILATION_CACHE``
+            is unset or empty: True for a program that owns its process,
+            False where an economy is built (the user did not ask).
     Returns:
         The cache directory in use (the user's or jaxecon's), or None when
         it is off.
@@ -58,8 +66,10 @@ def enable_persistent_cache() -> str | None:
     current = jax.config.jax_compilation_cache_dir
     if _checked or current:
         return current or None
-    _checked = True
     setting = os.environ.get(ENV_VAR, "").strip()
+    if not setting and not default:
+        return None  # not asked: a later call may still turn it on
+    _checked = True
     if setting.lower() in _OFF:
         return None
     path = pathlib.Path(setting).expanduser() if setting and setting != "1" else default_cache_dir()

@@ -67,8 +67,8 @@ def build_scenario(cls, kwargs: dict, host_components: bool = False) -> BaseEnvi
     Raises:
         as ``make``.
 
-    The first call in a process turns JAX's persistent compilation cache on
-    (``jaxecon.compilation_cache``: ``$JAXECON_COMPILATION_CACHE``, 0 to opt out).
+    Where ``$JAXECON_COMPILATION_CACHE`` asks for it, the first call in a
+    process turns JAX's persistent compilation cache on (``jaxecon.compilation_cache``).
     """
     allowed = allowed_kwargs(cls)
     unknown = sorted(set(kwargs) - set(allowed))
@@ -76,7 +76,7 @@ def build_scenario(cls, kwargs: dict, host_components: bool = False) -> BaseEnvi
         raise TypeError(
             f"unknown keyword argument(s) {unknown} for scenario {cls.name!r}; allowed: {allowed}"
         )
-    enable_persistent_cache()
+    enable_persistent_cache(default=False)
     env = cls(**kwargs).build_components()
     hosted = [c.name for c in env.components if c.runs_on_host]
     if hosted and not host_components:

@@ -8,6 +8,9 @@
   reference simulator, ai-economist 1.7.1. When it cannot be imported they are
   skipped with the import error as the reason; the other tests never import
   it, so ``python -m pytest -m "not reference"`` is the JAX-only suite.
+- The tests ask for JAX's persistent compilation cache
+  (``JAXECON_COMPILATION_CACHE=1`` unless the environment sets it), so a
+  second run loads the economies' programs instead of compiling them.
 - Fixtures: fresh copies of the shared env configs (``canonical_config``,
   ``gather_build_config``) and ``jitted_env``, which builds and jits an env
   once per test session for each distinct config.
@@ -27,6 +30,7 @@ import pytest
 import jaxecon
 
 sys.path.insert(0, os.path.dirname(__file__))
+os.environ.setdefault("JAXECON_COMPILATION_CACHE", "1")
 
 import reference  # noqa: E402  (needs the path above)
 

@@ -7,12 +7,12 @@
   bit-for-bit the all-jitted engine's observations, rewards and states on the
   canonical economy, across two episodes (so its reset and step follow
   ``BaseEnvironment.reset`` / ``step``, carry-over included).
-- Plain action dicts are packed by ``Engine.quick_actions`` exactly as the
-  agents' parsers would pack them; anything else falls back to the parsers.
+- Plain action dicts are packed by the agents' fast path exactly as their
+  full parse would pack them, with its errors; anything else goes to the parse.
 - ``enable_persistent_cache`` honours the opt-out and a user's own cache dir.
 - ``configure_cpu_runtime`` sets its two CPU settings only when asked
-  (``$JAXECON_SHIM_CPU_RUNTIME`` or ``enable=True``) and before JAX's
-  backend exists, and keeps the user's own values; in a fresh process XLA's
+  (``$JAXECON_SHIM_CPU_RUNTIME`` or ``enable=True``), once, and keeps the
+  user's own values; in a fresh process XLA's
   CPU client then runs one pool thread, and building a shim environment
   without the switch changes nothing.
 """
@@ -140,24 +140,38 @@ def test_host_engine_matches_the_jitted_engine_bit_for_bit():
         assert slow.previous_episode_metrics == pytest.approx(fast.previous_episode_metrics, nan_ok=True)
 
 
-def test_quick_actions_pack_as_the_parsers_do():
+def test_plain_actions_pack_as_the_parsers_do():
+    """The agents' fast path (``FoundationEnv._plain_actions``) packs plain
+    action dicts exactly as the full parse does, raises its errors, and
+    leaves other formats to it."""
     env = foundation.make_env_instance(**_canonical(), seed=1)
     obs = env.reset()
     engine = env._engine
     rng = np.random.default_rng(3)
     for _ in range(20):
         actions = random_valid_actions(obs, env, rng)
-        quick = engine.quick_actions(actions)
+        plain = env._plain_actions(actions)
         buffers = env._parsed_buffers(actions)
         buffers = {k: buffers.get(k, dict(a.action)) for k, a in env._agent_lookup.items()}
         fa = env._functional_actions(buffers)
-        np.testing.assert_array_equal(quick, engine.pack_actions(fa["a"], fa["p"]))
+        np.testing.assert_array_equal(plain, engine.pack_actions(fa["a"], fa["p"]))
         obs, *_ = env.step(actions)
-    assert engine.quick_actions({"0": env.get_agent(0).action_spaces}) is None  # out of range
-    assert engine.quick_actions({"0": np.array([1])}) is None  # not a plain int
-    assert engine.quick_actions({"9": 1}) is None  # no such agent
+    too_high = env.get_agent(0).action_spaces
+    with pytest.raises(ValueError, match="out of range") as fast:
+        env._plain_actions({"0": too_high})
+    with pytest.raises(ValueError, match="out of range") as full:
+        env.parse_actions({"0": too_high})
+    assert str(fast.value) == str(full.value)  # one rule, one message
+    planner = env.get_agent("p")
     with pytest.raises(ValueError, match="out of range"):
-        env.step({"0": env.get_agent(0).action_spaces})
+        env._plain_actions({"p": [0] * (len(planner.action_spaces) - 1) + [int(planner.action_spaces[-1])]})
+    with pytest.raises(ValueError, match="integer"):
+        env._plain_actions({"p": [0.5] * len(planner.action_spaces)})
+    assert env._plain_actions({"0": np.array([1])}) is None  # not the fast path's format
+    assert env._plain_actions({"p": [0]}) is None  # wrong length: the parser's message
+    assert env._plain_actions({"9": 1}) is None  # no such agent
+    with pytest.raises(ValueError, match="out of range"):
+        env.step({"0": too_high})
 
 
 def test_persistent_cache_setting(monkeypatch, tmp_path):
@@ -180,12 +194,30 @@ def test_persistent_cache_setting(monkeypatch, tmp_path):
         jax.config.update("jax_persistent_cache_min_compile_time_secs", saved)
 
 
+def test_building_an_economy_changes_no_jax_setting_unless_asked():
+    """``jaxecon.make`` leaves the compilation cache off and the CPU runtime
+    as it is without ``$JAXECON_COMPILATION_CACHE``; with it, the cache is on."""
+    code = (
+        "import jax, jaxecon\n"
+        "from jaxecon.configs import default_config\n"
+        "cfg = default_config()\n"
+        "jaxecon.make(cfg.pop('scenario_name'), **cfg)\n"
+        "print(jax.config.jax_compilation_cache_dir, jax.config.values['jax_cpu_enable_async_dispatch'])\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in (
+        compilation_cache.ENV_VAR, cpu_runtime.ENV_VAR, "JAX_COMPILATION_CACHE_DIR", "JAX_CPU_ENABLE_ASYNC_DISPATCH")}
+    env["JAX_PLATFORMS"] = "cpu"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["None", "True"], out.stdout
+    env[compilation_cache.ENV_VAR] = "1"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == [str(compilation_cache.default_cache_dir()), "True"], out.stdout
+
+
 def test_cpu_runtime_setting(monkeypatch):
-    jnp.zeros(1).block_until_ready()  # JAX runs here: too late to change anything
-    monkeypatch.setattr(cpu_runtime, "_checked", False)
-    assert cpu_runtime.configure_cpu_runtime() == {}
     saved = jax.config.values["jax_cpu_enable_async_dispatch"]
-    monkeypatch.setattr(cpu_runtime, "_backends_initialized", lambda: False)
     for var in ("PJRT_NPROC", "NPROC", "JAX_CPU_ENABLE_ASYNC_DISPATCH"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setattr(cpu_runtime, "_checked", False)
@@ -227,47 +259,6 @@ def test_cpu_runtime_applies_in_a_fresh_process():
     assert words[:3] == ["['PJRT_NPROC',", "'jax_cpu_enable_async_dispatch']", "False"], out.stdout
     if os.path.isdir("/proc/self/task"):  # Linux (thread names): XLA made one pool thread
         assert words[3] == "1", out.stdout
-
-
-def _assert_identical(a, b, where="obs"):
-    """Same types, dict key order, dtypes, shapes and values, recursively."""
-    assert type(a) is type(b), (where, type(a), type(b))
-    if isinstance(a, dict):
-        assert list(a) == list(b), where
-        for k in a:
-            _assert_identical(a[k], b[k], f"{where}[{k!r}]")
-    elif isinstance(a, list):
-        assert len(a) == len(b), where
-        for i, (x, y) in enumerate(zip(a, b)):
-            _assert_identical(x, y, f"{where}[{i}]")
-    elif isinstance(a, (np.ndarray, np.generic)):
-        assert a.dtype == b.dtype and a.shape == b.shape, where
-        np.testing.assert_array_equal(a, b, err_msg=where)
-    else:
-        assert a == b, where
-
-
-def test_step_reader_builds_exactly_what_format_obs_builds():
-    """The all-jitted step's outputs read straight from its word buffer
-    (``StepReader``) are the general route's (unpack, then ``format_obs``)."""
-    env = foundation.make_env_instance(**_canonical(), seed=4)
-    obs = env.reset()
-    engine = env._engine
-    reader = engine.step_reader(env._observation_layout)
-    assert reader is not None
-    rng = np.random.default_rng(4)
-    for _ in range(4):
-        acts = engine.quick_actions(random_valid_actions(obs, env, rng))
-        sbuf, bufs = engine.call_step(env._kd, env._device_buffers(), acts, env._params_buffers())
-        env._set_buffers(sbuf)
-        general = engine._out_packing.unpack_numpy([b.copy() for b in bufs])
-        kd, obs, rew_a, rew_p, done, info = reader.read(bufs)
-        _assert_identical(obs, env._format_obs(general["obs"]))
-        _assert_identical(kd, general["kd"])
-        _assert_identical(info, general["info"])
-        assert rew_a == general["rew_a"].tolist() and rew_p == float(general["rew_p"])
-        assert done is bool(general["done"]) and type(rew_p) is float
-        env._kd = kd
 
 
 def test_envs_of_other_seeds_share_the_engine_with_their_own_params():

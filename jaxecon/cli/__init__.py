@@ -178,7 +178,13 @@ def main(argv=None) -> int:
     """Entry point of the ``jaxecon`` command. Returns 0 on success.
 
     Bad arguments exit through ``argparse`` (``SystemExit(2)`` with a message).
+    Every command but ``bench`` turns JAX's persistent compilation cache on
+    (``jaxecon.compilation_cache``; ``JAXECON_COMPILATION_CACHE=0`` opts out).
     """
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.handler is not _cmd_bench:  # a command owns its process (bench measures compiles)
+        from jaxecon.compilation_cache import enable_persistent_cache  # JAX: only now
+
+        enable_persistent_cache()
     return args.handler(args, args.subparser)

@@ -13,8 +13,9 @@ again, with and without.
   (``BaseEnvironment``) and the shim's packing (``jaxecon.foundation.packing``).
 - ``pad_onto_canvas``: a padded map written once, not recomputed per window
   element; used by the wood-and-stone observation windows.
-- ``unrolled_threefry_on_cpu``: the Threefry hash unrolled on the CPU; used
-  where the shim lowers its compiled functions (``jaxecon.foundation.engine``,
+- ``unrolled_threefry_impl``: a PRNG implementation whose keys draw JAX's
+  Threefry numbers with the hash unrolled on the CPU; the shim's compiled
+  functions wrap their key data with it (``jaxecon.foundation.engine``,
   ``jaxecon.foundation.host_engine``).
 
 This module imports nothing of jaxecon, so every layer may use it.
@@ -22,12 +23,13 @@ This module imports nothing of jaxecon, so every layer may use it.
 
 from __future__ import annotations
 
-import contextlib
+import math
 
 import jax
+import jax.extend.random as jax_random
 import jax.numpy as jnp
 
-__all__ = ["FUSIBLE_CONCAT_OPERANDS", "fusible_concatenate", "pad_onto_canvas", "unrolled_threefry_on_cpu"]
+__all__ = ["FUSIBLE_CONCAT_OPERANDS", "fusible_concatenate", "pad_onto_canvas", "threefry2x32_unrolled", "unrolled_threefry_impl"]
 
 #: XLA:CPU fuses a concatenate with its producers only up to this many
 #: operands (its ``kMaxConcatenateArguments``); a wider one materialises every
@@ -91,40 +93,95 @@ def pad_onto_canvas(x: jax.Array, r: int, zero: jax.Array) -> jax.Array:
     return jax.lax.dynamic_update_slice(canvas, x, (zero, zero + r, zero + r))
 
 
-@contextlib.contextmanager
-def unrolled_threefry_on_cpu():
-    """While active, ``jax.jit(...).lower`` emits the Threefry hash unrolled on the CPU.
+_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
 
-    JAX lowers ``threefry2x32`` on the CPU as a 5-trip ``while`` loop (to
-    keep compiles short) and unrolled on GPUs and TPUs. For the small arrays
-    of one economy the loop's per-iteration overhead dominates. The hash, and
-    so every random number, is bit-identical either way. Uses JAX internals
-    (the CPU entry of the lowering table); where they are missing it does
-    nothing.
 
-    Backend: changes only the CPU lowering; on a GPU or TPU the lowering is
-    unrolled already and this changes nothing.
+def _rotate_left(x: jax.Array, d: int) -> jax.Array:
+    return jax.lax.shift_left(x, jnp.uint32(d)) | jax.lax.shift_right_logical(x, jnp.uint32(32 - d))
+
+
+def threefry2x32_unrolled(k1, k2, x1, x2) -> tuple:
+    """The Threefry-2x32 hash (20 rounds) of the count words ``x1``, ``x2``
+    under the key words ``k1``, ``k2``, written as plain unrolled ``jax.lax``
+    rounds: uint32 arrays broadcast together; returns the two uint32 output
+    words. Bit-identical to JAX's ``threefry2x32`` primitive (the rounds,
+    rotations and key schedule of Salmon et al. 2011, as in JAX's
+    ``jax/_src/random/threefry2x32.py``)."""
+    ks = (k1, k2, k1 ^ k2 ^ jnp.uint32(0x1BD11BDA))
+    x = [x1 + ks[0], x2 + ks[1]]
+    for i in range(5):
+        for r in _ROTATIONS[i % 2]:
+            x[0] = x[0] + x[1]
+            x[1] = x[0] ^ _rotate_left(x[1], r)
+        x[0] = x[0] + ks[(i + 1) % 3]
+        x[1] = x[1] + ks[(i + 2) % 3] + jnp.uint32(i + 1)
+    return x[0], x[1]
+
+
+def _counts(shape: tuple) -> tuple:
+    """JAX's partitionable Threefry counts of ``shape``: the row-major element
+    index as (high, low) uint32 words, each of ``shape``.
+
+    Raises:
+        NotImplementedError: more than 2**32 elements.
+    """
+    size = math.prod(shape)
+    if size > 1 << 32:
+        raise NotImplementedError(f"the unrolled Threefry draws at most 2**32 numbers at once, not {size}")
+    lo = jax.lax.iota(jnp.uint32, size).reshape(shape) if shape else jnp.zeros((), jnp.uint32)
+    return jnp.zeros(shape, jnp.uint32), lo
+
+
+def _split(key: jax.Array, shape: tuple) -> jax.Array:
+    hi, lo = _counts(tuple(shape))
+    b1, b2 = threefry2x32_unrolled(key[0], key[1], hi, lo)
+    return jnp.stack([b1, b2], axis=-1)
+
+
+def _fold_in(key: jax.Array, data: jax.Array) -> jax.Array:
+    data = jnp.asarray(data, jnp.uint32)  # threefry_seed: the words (0, data) hashed as one pair
+    b1, b2 = threefry2x32_unrolled(key[0], key[1], jnp.zeros((1,), jnp.uint32), data.reshape(1))
+    return jnp.concatenate([b1, b2])
+
+
+def _random_bits(key: jax.Array, bit_width: int, shape: tuple) -> jax.Array:
+    hi, lo = _counts(tuple(shape))
+    b1, b2 = threefry2x32_unrolled(key[0], key[1], hi, lo)
+    if bit_width == 64:
+        return jax.lax.shift_left(b1.astype(jnp.uint64), jnp.uint64(32)) | b2.astype(jnp.uint64)
+    dtype = {8: jnp.uint8, 16: jnp.uint16, 32: jnp.uint32}[bit_width]
+    return (b1 ^ b2).astype(dtype)
+
+
+_UNROLLED_THREEFRY = jax_random.define_prng_impl(
+    key_shape=(2,), seed=jax_random.threefry_prng_impl.seed, split=_split,
+    random_bits=_random_bits, fold_in=_fold_in, name="threefry2x32_unrolled", tag="fru")
+
+
+def unrolled_threefry_impl():
+    """The PRNG implementation for ``jax.random.wrap_key_data(data,
+    impl=...)`` whose keys give the same numbers as JAX's default keys with
+    the Threefry hash unrolled on every backend; None (JAX's default
+    implementation) where JAX's settings make them differ: the default PRNG
+    is not ``threefry2x32`` or ``jax_threefry_partitionable`` is off.
+
+    Its split, fold-in and random bits are JAX's partitionable Threefry
+    (``jax/_src/random/threefry2x32.py``) written with public ``jax.lax``
+    operations (``threefry2x32_unrolled``; ``jax.extend.random``'s
+    ``define_prng_impl``), so every draw, and the key data of every split,
+    is bit-identical to the default keys' (tests/test_backend.py); it changes
+    nothing of JAX's own, only the program of a function whose keys use it.
+
+    Backend: JAX lowers its ``threefry2x32`` primitive on the CPU as a 5-trip
+    ``while`` loop (to keep compiles short) and unrolled on GPUs and TPUs;
+    this hash is unrolled everywhere. For the small arrays of one economy
+    the loop's per-iteration overhead dominates.
 
     Measured on the shim's canonical step (4 agents, 25x25, one economy per
-    call): 14% and 16% more CPU time per step with the loop (jax 0.10.2,
-    two runs of ``benchmarks/backend_tricks.py --tricks threefry,concat``,
-    load 2-5; about a quarter on 2026-12-01).
+    call), with JAX's CPU loop: see ``benchmarks/RESULTS.md`` ("XLA:CPU code
+    generation") and ``python benchmarks/backend_tricks.py --tricks threefry``.
     """
-    try:
-        from jax._src.interpreters import mlir
-        from jax._src.random import threefry2x32 as tf
-
-        table = mlir._platform_specific_lowerings["cpu"]
-        prim, rule = tf.threefry2x32_p, tf._threefry2x32_lowering_rule
-    except (ImportError, AttributeError, KeyError):  # pragma: no cover - other jax versions
-        yield
-        return
-    saved = table.get(prim)
-    mlir.register_lowering(prim, rule, platform="cpu", inline=False)
-    try:
-        yield
-    finally:
-        if saved is None:
-            table.pop(prim, None)
-        else:
-            table[prim] = saved
+    config = jax.config
+    if config.jax_default_prng_impl != "threefry2x32" or not config.jax_threefry_partitionable:
+        return None
+    return _UNROLLED_THREEFRY

@@ -232,6 +232,44 @@ class BaseAgent:
         """
         self.action[component_name] = self._check_local(component_name, action)
 
+    def _check_global(self, action) -> int:
+        """A single-action mode global index (0 = NO-OP) checked: an integer
+        (``as_index``) in ``0..layout.n_actions - 1``.
+
+        Raises:
+            ValueError: not an integer, or out of range (the message lists the allowed values).
+        """
+        who = f"agent {self._idx!r}"
+        g = as_index(action, f"action of {who}")
+        if not 0 <= g < self._layout.n_actions:
+            raise ValueError(
+                f"action {g} of {who} is out of range; allowed: 0..{self._layout.n_actions - 1} "
+                f"(0 = NO-OP; map: {self.single_action_map})"
+            )
+        return g
+
+    def _plain_action(self, action):
+        """``_functional_action(_parsed(action))`` for an agent whose buffer is
+        all NO-OP, without building the buffer, for the formats Python loops
+        pass: an int or numpy integer (single-action mode) or a list or tuple
+        of one index per subspace (multi-action mode). Each index is checked
+        by the parser's own rules (``_check_global``, ``_check_local``).
+
+        Returns:
+            The functional action as a list of ints (one global index, or one
+            local index per subspace), or None for any other format (then
+            ``_parsed`` reads it).
+        Raises:
+            ValueError: as ``_parsed``: an index that is no integer or out of range.
+        """
+        if self.multi_action_mode:
+            if type(action) is not list and type(action) is not tuple or len(action) != self._unique_actions:
+                return None
+            return [self._check_local(n, a) for n, a in zip(self._action_names, action)]
+        if isinstance(action, (int, np.integer)):
+            return [self._check_global(action)]
+        return None
+
     def _parsed(self, actions) -> dict:
         """The action buffer after applying ``actions`` (Foundation's formats); no mutation.
 
@@ -279,12 +317,7 @@ class BaseAgent:
                 f"{who} is in single-action mode: its action must be one int in "
                 f"0..{self._layout.n_actions - 1} or a {{subspace: local_action}} dict; got {actions!r}"
             )
-        g = as_index(actions, f"action of {who}")
-        if not 0 <= g < self._layout.n_actions:
-            raise ValueError(
-                f"action {g} of {who} is out of range; allowed: 0..{self._layout.n_actions - 1} "
-                f"(0 = NO-OP; map: {self.single_action_map})"
-            )
+        g = self._check_global(actions)
         if g:
             name, local = self.single_action_map[g]
             buf[name] = local

@@ -22,13 +22,11 @@ whole process:
 - ``jax_cpu_enable_async_dispatch = False``: each call runs on the calling
   thread.
 
-Values are bit-identical either way (only the threads differ). Left alone,
-even when asked:
-
-- when JAX already runs (the backend exists, e.g. after any ``jnp`` call):
-  the settings cannot change any more, nothing is done;
-- a value the user gave (``PJRT_NPROC``/``NPROC``, or
-  ``JAX_CPU_ENABLE_ASYNC_DISPATCH`` in the environment).
+Values are bit-identical either way (only the threads differ). XLA reads
+both when JAX creates its CPU client, at the first computation of the
+process: asked for later, they are set but change nothing until the process
+ends. A value the user gave (``PJRT_NPROC``/``NPROC``, or
+``JAX_CPU_ENABLE_ASYNC_DISPATCH`` in the environment) is left alone.
 
 The speed-up and the default are measured side by side in docs/foundation_shim.md.
 """
@@ -53,17 +51,6 @@ def requested() -> bool:
     return os.environ.get(ENV_VAR, "").strip().lower() in _ON
 
 
-def _backends_initialized() -> bool:
-    """Whether JAX has created its backends (then their settings are fixed).
-    Uses a JAX internal; where it is missing, assumes they exist."""
-    try:
-        from jax._src import xla_bridge
-    except ImportError:  # pragma: no cover - other jax versions
-        return True
-    backends = getattr(xla_bridge, "_backends", None)
-    return True if backends is None else bool(backends)
-
-
 def configure_cpu_runtime(enable: bool | None = None) -> dict:
     """Apply the settings of the module docstring (once per process) when asked.
 
@@ -72,14 +59,12 @@ def configure_cpu_runtime(enable: bool | None = None) -> dict:
             at construction) applies them when ``requested()``.
     Returns:
         ``{setting: value}`` of what this call set (empty when it set
-        nothing: not asked, already configured, or JAX already running).
+        nothing: not asked, already configured, or the user's own values).
     """
     global _checked
     if not (requested() if enable is None else enable) or _checked:
         return {}
     _checked = True
-    if _backends_initialized():
-        return {}
     done = {}
     if "PJRT_NPROC" not in os.environ and "NPROC" not in os.environ:
         os.environ["PJRT_NPROC"] = "1"

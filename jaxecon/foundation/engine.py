@@ -14,9 +14,8 @@ time for one static configuration, over packed buffers
   (observations, rewards, done, the scenario's step info) again, those as
   one word buffer and the observed maps (``WordPacking``). The host then
   fetches exactly those and reads them as numpy views of fresh copies
-  (``call_step``; an environment builds Foundation's dicts straight from
-  them with the engine's ``step_reader``, see
-  ``jaxecon.foundation.step_reader``).
+  (``step``), from which an environment builds Foundation's dicts
+  (``jaxecon.foundation.formats``).
 - ``reset``: the same for ``core.reset`` (with the previous state, so what
   Foundation keeps across episodes is carried over).
 - ``metrics``, ``init``: compiled with the others at construction, so no
@@ -43,9 +42,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxecon.compile_notice import CompileNotice
-from jaxecon.core.backend import unrolled_threefry_on_cpu
+from jaxecon.core.backend import unrolled_threefry_impl
 from jaxecon.foundation.packing import TreePacking, WordPacking
-from jaxecon.foundation.step_reader import StepReader
 
 __all__ = [
     "ENGINE_CACHE_SIZE", "Engine", "clear_engine_cache", "engine_for", "engine_key",
@@ -62,9 +60,6 @@ ENGINE_CACHE_SIZE = 16
 #: the step as arrays of their own, beside the word buffer (see
 #: ``WordPacking``'s ``separate_ndim``).
 MAP_NDIM = 3
-
-#: The types of a list of Python ints (``quick_actions``' check).
-_INT = {int}
 
 #: Keyword arguments that only the stateful shim reads; they do not change the
 #: compiled functions, so environments that differ only in them share an engine.
@@ -103,15 +98,18 @@ def _freeze(value):
 def engine_key(scenario_name: str, kwargs: dict):
     """The cache key of a configuration: the scenario's registry name, the
     frozen keyword arguments (without ``SHIM_ONLY_KWARGS`` and
-    ``PARAMS_ONLY_KWARGS``), whether x64 is
-    on and the default backend; None when a value cannot be frozen (such a
+    ``PARAMS_ONLY_KWARGS``), whether x64 is on, the default backend and
+    JAX's PRNG settings (the default implementation, Threefry's
+    partitionable mode); None when a value cannot be frozen (such a
     configuration is not cached)."""
     try:
         skip = SHIM_ONLY_KWARGS + PARAMS_ONLY_KWARGS
         frozen = _freeze({k: v for k, v in kwargs.items() if k not in skip})
     except TypeError:
         return None
-    return (str(scenario_name).lower(), frozen, bool(jax.config.jax_enable_x64), jax.default_backend())
+    config = jax.config
+    return (str(scenario_name).lower(), frozen, bool(config.jax_enable_x64), jax.default_backend(),
+            str(config.jax_default_prng_impl), bool(config.jax_threefry_partitionable))
 
 
 def _to_stderr(line: str) -> None:
@@ -144,6 +142,12 @@ class Engine:
         state_packing, params_packing: how ``EnvState`` and ``EnvParams``
             are packed (``TreePacking``).
         key_shape: shape of the PRNG key data (uint32 [2] for threefry).
+        n_actions: length of the packed actions (``pack_actions``).
+        action_offsets: ``{agent key: offset}`` of each agent's action
+            entries in the packed actions.
+        key_impl: the PRNG implementation the compiled functions wrap the
+            key data with (``backend.unrolled_threefry_impl()``: JAX's
+            Threefry numbers, the hash unrolled), or None (JAX's default).
     """
 
     #: The functions ``__init__`` compiles.
@@ -156,8 +160,6 @@ class Engine:
         kd_sds = self._sds["kd"]
         info = jax.eval_shape(core.step_info, self._state_shape, core.default_params)
         # The outputs go to the host as one word buffer and the maps (MAP_NDIM).
-        self._obs_shapes = obs
-        self._reader = None  # the StepReader, made on first use (step_reader)
         self._reset_out_packing = WordPacking({"kd": kd_sds, "obs": obs, "info": info},
                                               separate_ndim=MAP_NDIM)
         self._out_packing = WordPacking({
@@ -176,7 +178,8 @@ class Engine:
         """The packings and argument shapes of ``core`` (nothing is compiled)."""
         self.core = core
         params = core.default_params
-        key = jax.random.key(0)
+        self.key_impl = unrolled_threefry_impl()
+        key = jax.random.key(0, impl=self.key_impl)
         kd = jax.random.key_data(key)
         self.key_shape = tuple(kd.shape)
         self.params_packing = TreePacking(params)
@@ -188,7 +191,8 @@ class Engine:
         self._p_shape = core.planner_actions.action_shape
         self._n_a = int(np.prod(self._a_shape))
         self.n_actions = self._n_a + int(np.prod(self._p_shape))
-        self._slots = self._action_slots(core)
+        width = self._n_a // n if n else 0
+        self.action_offsets = {**{str(i): i * width for i in range(n)}, "p": self._n_a}
         sds = jax.ShapeDtypeStruct
         self._sds = {
             "kd": sds(self.key_shape, kd.dtype),
@@ -201,8 +205,8 @@ class Engine:
         self._pack = jax.jit(self.state_packing.pack)
 
     def _compile(self, names) -> None:
-        """Lower the functions ``names`` (of ``COMPILED``) with the Threefry hash
-        unrolled, then compile them in parallel threads; each is set as
+        """Lower the functions ``names`` (of ``COMPILED``), then compile them
+        in parallel threads; each is set as
         ``self._<name>`` and waits for its compile on first call."""
         kd, sbuf, pbuf = self._sds["kd"], self._sds["sbuf"], self._sds["pbuf"]
         inputs, count = self._sds["inputs"], self._sds["count"]
@@ -215,8 +219,7 @@ class Engine:
         }
         notice = CompileNotice(f"the Foundation shim's {', '.join(names)} of {self.core.name}", _to_stderr,
                                announce_after_s=NOTICE_AFTER_S).start()
-        with unrolled_threefry_on_cpu():
-            lowered = {k: lowerers[k]() for k in names}
+        lowered = {k: lowerers[k]() for k in names}
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=len(lowered))
         futures = [pool.submit(low.compile) for low in lowered.values()]
         for k, future in zip(lowered, futures):
@@ -239,7 +242,7 @@ class Engine:
     def _step_fn(self, sbuf, inputs, pbuf):
         kd = jax.lax.bitcast_convert_type(inputs[: self._n_kd], jnp.uint32).reshape(self.key_shape)
         acts = inputs[self._n_kd:]
-        nxt, use = jax.random.split(jax.random.wrap_key_data(kd))
+        nxt, use = jax.random.split(jax.random.wrap_key_data(kd, impl=self.key_impl))
         state = self.state_packing.unpack(sbuf)
         params = self.params_packing.unpack(pbuf)
         obs, state, rew, done, info = self.core.step(use, state, self._actions(acts), params)
@@ -248,7 +251,7 @@ class Engine:
         return self.state_packing.pack(state), self._out_packing.pack(out)
 
     def _reset_fn(self, kd, pbuf, completions, prev_sbuf):
-        nxt, use = jax.random.split(jax.random.wrap_key_data(kd))
+        nxt, use = jax.random.split(jax.random.wrap_key_data(kd, impl=self.key_impl))
         params = self.params_packing.unpack(pbuf)
         prev = self.state_packing.unpack(prev_sbuf)
         obs, state = self.core.reset(use, params, completions, prev)
@@ -260,7 +263,7 @@ class Engine:
         return self._metrics_packing.pack(m)
 
     def _init_fn(self, pbuf):
-        state = self.core.init_state(jax.random.key(0), self.params_packing.unpack(pbuf), 0)
+        state = self.core.init_state(jax.random.key(0, impl=self.key_impl), self.params_packing.unpack(pbuf), 0)
         return self.state_packing.pack(state)
 
     # ------------------------------------------------------------------ calls
@@ -280,66 +283,6 @@ class Engine:
         """``pack_actions``'s inverse: ``{"a": int32 [n] or [n, k], "p": int32 [] or [k_p]}``."""
         return {"a": acts[: self._n_a].reshape(self._a_shape), "p": acts[self._n_a:].reshape(self._p_shape)}
 
-    @staticmethod
-    def _action_slots(core) -> dict:
-        """``{agent key: (offset, None or per-subspace sizes + 1, n_actions)}`` in the packed actions."""
-        slots = {}
-        a_layout, p_layout = core.agent_actions, core.planner_actions
-        k_a = 1 if not a_layout.multi_action_mode else len(a_layout.sizes)
-        for i in range(core.n_agents):
-            slots[str(i)] = (i * k_a, a_layout)
-        slots["p"] = (core.n_agents * k_a, p_layout)
-        out = {}
-        for key, (off, layout) in slots.items():
-            if layout.multi_action_mode:
-                dims = None if layout.passive else tuple(int(k) + 1 for k in layout.sizes)
-                out[key] = (off, dims, None)
-            else:
-                out[key] = (off, None, int(layout.n_actions))
-        return out
-
-    def quick_actions(self, actions: dict):
-        """The packed actions for a plain Foundation action dict, or None.
-
-        Handles what Python loops over agents usually pass: ``{agent key:
-        int}`` for single-action agents and ``{agent key: list or tuple of
-        ints}`` (one per subspace) for multi-action agents, every index in
-        range (the caller checks that no action buffer is pending). Anything
-        else (dict actions, arrays, out-of-range values, unknown keys)
-        returns None and goes through the agents' full parsing, which also
-        raises the errors.
-        """
-        out = [0] * self.n_actions
-        slots = self._slots
-        for k, v in actions.items():
-            slot = slots.get(k if type(k) is str else str(k))
-            if slot is None:
-                return None
-            off, dims, n = slot
-            if dims is None:
-                if n is None:
-                    return None
-                if type(v) is not int:  # (bool is not int here: it goes the full way)
-                    if not isinstance(v, np.integer):
-                        return None
-                    v = int(v)
-                if not 0 <= v < n:
-                    return None
-                out[off] = v
-            elif type(v) is list or type(v) is tuple:
-                if len(v) != len(dims):
-                    return None
-                # Python ints in range (bools are not: their type is bool), checked
-                # in C; numpy integers take the loop
-                if set(map(type, v)) != _INT or min(v) < 0 or not all(map(int.__lt__, v, dims)):
-                    for x, d in zip(v, dims):
-                        if type(x) is not int and not isinstance(x, np.integer) or not 0 <= x < d:
-                            return None
-                out[off:off + len(dims)] = v
-            else:
-                return None
-        return np.array(out, np.int32)
-
     def init(self, pbuf) -> tuple:
         """Device buffers of ``core.init_state(key(0), params, 0)``."""
         return self._init(pbuf)
@@ -357,25 +300,6 @@ class Engine:
         out = self._reset_out_packing.unpack_numpy([np.array(b) for b in obufs])  # fresh, writable
         return out["kd"].copy(), sbuf, out["obs"], out["info"]
 
-    def call_step(self, kd, sbuf, acts: np.ndarray, pbuf):
-        """The jitted ``core.step`` alone (``sbuf`` is donated: do not use it afterwards).
-
-        Args:
-            kd: the key data (uint32 ``key_shape``). acts: ``pack_actions``'
-                int32 array. sbuf, pbuf: the state's and the parameters'
-                device buffers.
-        Returns:
-            ``(sbuf, bufs)``: the new state's device buffers and fresh,
-            writable host copies of the outputs' arrays, a list: the word
-            buffer, then the maps (read them with ``step_reader`` or as
-            ``step`` does).
-        """
-        inputs = np.empty(self._n_kd + self.n_actions, np.int32)  # one transfer for both
-        inputs[: self._n_kd] = kd.reshape(-1).view(np.int32)
-        inputs[self._n_kd:] = acts
-        sbuf, obufs = self._step(sbuf, inputs, pbuf)
-        return sbuf, [np.array(b) for b in obufs]
-
     def step(self, kd, sbuf, acts: np.ndarray, pbuf):
         """``core.step`` (``sbuf`` is donated: do not use it afterwards).
 
@@ -387,18 +311,12 @@ class Engine:
             float rewards [n] and [], done (bool) and the new state's
             ``core.step_info`` (numpy views).
         """
-        sbuf, bufs = self.call_step(np.asarray(kd, np.uint32), sbuf, acts, pbuf)
-        out = self._out_packing.unpack_numpy(bufs)
+        inputs = np.empty(self._n_kd + self.n_actions, np.int32)  # one transfer for both
+        inputs[: self._n_kd] = np.asarray(kd, np.uint32).reshape(-1).view(np.int32)
+        inputs[self._n_kd:] = acts
+        sbuf, obufs = self._step(sbuf, inputs, pbuf)
+        out = self._out_packing.unpack_numpy([np.array(b) for b in obufs])  # fresh, writable
         return out["kd"].copy(), sbuf, out["obs"], out["rew_a"], out["rew_p"], bool(out["done"]), out["info"]
-
-    def step_reader(self, layout):
-        """The ``step_reader.StepReader`` of ``call_step``'s buffer (made once
-        per engine, with ``layout``, the core's ``formats.ObservationLayout``),
-        or None where the observations need the general route."""
-        if self._reader is None:
-            self._reader = StepReader.for_engine(self._out_packing, self._obs_shapes, layout,
-                                                 self.core.n_agents) or False
-        return self._reader or None
 
     def metrics(self, sbuf, pbuf) -> dict:
         """``core.metrics`` as ``{key: numpy scalar}``."""

@@ -42,9 +42,9 @@ class FoundationEnv(EnvAttributes):
     one jitted call and one transfer back per step, the state kept on the
     device between steps. Environments built with the same scenario and
     keyword arguments share the engine, so only the first one in a process
-    compiles (and, with the persistent compilation cache that ``jaxecon.make``
-    turns on, see ``jaxecon.compilation_cache``, a new process loads the
-    executables). See the package docstring for what differs from Foundation.
+    compiles (and, with the persistent compilation cache, which
+    ``$JAXECON_COMPILATION_CACHE`` turns on, see ``jaxecon.compilation_cache``,
+    a new process loads the executables). See the package docstring for what differs from Foundation.
     Foundation's other attribute names (``name``, ``_components``,
     ``_dense_log``, the scenario's attributes, ...) come from ``EnvAttributes``.
 
@@ -455,6 +455,29 @@ class FoundationEnv(EnvAttributes):
         for k, buf in self._parsed_buffers(action_dictionary).items():
             self._agent_lookup[k].action = buf
 
+    def _plain_actions(self, actions: dict):
+        """The engine's packed actions (int32 [n_actions]) of ``actions`` read by
+        the agents' fast path (``BaseAgent._plain_action``; every buffer is
+        NO-OP, absent agents take NO-OP), or None where a key is no agent's
+        or an action has another format (then the agents parse the dict).
+
+        Raises:
+            ValueError: an index that is no integer or out of range (as ``parse_actions``).
+        """
+        out = [0] * self._engine.n_actions
+        offsets, lookup = self._engine.action_offsets, self._agent_lookup
+        for k, v in actions.items():
+            key = k if type(k) is str else str(k)
+            agent = lookup.get(key)
+            if agent is None:
+                return None
+            a = agent._plain_action(v)
+            if a is None:
+                return None
+            off = offsets[key]
+            out[off:off + len(a)] = a
+        return np.array(out, np.int32)
+
     def _functional_actions(self, buffers: dict) -> dict:
         a = np.stack([ag._functional_action(buffers[str(ag.idx)]) for ag in self._agents])
         p = self._planner._functional_action(buffers["p"])
@@ -538,7 +561,7 @@ class FoundationEnv(EnvAttributes):
         if not host and type(actions) is dict and not any(
             [any(a.action.values()) for a in self._agent_lookup.values()]
         ):
-            acts = self._engine.quick_actions(actions)
+            acts = self._plain_actions(actions)
         if acts is None:
             if actions is None:
                 buffers = {k: dict(a.action) for k, a in self._agent_lookup.items()}
@@ -565,22 +588,13 @@ class FoundationEnv(EnvAttributes):
             )
 
         collate = self.collate_agent_step_and_reset_data
-        reader = None if host or collate else self._engine.step_reader(self._observation_layout)
-        if reader is not None:  # Foundation's dicts straight from the step's buffer
-            sbuf, bufs = self._engine.call_step(kd, self._device_buffers(), acts, self._params_buffers())
-            self._set_buffers(sbuf)
-            # (plain attribute: skips EnvAttributes.__setattr__)
-            self.__dict__["_kd"], obs, rew_a, rew_p, done, step_info = reader.read(bufs)
-            rew_d = dict(zip(self._mobile_keys, rew_a))
-            rew_d["p"] = rew_p
-        else:
-            self._kd, sbuf, obs, rew_a, rew_p, done, step_info = self._engine.step(
-                kd, self._device_buffers(), acts, self._params_buffers()
-            )
-            self._set_buffers(sbuf)
-            rew_d = dict(zip(self._mobile_keys, rew_a.tolist()))  # Python floats
-            rew_d["p"] = float(rew_p)
-            obs = self._format_obs(obs)
+        self._kd, sbuf, obs, rew_a, rew_p, done, step_info = self._engine.step(
+            kd, self._device_buffers(), acts, self._params_buffers()
+        )
+        self._set_buffers(sbuf)
+        rew_d = dict(zip(self._mobile_keys, rew_a.tolist()))  # Python floats
+        rew_d["p"] = float(rew_p)
+        obs = self._format_obs(obs)
         done_d = {"__all__": done}
         self._record_global_state(step_info)
         info = {k: {} for k in self._agent_lookup}

@@ -211,21 +211,15 @@ def _plan(oa: dict, op: dict, n_agents: int, layout: ObservationLayout, fixed: b
     return plan
 
 
-def step_plan(oa: dict, op: dict, n_agents: int, layout: ObservationLayout) -> _Plan:
-    """The plan ``format_obs(..., fixed=True)`` follows for observations of this
-    key structure (``oa``/``op`` as in ``format_obs``; cached on ``layout``),
-    for readers that build the same dicts another way (``step_reader``)."""
-    return _plan(oa, op, n_agents, layout, True)
-
-
 def _agent_column(k: str, kind: str, v, layout: ObservationLayout, n: int) -> list:
     """Entry ``k`` of every agent's dict: ``[agent 0's, ..., agent n-1's]``."""
     if kind == "array":
         return list(v)  # each agent's row (a view)
     if kind == "time":
         return [[t] for t in np.asarray(v).reshape(n, -1)[:, 0].tolist()]
-    if kind == "scalar":
-        return [_scalar(x) for x in v]
+    if kind == "scalar":  # as _scalar gives each: float64 for floats, else the numpy scalar
+        v = np.asarray(v)
+        return list(v.astype(np.float64)) if v.dtype.kind == "f" else list(v)
     return [_masks(v, layout.mask_order["a"], agent=i) for i in range(n)]
 
 

@@ -34,7 +34,6 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxecon.core import phases
-from jaxecon.core.backend import unrolled_threefry_on_cpu
 from jaxecon.foundation.engine import Engine
 from jaxecon.foundation.host_components import batch_masks, batch_observations
 
@@ -108,14 +107,10 @@ class HostEngine(Engine):
             fn = self._jitted[name] = jax.jit(make(), donate_argnums=donate)
         return fn
 
-    def _call(self, fn, *args):
-        with unrolled_threefry_on_cpu():
-            return fn(*args)
-
     def _keys(self, kd, split) -> tuple:
         """The phases' keys (``split``: ``phases.reset_keys`` / ``step_keys``) of the
         reset or step whose key data is ``kd`` (the shim's key chain)."""
-        _, use = jax.random.split(jax.random.wrap_key_data(kd))
+        _, use = jax.random.split(jax.random.wrap_key_data(kd, impl=self.key_impl))
         return split(use, len(self.core.components))
 
     def _reset_segment(self, ops):
@@ -149,7 +144,7 @@ class HostEngine(Engine):
         core, sp, pp = self.core, self.state_packing, self.params_packing
 
         def seg(kd, sbuf, pbuf, injected):
-            nxt, _ = jax.random.split(jax.random.wrap_key_data(kd))
+            nxt, _ = jax.random.split(jax.random.wrap_key_data(kd, impl=self.key_impl))
             params, state = pp.unpack(pbuf), sp.unpack(sbuf)
             sources = core.observation_sources(state, params)
             for j, groups in injected["obs"].items():
@@ -212,14 +207,14 @@ class HostEngine(Engine):
             for j, (kind, part) in enumerate(self._reset_plan):
                 if kind == "jit":
                     fn = self._jit(("reset", j), lambda part=part: self._reset_segment(part))
-                    sbuf = self._call(fn, kd, pbuf, count, prev_sbuf, sbuf)
+                    sbuf = fn(kd, pbuf, count, prev_sbuf, sbuf)
                     env._set_buffers(sbuf)
                 else:
                     self._run_host_reset_phase(part)
                     sbuf = env._device_buffers()
             injected = self._host_observations(int(completions))
             fn = self._jit("reset_obs", lambda: self._observe_segment(False))
-            kd_next, sbuf, obs = self._call(fn, kd, env._device_buffers(), pbuf, injected)
+            kd_next, sbuf, obs = fn(kd, env._device_buffers(), pbuf, injected)
         finally:
             self.context = None
         kd_next, obs = jax.device_get((kd_next, obs))
@@ -233,14 +228,13 @@ class HostEngine(Engine):
             for j, (kind, part) in enumerate(self._step_plan):
                 if kind == "jit":
                     fn = self._jit(("step", j), lambda part=part: self._step_segment(part), donate=(1,))
-                    sbuf = self._call(fn, kd, env._device_buffers(), acts, pbuf)
+                    sbuf = fn(kd, env._device_buffers(), acts, pbuf)
                     env._set_buffers(sbuf)
                 else:
                     self._run_host_step_phase(part)
             injected = self._host_observations(env._count)
             fn = self._jit("step_obs", lambda: self._observe_segment(True))
-            kd_next, sbuf, obs, rew_a, rew_p, done = self._call(
-                fn, kd, env._device_buffers(), pbuf, injected)
+            kd_next, sbuf, obs, rew_a, rew_p, done = fn(kd, env._device_buffers(), pbuf, injected)
             env._set_buffers(sbuf)
             if "compute_reward" in self.hooks:
                 rew = {str(k): v for k, v in self.hooks["compute_reward"]().items()}
@@ -258,7 +252,7 @@ class HostEngine(Engine):
     def metrics(self, sbuf, pbuf) -> dict:
         fn = self._jit("metrics", lambda: lambda sb, pb: self.core.metric_sources(
             self.state_packing.unpack(sb), self.params_packing.unpack(pb)))
-        scenario, per_component = jax.device_get(self._call(fn, sbuf, pbuf))
+        scenario, per_component = jax.device_get(fn(sbuf, pbuf))
         per_component = list(per_component)
         if "scenario_metrics" in self.hooks:
             scenario = self.hooks["scenario_metrics"]() or {}
@@ -326,40 +320,39 @@ class CoreScenarioHooks:
         keyed = {ph.name: (ph, split) for seq, split in ((core.reset_phases, phases.reset_keys),
                                                           (core.step_phases, phases.step_keys))
                  for ph in seq if ph.owner == "scenario" and ph.key is not None}
-        with unrolled_threefry_on_cpu():
-            if name in keyed:
-                phase, split = keyed[name]
+        if name in keyed:
+            phase, split = keyed[name]
 
-                def make():
-                    def f(kd, sb, pb):
-                        _, use = jax.random.split(jax.random.wrap_key_data(kd))
-                        keys = split(use, len(core.components))
-                        if split is phases.step_keys:
-                            return sp.pack(core.run_step_phase(phase, keys, sp.unpack(sb), pp.unpack(pb), []))
-                        return sp.pack(core.run_reset_phase(phase, keys, sp.unpack(sb), pp.unpack(pb)))
-                    return f
+            def make():
+                def f(kd, sb, pb):
+                    _, use = jax.random.split(jax.random.wrap_key_data(kd, impl=engine.key_impl))
+                    keys = split(use, len(core.components))
+                    if split is phases.step_keys:
+                        return sp.pack(core.run_step_phase(phase, keys, sp.unpack(sb), pp.unpack(pb), []))
+                    return sp.pack(core.run_reset_phase(phase, keys, sp.unpack(sb), pp.unpack(pb)))
+                return f
 
-                env._set_buffers(self._jitted(name, make)(kd, sbuf, pbuf))
-                return None
-            if name == "compute_reward":
-                def make():
-                    def f(sb, pb):
-                        ra, rp, state = core.compute_reward(sp.unpack(sb), pp.unpack(pb))
-                        return sp.pack(state), ra, rp
-                    return f
+            env._set_buffers(self._jitted(name, make)(kd, sbuf, pbuf))
+            return None
+        if name == "compute_reward":
+            def make():
+                def f(sb, pb):
+                    ra, rp, state = core.compute_reward(sp.unpack(sb), pp.unpack(pb))
+                    return sp.pack(state), ra, rp
+                return f
 
-                sbuf, ra, rp = self._jitted(name, make)(sbuf, pbuf)
-                env._set_buffers(sbuf)
-                ra, rp = jax.device_get((ra, rp))
-                out = {i: float(r) for i, r in enumerate(np.asarray(ra))}  # keyed by agent.idx
-                out["p"] = float(rp)
-                return out
-            if name == "generate_observations":
-                fn = self._jitted(name, lambda: lambda sb, pb: core.generate_observations(
-                    sp.unpack(sb), pp.unpack(pb)))
-                return _foundation_obs(jax.device_get(fn(sbuf, pbuf)), core.n_agents)
-            if name == "scenario_metrics":
-                fn = self._jitted(name, lambda: lambda sb, pb: core.scenario_metrics(
-                    sp.unpack(sb), pp.unpack(pb)))
-                return {k: np.asarray(v)[()] for k, v in jax.device_get(fn(sbuf, pbuf)).items()}
+            sbuf, ra, rp = self._jitted(name, make)(sbuf, pbuf)
+            env._set_buffers(sbuf)
+            ra, rp = jax.device_get((ra, rp))
+            out = {i: float(r) for i, r in enumerate(np.asarray(ra))}  # keyed by agent.idx
+            out["p"] = float(rp)
+            return out
+        if name == "generate_observations":
+            fn = self._jitted(name, lambda: lambda sb, pb: core.generate_observations(
+                sp.unpack(sb), pp.unpack(pb)))
+            return _foundation_obs(jax.device_get(fn(sbuf, pbuf)), core.n_agents)
+        if name == "scenario_metrics":
+            fn = self._jitted(name, lambda: lambda sb, pb: core.scenario_metrics(
+                sp.unpack(sb), pp.unpack(pb)))
+            return {k: np.asarray(v)[()] for k, v in jax.device_get(fn(sbuf, pbuf)).items()}
         raise ValueError(f"unknown scenario hook {name!r}; hooks: {list(SCENARIO_HOOKS)}")

@@ -48,9 +48,10 @@ def _leaf_info(x) -> _Leaf:
     dtype = x.dtype
     shape = tuple(x.shape)
     if jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
-        impl = jax.random.key_impl(jax.random.key(0)) if not hasattr(dtype, "_impl") else dtype._impl
-        data = jax.eval_shape(jax.random.key_data, jax.ShapeDtypeStruct(shape, dtype))
-        return _Leaf(tuple(data.shape), np.dtype(data.dtype), int(np.prod(data.shape)), False, impl)
+        impl = []  # the key's PRNG implementation, read from an abstract key of its dtype
+        data = jax.eval_shape(lambda k: impl.append(jax.random.key_impl(k)) or jax.random.key_data(k),
+                              jax.ShapeDtypeStruct(shape, dtype))
+        return _Leaf(tuple(data.shape), np.dtype(data.dtype), int(np.prod(data.shape)), False, impl[0])
     return _Leaf(shape, np.dtype(dtype), int(np.prod(shape)), bool(getattr(x, "weak_type", False)), None)
 
 
