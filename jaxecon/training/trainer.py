@@ -23,10 +23,10 @@ and process 0 alone writes ``config.yaml``, the logs, the PNG and
 ``summary.json`` and shows the progress bar.
 
 The update is compiled once per run, saying so (``jaxecon.compile_notice``);
-JAX's persistent compilation cache is turned on as by ``jaxecon.make``
-(``jaxecon.compilation_cache``: ``$JAXECON_COMPILATION_CACHE``, ``0`` to opt
-out; here too for other libraries' environments), so a resumed or repeated
-run skips the compilation.
+JAX's persistent compilation cache is turned on, as by the ``jaxecon``
+commands (``jaxecon.compilation_cache``: ``$JAXECON_COMPILATION_CACHE``,
+``0`` to opt out; here too for other libraries' environments), so a resumed
+or repeated run skips the compilation.
 
 A run with ``general.restore_agents`` (phase 2) starts its agents' network
 from that checkpoint (a fresh optimiser, as the reference restores weights
