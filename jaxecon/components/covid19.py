@@ -221,7 +221,7 @@ class ControlUSStateOpenCloseStatus(Component, FoundationComponentHooks):
         that took one (``prev_state``'s level, or what ``prev_state`` itself
         carried if it took no step). The dynamics never read it.
         """
-        prev = prev_self.sub_state(state)
+        prev = self.sub_state(prev_state)
         stepped = prev_state.timestep > 0
         sub = self.sub_state(state).replace(
             carried_level=jnp.where(stepped, prev.stringency_level, prev.carried_level),

@@ -598,7 +598,7 @@ class PeriodicBracketTax(Component, FoundationComponentHooks):
         No-op for the other tax models."""
         if not self.carries_saez:
             return state
-        sub = self._saez_restart(self.sub_state(state), prev_self.sub_state(state))
+        sub = self._saez_restart(self.sub_state(state), self.sub_state(prev_state))
         sub = sub.replace(curr_rates_obs=self.curr_marginal_rates(state, sub, params))
         sub = sub.replace(saez_rates=sub.saez.running_avg_tax_rates)
         return self.with_sub_state(state, sub)

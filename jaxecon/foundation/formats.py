@@ -30,7 +30,7 @@ import jax
 import numpy as np
 
 from jaxecon import spaces
-from jaxecon.core.env import AGENTS_FIELD
+from jaxecon.core.env import AGENTS_FIELD, flat_split
 
 _TIME = "time"
 _MASK = "action_mask"
@@ -97,8 +97,8 @@ class ObservationLayout:
 
     def flat_fields(self, group: str) -> list:
         """``[(key, per-agent shape)]`` packed into ``flat`` per agent, sorted by key
-        (Foundation's packager: every field with at most one dimension)."""
-        keys = sorted(k for k in self.order[group] if len(self.shapes[(group, k)]) <= 1)
+        (Foundation's packager, ``jaxecon.core.env.flat_split``)."""
+        _, keys = flat_split({k: self.shapes[(group, k)] for k in self.order[group]})
         return [(k, self.shapes[(group, k)]) for k in keys]
 
 
