@@ -59,3 +59,28 @@ def test_a_class_without_the_mixin_gets_the_defaults():
         hooks.load_component_state(plain, None, None, with_sub)
     stateless = state.replace(components={**state.components, plain.name: NoState()})
     assert hooks.load_component_state(plain, None, None, stateless) is stateless
+
+
+def test_a_foundation_facing_hook_without_its_mixin_is_refused_at_registration():
+    from jaxecon.core.component import validate_component_class
+    from jaxecon.core.registry import validate_scenario_class
+    from jaxecon.scenarios.simple_wood_and_stone.base import WoodAndStoneScenario
+
+    class Shows(Component):
+        name = "Shows"
+
+        def agent_state_fields(self, state):
+            return {}
+
+    with pytest.raises(TypeError, match=r"'Shows' defines \['agent_state_fields'\].*FoundationComponentHooks"):
+        validate_component_class(Shows)
+    validate_component_class(type("ShowsDeclared", (Shows, hooks.FoundationComponentHooks), {}))
+    validate_component_class(_Plain)  # no Foundation side: nothing to declare
+
+    class Attributes(BaseEnvironment):
+        def foundation_attributes(self):
+            return {}
+
+    with pytest.raises(TypeError, match=r"'Attributes' defines \['foundation_attributes'\].*FoundationScenarioHooks"):
+        validate_scenario_class(Attributes)
+    validate_scenario_class(WoodAndStoneScenario)

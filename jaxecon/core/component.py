@@ -87,9 +87,14 @@ def validate_component_class(cls) -> None:
 
     Raises:
         TypeError: anything else, naming what it lacks; a subclass of
-            ai-economist's own ``BaseComponent`` is told to change the import.
+            ai-economist's own ``BaseComponent`` is told to change the import;
+            a jaxecon component that defines a Foundation-facing hook without
+            its mixin (``jaxecon.interop.foundation_hooks.check_declared``).
     """
     if issubclass(cls, Component):
+        from jaxecon.interop.foundation_hooks import check_declared  # host-side hooks: above core
+
+        check_declared(cls)
         return
     if any(k.__module__.split(".")[0] == "ai_economist" for k in cls.__mro__):
         raise TypeError(

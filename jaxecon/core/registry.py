@@ -140,17 +140,22 @@ def validate_scenario_class(cls) -> None:
     ``jaxecon.core.env.BaseEnvironment``, which declares ``jaxecon_scenario``.
 
     Raises:
-        TypeError: ``cls`` is not a jaxecon scenario class; the message
+        TypeError: ``cls`` is not a jaxecon scenario class (the message
             points Foundation-style (numpy) scenarios to
-            ``jaxecon.foundation.scenarios.add``.
+            ``jaxecon.foundation.scenarios.add``), or defines a Foundation-facing
+            hook without its mixin (``jaxecon.interop.foundation_hooks.check_declared``).
     """
-    if getattr(cls, "jaxecon_scenario", False) is not True:
-        raise TypeError(
-            f"scenario class {cls.__name__!r} is not a jaxecon scenario (a subclass of "
-            "jaxecon.core.env.BaseEnvironment); a Foundation-style scenario subclasses "
-            "jaxecon.foundation.base.base_env.BaseEnvironment and registers with "
-            "jaxecon.foundation.scenarios.add (it runs in the stateful shim only)"
-        )
+    if getattr(cls, "jaxecon_scenario", False) is True:
+        from jaxecon.interop.foundation_hooks import check_declared  # host-side hooks: above core
+
+        check_declared(cls)
+        return
+    raise TypeError(
+        f"scenario class {cls.__name__!r} is not a jaxecon scenario (a subclass of "
+        "jaxecon.core.env.BaseEnvironment); a Foundation-style scenario subclasses "
+        "jaxecon.foundation.base.base_env.BaseEnvironment and registers with "
+        "jaxecon.foundation.scenarios.add (it runs in the stateful shim only)"
+    )
 
 
 scenario_registry: Registry = Registry("scenario", validate_scenario_class)

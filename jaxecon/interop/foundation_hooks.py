@@ -38,6 +38,7 @@ __all__ = [
     "FoundationComponentHooks",
     "FoundationScenarioHooks",
     "agent_state_fields",
+    "check_declared",
     "foundation_attributes",
     "foundation_class_name",
     "load_component_state",
@@ -161,6 +162,34 @@ class FoundationScenarioHooks:
         Default: ``load_scenario_state``'s rule for a scenario without loader.
         """
         return _nothing_to_load(state.scenario, f"scenario {getattr(self, 'name', '')!r}", state)
+
+
+#: The hooks each mixin declares; a class defining one must subclass its mixin.
+COMPONENT_HOOKS = ("agent_state_fields", "planner_state_fields", "load_foundation_state")
+SCENARIO_HOOKS = COMPONENT_HOOKS + ("foundation_attributes", "foundation_class_name")
+
+
+def check_declared(cls: type) -> None:
+    """Raise unless every Foundation-facing hook that the component or scenario
+    class ``cls`` defines is declared by subclassing its mixin (so the shim and
+    interop, which read only the mixins' hooks, never silently skip one).
+
+    Raises:
+        TypeError: naming the class, the hooks and the mixin to add.
+    """
+    is_scenario = getattr(cls, "jaxecon_scenario", False) is True
+    mixin = FoundationScenarioHooks if is_scenario else FoundationComponentHooks
+    if issubclass(cls, mixin):
+        return
+    names = SCENARIO_HOOKS if is_scenario else COMPONENT_HOOKS
+    found = [n for n in names if any(n in vars(k) for k in cls.__mro__)]
+    if found:
+        raise TypeError(
+            f"{'scenario' if is_scenario else 'component'} class {cls.__name__!r} defines {found}, "
+            f"Foundation-facing hooks that the shim and interop read only from a subclass of "
+            f"jaxecon.interop.foundation_hooks.{mixin.__name__}: declare it as "
+            f"class {cls.__name__}(..., {mixin.__name__})"
+        )
 
 
 def _nothing_to_load(sub_state, who: str, state: EnvState) -> EnvState:
