@@ -116,10 +116,12 @@ def plot_taxes(dense_log):
                          label=f"agent {i}")
         ax_paid.plot(t, days["lump_sum"], "s--", color="black", lw=1.5, ms=4, label="rebate (each agent)")
         lo, hi = ax_inc.get_ylim()
-        for c in days["cutoffs"][-1][1:]:
-            if lo < c < hi:
-                ax_inc.axhline(c, color="0.35", ls=":", lw=1.2)
-                ax_inc.text(t[0], c, f" cutoff {c:.4g}", va="bottom", ha="left", fontsize=9, color="0.3")
+        shown = [c for c in days["cutoffs"][-1][1:] if lo < c < hi]
+        if any(c > hi - 0.08 * (hi - lo) for c in shown):  # room above a cutoff at the top edge
+            ax_inc.set_ylim(lo, hi + 0.08 * (hi - lo))
+        for c in shown:
+            ax_inc.axhline(c, color="0.35", ls=":", lw=1.2)
+            ax_inc.text(t[0], c, f" cutoff {c:.4g}", va="bottom", ha="left", fontsize=9, color="0.3")
         for ax in (ax_inc, ax_paid):
             ax.set_ylabel("coin")
         handles, names = ax_paid.get_legend_handles_labels()
