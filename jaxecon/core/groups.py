@@ -190,7 +190,7 @@ def _parse_reward(reward, where: str, allowed: dict) -> tuple:
     if reward and not allowed:
         raise ValueError(f"{where} is given, but this scenario has no per-agent reward parameters "
                          "(its agent_reward_params is empty)")
-    bad = sorted(set(reward) - set(allowed))
+    bad = sorted(set(reward) - set(allowed), key=str)
     if bad:
         raise ValueError(f"{where} names {bad}; allowed: {sorted(allowed)}")
     return tuple(sorted((k, allowed[k].check_float(f"{where}[{k!r}]", v)) for k, v in reward.items()))
