@@ -63,9 +63,9 @@ def build_parts(env, params):
             return comp.step(k, s, acts, params.components[comp.name])
 
         parts[f"step:{comp.name}"] = comp_step
-    parts["scenario_step"] = lambda k, s, o, a: env.scenario_step(k, s, params)
+    parts["scenario_step"] = lambda k, s, o, a: env.scenario.scenario_step(k, s, params)
     parts["observe"] = lambda k, s, o, a: env.observe(s, params)
-    parts["obs:scenario"] = lambda k, s, o, a: env.generate_observations(s, params)
+    parts["obs:scenario"] = lambda k, s, o, a: env.scenario.generate_observations(s, params)
     for comp in env.components:
         parts[f"obs:{comp.name}"] = (
             lambda k, s, o, a, comp=comp: comp.observe(s, params.components[comp.name])
@@ -75,7 +75,7 @@ def build_parts(env, params):
         parts[f"masks:{comp.name}"] = (
             lambda k, s, o, a, comp=comp: comp.masks(s, params.components[comp.name])
         )
-    parts["reward"] = lambda k, s, o, a: env.compute_reward(s, params)
+    parts["reward"] = lambda k, s, o, a: env.scenario.compute_reward(s, params)
     return parts
 
 

@@ -38,7 +38,7 @@ import jax
 import numpy as np
 
 from jaxecon import checkpoint_files as files
-from jaxecon.core.env import BaseEnvironment
+from jaxecon.core.env import Economy
 from jaxecon.core.state import EnvState
 from jaxecon.env_checks import env_type_error
 from jaxecon.factory import allowed_kwargs
@@ -49,7 +49,7 @@ __all__ = [
 
 
 # --------------------------------------------------------------------------- config
-def static_config(env: BaseEnvironment) -> dict:
+def static_config(env: Economy) -> dict:
     """The static configuration of ``env`` as a JSON-compatible dict.
 
     Keys: ``scenario_name``; ``components`` (``[{name: {kwarg: value}}]`` in
@@ -67,10 +67,10 @@ def static_config(env: BaseEnvironment) -> dict:
     Raises:
         TypeError: ``env`` is not a jaxecon environment.
     """
-    if not isinstance(env, BaseEnvironment):
+    if not isinstance(env, Economy):
         raise env_type_error(env, "env", "a jaxecon environment (jaxecon.make(...))")
     cfg: dict = {"scenario_name": env.name}
-    for name in allowed_kwargs(type(env)):
+    for name in allowed_kwargs(type(env.scenario)):
         if name == "components":
             cfg["components"] = [
                 {c.name: {k: _jsonable(getattr(c, k)) for k in allowed_kwargs(type(c))
@@ -137,7 +137,7 @@ def _differences(saved, current, prefix: str = "") -> list[str]:
     return []
 
 
-def _check_config(saved: dict, env: BaseEnvironment, where: str) -> None:
+def _check_config(saved: dict, env: Economy, where: str) -> None:
     diffs = _differences(saved, static_config(env))
     if diffs:
         raise ValueError(
@@ -184,7 +184,7 @@ def _read_only(tree):
     return jax.tree.map(freeze, tree)
 
 
-def snapshot(env: BaseEnvironment, state, params, extra: Mapping | None = None,
+def snapshot(env: Economy, state, params, extra: Mapping | None = None,
              kind: str = "jaxecon") -> Snapshot:
     """An immutable ``Snapshot`` of ``(state, params, extra)`` for ``env``.
 
@@ -199,7 +199,7 @@ def snapshot(env: BaseEnvironment, state, params, extra: Mapping | None = None,
     Raises:
         TypeError: ``env`` is not a jaxecon environment or ``params`` not an
             ``EnvParams``.
-        ValueError: ``params`` of another economy (``BaseEnvironment.check_params``).
+        ValueError: ``params`` of another economy (``Economy.check_params``).
     """
     config_json = json.dumps(static_config(env), sort_keys=True)
     env.check_params(params, batched=True)
@@ -212,7 +212,7 @@ def snapshot(env: BaseEnvironment, state, params, extra: Mapping | None = None,
     )
 
 
-def verify(snap, env: BaseEnvironment, kind: str | None = None, argument: str = "state") -> Snapshot:
+def verify(snap, env: Economy, kind: str | None = None, argument: str = "state") -> Snapshot:
     """Check that ``snap`` is a ``Snapshot`` that ``env`` can take; returns it.
 
     Raises:
@@ -260,14 +260,14 @@ def write(path: str | os.PathLike, snap: Snapshot) -> str:
     return files.write(path, snap.kind, snap.config, arrays, meta)
 
 
-def _template(env: BaseEnvironment):
+def _template(env: Economy):
     """``(state template, params)``: the env's EnvState shapes (``eval_shape`` of reset) and default params."""
     params = env.default_params
     state = jax.eval_shape(env.reset, jax.random.key(0), params)[1]
     return state, params
 
 
-def read(path: str | os.PathLike, env: BaseEnvironment, kind: str | None = None) -> Snapshot:
+def read(path: str | os.PathLike, env: Economy, kind: str | None = None) -> Snapshot:
     """Read the checkpoint directory ``path`` for ``env``.
 
     Args:
@@ -305,7 +305,7 @@ def read(path: str | os.PathLike, env: BaseEnvironment, kind: str | None = None)
                     extra=types.MappingProxyType(_read_only(extra)))
 
 
-def save(path: str | os.PathLike, env: BaseEnvironment, state, params) -> str:
+def save(path: str | os.PathLike, env: Economy, state, params) -> str:
     """Save ``state`` and ``params`` of ``env`` to the directory ``path``.
 
     Args:
@@ -331,7 +331,7 @@ def save(path: str | os.PathLike, env: BaseEnvironment, state, params) -> str:
     return write(path, snap)
 
 
-def load(path: str | os.PathLike, env: BaseEnvironment):
+def load(path: str | os.PathLike, env: Economy):
     """``(state, params)`` saved by ``save`` at ``path``, for ``env``.
 
     Stepping the loaded state with the same keys and actions continues the

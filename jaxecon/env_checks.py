@@ -8,13 +8,13 @@
 - ``check_foundation_groups(env, who)``: the ``ValueError`` for an economy
   with declared agent groups handed to code that reads Foundation's two,
   ``"a"`` and ``"p"``;
-- params are checked by the env itself, ``BaseEnvironment.check_params``
+- params are checked by the env itself, ``Economy.check_params``
   (same structure and leaf shapes as ``env.default_params``).
 """
 
 from __future__ import annotations
 
-from jaxecon.core.env import BaseEnvironment
+from jaxecon.core.env import Economy
 
 __all__ = ["check_foundation_groups", "env_type_error"]
 
@@ -33,14 +33,14 @@ def env_type_error(value, argument: str, accepted: str) -> TypeError:
     """
     cls = type(value)
     hint = ""
-    if isinstance(getattr(cls, "core", None), property) and isinstance(getattr(value, "core", None), BaseEnvironment):
+    if isinstance(getattr(cls, "core", None), property) and isinstance(getattr(value, "core", None), Economy):
         hint = " (a jaxecon.foundation env: pass its functional env, env.core)"
-    elif isinstance(getattr(value, "unwrapped", None), BaseEnvironment):
+    elif isinstance(getattr(value, "unwrapped", None), Economy):
         hint = " (a wrapped env: pass its jaxecon env, env.unwrapped)"
     return TypeError(f"{argument} must be {accepted}, got {cls.__module__}.{cls.__qualname__}{hint}")
 
 
-def check_foundation_groups(env: BaseEnvironment, who: str) -> None:
+def check_foundation_groups(env: Economy, who: str) -> None:
     """Raise unless ``env`` has Foundation's groups, ``"a"`` (every mobile
     agent, one type) and ``"p"`` (the planner).
 

@@ -10,7 +10,8 @@ import inspect
 
 from jaxecon.compilation_cache import enable_persistent_cache
 from jaxecon.core.component import Component
-from jaxecon.core.env import BaseEnvironment, parse_components
+from jaxecon.core.env import Economy
+from jaxecon.core.scenario import parse_components
 from jaxecon.core.registry import component_registry, scenario_registry
 
 
@@ -18,7 +19,7 @@ def allowed_kwargs(cls) -> list[str]:
     """The keyword arguments ``cls(...)`` accepts, sorted.
 
     Args:
-        cls: a class, e.g. a ``BaseEnvironment`` or ``Component`` subclass.
+        cls: a class, e.g. a ``Scenario`` or ``Component`` subclass.
     Returns:
         The names of the positional-or-keyword and keyword-only parameters
         of every ``__init__`` along ``cls.__mro__`` (a subclass that passes
@@ -35,16 +36,16 @@ def allowed_kwargs(cls) -> list[str]:
     return sorted(names)
 
 
-def make(scenario_name: str, **kwargs) -> BaseEnvironment:
+def make(scenario_name: str, **kwargs) -> Economy:
     """Build the scenario ``scenario_name`` with Foundation's keyword arguments.
 
     Args:
         scenario_name: a registered scenario name, e.g.
             ``"layout_from_file/simple_wood_and_stone"`` (case-insensitive).
-        **kwargs: the scenario's and ``BaseEnvironment``'s keyword arguments
+        **kwargs: the scenario's and Foundation's ``BaseEnvironment``'s keyword arguments
             (``components``, ``n_agents``, ``world_size``, ``episode_length``, ...).
     Returns:
-        The environment (a ``BaseEnvironment`` subclass instance).
+        The environment: an ``Economy`` of that scenario (``env.scenario``) and its components.
     Raises:
         KeyError: unknown scenario (lists the known ones) or component.
         TypeError: unknown keyword argument (lists the allowed ones), or a
@@ -55,11 +56,11 @@ def make(scenario_name: str, **kwargs) -> BaseEnvironment:
     return build_scenario(scenario_registry.get(scenario_name), kwargs)
 
 
-def build_scenario(cls, kwargs: dict, host_components: bool = False) -> BaseEnvironment:
+def build_scenario(cls, kwargs: dict, host_components: bool = False) -> Economy:
     """Build the scenario class ``cls`` with Foundation's keyword arguments ``kwargs``.
 
     Args:
-        cls: a ``BaseEnvironment`` subclass (registered or not).
+        cls: a ``jaxecon.core.scenario.Scenario`` subclass (registered or not).
         kwargs: as ``make``'s.
         host_components: allow Foundation-style numpy components (their
             stand-ins have ``runs_on_host``); only the stateful shim, which
@@ -77,7 +78,7 @@ def build_scenario(cls, kwargs: dict, host_components: bool = False) -> BaseEnvi
             f"unknown keyword argument(s) {unknown} for scenario {cls.name!r}; allowed: {allowed}"
         )
     enable_persistent_cache(default=False)
-    env = cls(**kwargs).build_components()
+    env = Economy(cls(**kwargs))
     hosted = [c.name for c in env.components if c.runs_on_host]
     if hosted and not host_components:
         raise TypeError(
@@ -118,7 +119,7 @@ def unknown_kwargs(env_config: dict) -> list[tuple[str, str, list[str]]]:
     return out
 
 
-def make_from_config(env_config: dict) -> BaseEnvironment:
+def make_from_config(env_config: dict) -> Economy:
     """Build from the dict Foundation users pass to ``make_env_instance(**env_config)``.
 
     ``env_config["scenario_name"]`` names the scenario; every other key is a

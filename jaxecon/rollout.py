@@ -4,7 +4,7 @@ Every caller that steps an economy many times uses this module: ``jaxecon
 run`` (``jaxecon.cli.run``), the throughput benchmark (``jaxecon.bench``),
 ``jaxecon.sharding``, ``jaxecon.analysis`` and, next, training. A rollout is
 one ``jax.lax.scan`` over steps of ``env.step`` (Foundation's
-``BaseEnvironment.step``, in ``jaxecon.core.env``), with the actions of each
+``Economy.step``, in ``jaxecon.core.env``), with the actions of each
 step
 
 - uniformly random valid (``env.sample_actions`` on the step's action masks;

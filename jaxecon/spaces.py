@@ -8,7 +8,7 @@ the static structure (shapes, dtypes, keys) is checked in Python, the values
 with ``jax.numpy``, and the result is a bool jax array.
 
 The environment builds them from its static configuration
-(``jaxecon.core.env.BaseEnvironment.observation_space`` and
+(``jaxecon.core.env.Economy.observation_space`` and
 ``action_space``); see ``docs/spaces.md`` for every field's bounds.
 """
 

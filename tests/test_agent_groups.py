@@ -262,7 +262,7 @@ def test_a_scenario_without_per_agent_reward_parameters_refuses_a_group_reward()
 
 
 def test_bad_n_planners_and_the_shim_refuses_declared_groups():
-    with pytest.raises(ValueError, match="n_planners must be 0 or 1"):
+    with pytest.raises(ValueError, match="several planners need planner_groups"):
         make(n_planners=2)
     from jaxecon.foundation import make_env_instance
 

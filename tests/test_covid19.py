@@ -450,7 +450,7 @@ def test_direct_calls_follow_the_rounding_mode():
                 obs, state, rew, _, _ = env.step(jax.random.key(1), state, acts, params)
             # The rewards read only what the step's scenario_step wrote (compute_reward
             # adds them to the indices, which nothing else here reads).
-            rew_a, rew_p, _ = env.compute_reward(state, params)
+            rew_a, rew_p, _ = env.scenario.compute_reward(state, params)
             np.testing.assert_array_equal(rew_a, rew["a"])
             np.testing.assert_array_equal(rew_p, rew["p"])
             masks = env.masks(state, params)
@@ -471,7 +471,7 @@ def test_scenario_without_the_policy_components():
     _, state = env.reset(jax.random.key(0), params)
     real = load_covid_data(None).real
     s = 81  # 2020-03-22
-    info = env.step_info(state, params)
+    info = env.scenario.step_info(state, params)
     np.testing.assert_array_equal(info["Stringency Level"], real["policy"][s])
     np.testing.assert_array_equal(info["Subsidy"], np.zeros(N))
     vaccinated = np.asarray(state.scenario.vaccinated)

@@ -14,7 +14,7 @@ from flax import struct
 
 import jaxecon
 from jaxecon.core.component import Component
-from jaxecon.core.env import BaseEnvironment
+from jaxecon.core.scenario import Scenario
 from jaxecon.core.state import NoState
 from jaxecon.interop import foundation_hooks as hooks
 
@@ -24,9 +24,9 @@ HOST_HOOKS = ("agent_state_fields", "planner_state_fields", "load_foundation_sta
 
 
 def test_the_engine_declares_no_foundation_facing_hook():
-    for cls in (Component, BaseEnvironment):
+    for cls in (Component, Scenario):
         assert [h for h in HOST_HOOKS if hasattr(cls, h)] == [], cls
-    assert not hasattr(BaseEnvironment, "foundation_class_name")
+    assert not hasattr(Scenario, "foundation_class_name")
 
 
 @struct.dataclass
@@ -50,7 +50,7 @@ def test_a_class_without_the_mixin_gets_the_defaults():
     gather = env.get_component("Gather")
     assert isinstance(gather, hooks.FoundationComponentHooks)
     assert set(hooks.agent_state_fields(gather, state)) == {"bonus_gather_prob"}
-    assert set(hooks.foundation_attributes(env)) >= {"energy_weight", "curr_optimization_metric"}
+    assert set(hooks.foundation_attributes(env.scenario)) >= {"energy_weight", "curr_optimization_metric"}
 
     plain = _Plain(env.spec)
     assert hooks.agent_state_fields(plain, state) == {} and hooks.planner_state_fields(plain, state) == {}
@@ -77,7 +77,7 @@ def test_a_foundation_facing_hook_without_its_mixin_is_refused_at_registration()
     validate_component_class(type("ShowsDeclared", (Shows, hooks.FoundationComponentHooks), {}))
     validate_component_class(_Plain)  # no Foundation side: nothing to declare
 
-    class Attributes(BaseEnvironment):
+    class Attributes(Scenario):
         def foundation_attributes(self):
             return {}
 

@@ -91,9 +91,9 @@ def test_checked_step_reports_non_finite_params(env):
 
 
 def test_a_world_too_large_for_memory_names_world_size(monkeypatch):
-    from jaxecon.core import env as core_env
+    from jaxecon.core import scenario
 
-    monkeypatch.setattr(core_env, "_physical_memory_bytes", lambda: 2**30)  # a 1 GiB machine
+    monkeypatch.setattr(scenario, "_physical_memory_bytes", lambda: 2**30)  # a 1 GiB machine
     with pytest.raises(ValueError, match=r"world_size \[10000, 10000\] is out of reach: its \d+ world maps alone "
                                          r"take [\d.]+ GiB .* more than this machine's 1.0 GiB of memory"):
         jaxecon.make("uniform/simple_wood_and_stone", components=[("Build", {}), ("Gather", {})],

@@ -4,8 +4,9 @@
   (``base_env.reset`` / ``step``) with one key per drawing phase, all distinct;
 - running the phases one by one with ``run_reset_phase`` / ``run_step_phase``
   gives exactly ``env.reset`` / ``env.step``'s state;
-- a scenario class called directly has no components until
-  ``build_components()`` (``jaxecon.make`` calls it), with clear errors.
+- a scenario class called directly has no components until an ``Economy``
+  is built on it (``jaxecon.make`` builds one), with clear errors; the economy
+  reads the scenario's configuration through, but not its hooks.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import pytest
 
 import jaxecon
 from jaxecon.core import phases
+from jaxecon.core.env import Economy
 from jaxecon.core.registry import scenario_registry
 
 CONFIG = {
@@ -61,19 +63,34 @@ def test_running_the_phases_one_by_one_is_reset_and_step(env):
     keys = phases.step_keys(key, len(env.components))
     for p in env.step_phases:
         state = env.run_step_phase(p, keys, state, params, local)
-    _, _, state = env.compute_reward(state, params)  # step's end: rewards (not a phase: no key, after obs)
+    _, _, state = env.scenario.compute_reward(state, params)  # step's end: rewards (not a phase: no key, after obs)
     jax.tree.map(np.testing.assert_array_equal, state, want)
 
 
 def test_a_scenario_class_called_directly_is_built_explicitly():
     cls = scenario_registry.get(CONFIG["scenario_name"])
     kwargs = {k: v for k, v in CONFIG.items() if k != "scenario_name"}
-    env = cls(**kwargs)
+    scenario = cls(**kwargs)
     with pytest.raises(RuntimeError, match="jaxecon.make"):
-        env.components
-    assert env.build_components() is env and [c.name for c in env.components] == ["Build", "Gather"]
-    with pytest.raises(RuntimeError, match="built already"):
-        env.build_components()
+        scenario.components
+    env = Economy(scenario)
+    assert env.scenario is scenario and [c.name for c in env.components] == ["Build", "Gather"]
+    assert scenario.components == env.components
+    with pytest.raises(RuntimeError, match="already belongs to an economy"):
+        Economy(scenario)
+    with pytest.raises(TypeError, match="scenario must be a jaxecon.core.scenario.Scenario"):
+        Economy(kwargs)
+
+
+def test_the_economy_reads_the_scenarios_configuration_but_not_its_hooks():
+    env = jaxecon.make(**CONFIG)
+    assert (env.n_agents, env.world_size) == (3, (8, 8)) and env.name in CONFIG["scenario_name"]
+    assert env.energy_cost == env.scenario.energy_cost
+    with pytest.raises(AttributeError, match=r"env.scenario.compute_reward"):
+        env.compute_reward
+    with pytest.raises(AttributeError, match="no attribute 'no_such_thing'"):
+        env.no_such_thing
+    assert "energy_cost" in dir(env) and "compute_reward" not in dir(env)
 
 
 def test_the_scenario_registry_takes_only_jaxecon_scenarios():

@@ -127,7 +127,7 @@ def test_regeneration_rate_matches():
     _, state = env.reset(jax.random.key(0), params)
     empty = state.replace(maps={**state.maps, "Wood": jnp.zeros_like(state.maps["Wood"]),
                                 "Stone": jnp.zeros_like(state.maps["Stone"])})
-    regen = jax.jit(jax.vmap(lambda k: env.scenario_step(k, empty, params)))
+    regen = jax.jit(jax.vmap(lambda k: env.scenario.scenario_step(k, empty, params)))
     out = regen(jax.random.split(jax.random.key(1), 200))
     ours = np.stack([np.asarray(out.maps[r]).sum(axis=(1, 2)) for r in ("Wood", "Stone")], axis=1)
     _close(ours, np.array(ref_counts), "regenerated tiles per step")
@@ -237,7 +237,7 @@ def test_regeneration_with_halfwidth_matches():
     from jaxecon.interop import state_from_foundation
     state = state_from_foundation(env, ref_env)
     state = state.replace(maps={**state.maps, **{r: jnp.asarray(start[r], state.maps[r].dtype) for r in start}})
-    out = jax.jit(jax.vmap(lambda k: env.scenario_step(k, state, env.default_params)))(
+    out = jax.jit(jax.vmap(lambda k: env.scenario.scenario_step(k, state, env.default_params)))(
         jax.random.split(jax.random.key(3), 150))
     ours = np.stack([np.asarray(out.maps[r]).sum(axis=(1, 2)) for r in ("Wood", "Stone")], axis=1)
     _close(ours, np.array(ref_counts), "regenerated units with halfwidth")

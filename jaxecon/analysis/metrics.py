@@ -56,12 +56,12 @@ def agent_utilities(env, state, params) -> jax.Array:
     Raises:
         ValueError: if the scenario defines no ``optimization_metrics``.
     """
-    return env.optimization_metrics(state, params)[: env.n_agents]
+    return env.scenario.optimization_metrics(state, params)[: env.n_agents]
 
 
 def planner_objective(env, state, params) -> jax.Array:
     """float []: the planner's optimization metric (the scenario's SWF) in ``state``."""
-    return env.optimization_metrics(state, params)[-1]
+    return env.scenario.optimization_metrics(state, params)[-1]
 
 
 def _equality_weight(params):

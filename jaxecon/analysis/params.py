@@ -133,7 +133,7 @@ def check_wrt_read(env, wrt: WrtSpec) -> None:
     for path in paths:
         parts = path.split(".")
         if len(parts) >= 2 and parts[0] == "scenario":
-            owner, leaf, what = env, parts[1], f"scenario {env.name}"
+            owner, leaf, what = env.scenario, parts[1], f"scenario {env.name}"
         elif len(parts) >= 3 and parts[0] == "components" and env.has_component(parts[1]):
             owner, leaf, what = env.get_component(parts[1]), parts[2], parts[1]
         else:

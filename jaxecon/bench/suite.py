@@ -31,7 +31,7 @@ from jaxecon.bench.measure import (
 from jaxecon.bench.memory import measure_memory, measure_step_traffic
 from jaxecon.bench.reference import measure_reference
 from jaxecon.bench.shim import measure_shim
-from jaxecon.core.env import parse_components
+from jaxecon.core.scenario import parse_components
 from jaxecon.wrappers.native import NativeObjectObservationWrapper
 from jaxecon.core.registry import scenario_registry
 from jaxecon.scenarios.simple_wood_and_stone.base import WoodAndStoneScenario

@@ -226,7 +226,7 @@ class CovidRecorder(RunRecorder):
         return "random valid actions"
 
     def reset_slice(self, env, state, params):
-        return env.step_info(state, params)
+        return env.scenario.step_info(state, params)
 
     def step_slice(self, env, state, actions, reward, info, params):
         return info
@@ -253,12 +253,12 @@ def recorder_for(env, video: bool = True) -> RunRecorder:
     """The :class:`RunRecorder` that ``env``'s scenario class names (its ``run_recorder``).
 
     Args:
-        env: a jaxecon scenario (``jaxecon.core.env.BaseEnvironment``).
+        env: a jaxecon economy (``jaxecon.core.env.Economy``).
         video: whether the recorder may write a video (``episode.mp4``).
     Raises:
         ValueError: the scenario's ``run_recorder`` is not a key of ``RECORDERS``.
     """
-    name = type(env).run_recorder
+    name = type(env.scenario).run_recorder
     if name not in RECORDERS:
         raise ValueError(f"scenario {env.name!r} has run_recorder {name!r}; "
                          f"run_recorder must be one of {list(RECORDERS)}")

@@ -1,7 +1,10 @@
-"""The functional environment: Foundation's ``BaseEnvironment`` as pure functions.
+"""The engine: an economy's components and scenario, run as pure functions.
 
-Follows ``ai_economist/foundation/base/base_env.py``. A scenario subclasses
-``BaseEnvironment``; ``jaxecon.make`` builds one from Foundation's keyword
+Follows ``ai_economist/foundation/base/base_env.py``, whose ``BaseEnvironment``
+is both the scenario's base class and the engine. jaxecon splits the two: a
+scenario (``jaxecon.core.scenario.Scenario``) holds its configuration and
+Foundation's scenario hooks; ``Economy`` owns the scenario and the components
+and runs them. ``jaxecon.make`` builds one from Foundation's keyword
 arguments. The object holds only static structure; every call is a pure
 function of a PRNG key, an ``EnvState`` and ``EnvParams``::
 
@@ -26,8 +29,6 @@ quirk Q12); see ``jaxecon.wrappers.AutoResetWrapper`` for one.
 from __future__ import annotations
 
 import functools
-import os
-from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -37,60 +38,22 @@ from jax.experimental import checkify
 from jaxecon import spaces
 from jaxecon.core import metric_keys, phases
 from jaxecon.core.arg_checks import check_key, check_like
-from jaxecon.core import validators as cfg
 from jaxecon.core.backend import fusible_concatenate
-from jaxecon.core.bounds import bound_of
-from jaxecon.core.component import Component, NoParams
-from jaxecon.core.groups import MOBILE, PLANNER, AgentGroup, parse_groups
+from jaxecon.core.component import Component
+from jaxecon.core.groups import MOBILE, PLANNER, AgentGroup
 from jaxecon.core.param_checks import check_state_finite, validate_params
-from jaxecon.core.registry import (
-    component_registry,
-    endogenous_registry,
-    landmark_registry,
-    resource_registry,
-)
 from jaxecon.core.action_layout import ActionLayout
+from jaxecon.core.scenario import SCENARIO_HOOKS, Scenario
 from jaxecon.core.spec import EnvSpec
-from jaxecon.core.state import EnvParams, EnvState, NoState, SubState, float_dtype, owner_dtype
+from jaxecon.core.state import EnvParams, EnvState, float_dtype, owner_dtype
+
+__all__ = ["AGENTS_FIELD", "AGENT_IDS", "Economy", "MOBILE", "PLANNER", "flat_split"]
 
 #: The groups of Foundation's scenarios: the mobile agents (shared), the planner.
 AGENT_IDS = ("a", "p")
 #: The planner's observation field holding its view of every mobile agent,
 #: one row per agent (Foundation's ``p0``..``p<n-1>`` entries, stacked).
 AGENTS_FIELD = "agents"
-
-
-def parse_components(components) -> list[tuple[str, dict]]:
-    """Normalise Foundation's ``components`` argument to ``[(name, kwargs), ...]``.
-
-    Accepts a list/tuple whose items are ``(name, kwargs)`` pairs or one-entry
-    ``{name: kwargs}`` dicts.
-
-    Raises:
-        ValueError: for any other shape, naming the bad item.
-    """
-    if not isinstance(components, (list, tuple)):
-        raise ValueError(
-            f"components must be a list of (name, kwargs) tuples or {{name: kwargs}} dicts, "
-            f"got {components!r}"
-        )
-    out = []
-    for item in components:
-        if isinstance(item, dict) and len(item) == 1:
-            (name, kwargs), = item.items()
-        elif isinstance(item, (list, tuple)) and len(item) == 2:
-            name, kwargs = item
-        else:
-            raise ValueError(
-                f"each entry of components must be (name, kwargs) or {{name: kwargs}}, got {item!r}"
-            )
-        if not isinstance(name, str) or not isinstance(kwargs, dict):
-            raise ValueError(
-                f"component entry {item!r}: name must be a str and kwargs a dict"
-            )
-        out.append((name, dict(kwargs)))
-    return out
-
 
 
 def flat_split(shapes: dict, with_time: bool = True) -> tuple[list, list]:
@@ -117,66 +80,22 @@ def flat_split(shapes: dict, with_time: bool = True) -> tuple[list, list]:
     return kept, packed
 
 
-def _physical_memory_bytes() -> int | None:
-    """This machine's physical memory (bytes), or None where the OS does not say."""
-    try:
-        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
-    except (AttributeError, ValueError, OSError):
-        return None
+class Economy:
+    """An economy: a scenario, its components, and reset/step/observe as pure functions.
 
+    Built by ``jaxecon.make`` (``jaxecon.factory.build_scenario``) from a
+    scenario object (``jaxecon.core.scenario.Scenario``, its ``__init__``
+    run): builds the components from the frozen ``EnvSpec``, which includes
+    the scenario's ``static_spec()``, then the action layouts, hands the
+    components to the scenario (whose ``components_built`` hook runs), then
+    the spaces.
 
-def _check_world_fits_in_memory(world_size, n_maps: int) -> None:
-    """Refuse, naming ``world_size``, a world whose ``n_maps`` H x W maps (8 bytes
-    a cell, as numpy builds them) alone exceed this machine's memory: numpy
-    would fail later with an allocation error that names no argument.
-
-    Raises:
-        ValueError: the estimate and the memory, in GiB.
-    """
-    total = _physical_memory_bytes()
-    h, w = world_size
-    need = h * w * max(1, n_maps) * 8
-    if total is not None and need > total:
-        raise ValueError(
-            f"world_size [{h}, {w}] is out of reach: its {max(1, n_maps)} world maps alone take "
-            f"{need / 2**30:,.1f} GiB ({h} x {w} cells x 8 bytes each), more than this machine's "
-            f"{total / 2**30:,.1f} GiB of memory"
-        )
-
-class BaseEnvironment:
-    """Base class of scenarios: static structure plus pure reset/step/observe.
-
-    Built in two explicit steps, as ``jaxecon.make`` (``jaxecon.factory.build_scenario``)
-    does: the constructor (the scenario's ``__init__``, which calls this one
-    first, then sets and checks its own static attributes) validates the
-    arguments; ``build_components()`` then builds the components from the
-    frozen ``EnvSpec``, which includes the scenario's ``static_spec()``.
-
-    Args (Foundation's ``BaseEnvironment`` keyword arguments and defaults):
-        components: list of ``(name, kwargs)`` or ``{name: kwargs}``; required.
-        n_agents: int >= 2, number of mobile agents.
-        world_size: [H, W] list/tuple of two positive ints (a world whose maps
-            alone exceed the machine's memory is a ValueError naming it).
-        episode_length: int >= 1, timesteps per episode.
-        multi_action_mode_agents: bool (False): one action per subspace per step.
-        multi_action_mode_planner: bool (True).
-        flatten_observations: bool (True): pack non-spatial obs into ``"flat"``.
-        flatten_masks: bool (True): action masks as one float vector.
-        allow_observation_scaling: bool (True): inventories observed x0.01 and
-            time as t / episode_length.
-        dense_log_frequency: None or int >= 1 (used by the stateful shim).
-        world_dense_log_frequency: int >= 1 (used by the stateful shim).
-        collate_agent_step_and_reset_data: bool (False) (used by the shim; the
-            functional API always returns ``{"a": ..., "p": ...}``).
-        seed: None or int >= 0: default seed of the shim and CLI. (Foundation
-            rejects 0, quirk Q11; jaxecon accepts it.)
-        mobile_agent_groups: None (one group ``"a"`` of every mobile agent,
-            Foundation's) or a list of mobile-agent types, each a dict
-            ``{"name", "n_agents", "components", "skill_dist", "reward"}``
-            (``jaxecon.core.groups.parse_groups``; ``reward``: the type's
-            values of the scenario's ``agent_reward_params``). jaxecon only.
-        n_planners: 0 or 1 (1): whether the economy has the planner
-            (group ``"p"``). jaxecon only.
+    The scenario's configuration reads through: ``env.n_agents``,
+    ``env.world_size``, ``env.episode_length``, ``env.name`` and every other
+    public attribute of ``env.scenario`` (Foundation's env is its scenario, so
+    Foundation users read ``env.energy_cost``) except its hooks
+    (``SCENARIO_HOOKS``), which only the engine's phases run: call them as
+    ``env.scenario.<hook>``.
 
     Groups: ``agent_groups`` (``jaxecon.core.groups.AgentGroup``) key every
     observation, action, reward, mask and space; ``group_names`` lists them
@@ -187,154 +106,48 @@ class BaseEnvironment:
     the components' ``observation_spaces`` and the scenario's
     ``generate_observation_spaces``; docs/spaces.md).
 
+    Args:
+        scenario: the scenario, constructed (``Scenario`` subclass instance)
+            and not yet in another economy.
     Raises:
-        ValueError / TypeError: for bad values or unknown keyword arguments,
-            naming the argument and the allowed values.
-        KeyError: for an unknown component name, listing the known ones.
+        TypeError: ``scenario`` is not a ``Scenario``; a component's bad
+            keyword argument (named).
+        ValueError: a planner action in an economy without a planner, or
+            that no declared planner takes; several planners in
+            single-action mode; what a scenario's ``components_built`` refuses.
+        RuntimeError: ``scenario`` already belongs to an economy.
     """
 
-    name: str = ""
-    #: Marks jaxecon scenario classes: the scenario registry accepts only these.
-    jaxecon_scenario: bool = True
-    agent_subclasses: tuple = (MOBILE, PLANNER)
-    required_entities: tuple = ()
-    Params: type = NoParams
-    #: The ``Params`` fields that weigh each mobile agent's reward and may take a
-    #: value per mobile-agent type (a group's ``reward``); with any such value
-    #: declared, ``default_params`` holds each as float [n_agents], and the
-    #: scenario's reward must read it elementwise. Default: none.
-    agent_reward_params: tuple = ()
-    #: What ``jaxecon run`` records of the scenario's episodes: a key of
-    #: ``jaxecon.cli.recorders.RECORDERS``; ``"gridworld"``: the dense log, its
-    #: plots and the video of the maps, locations and inventories.
-    run_recorder: str = "gridworld"
-
-    def __init__(
-        self,
-        components=None,
-        n_agents=None,
-        world_size=None,
-        episode_length=1000,
-        multi_action_mode_agents=False,
-        multi_action_mode_planner=True,
-        flatten_observations=True,
-        flatten_masks=True,
-        allow_observation_scaling=True,
-        dense_log_frequency=None,
-        world_dense_log_frequency=50,
-        collate_agent_step_and_reset_data=False,
-        seed=None,
-        mobile_agent_groups=None,
-        n_planners=1,
-    ):
-        if components is None:
-            raise ValueError("components is required: a list of (name, kwargs)")
-        if isinstance(n_agents, bool) or not isinstance(n_agents, (int, np.integer)):
-            raise ValueError(f"n_agents must be an int >= 2, got {n_agents!r}")
-        self.n_agents = cfg.check_int("n_agents", n_agents, minimum=2)
-        if isinstance(world_size, np.ndarray) and world_size.ndim == 1:
-            world_size = world_size.tolist()
-        if not isinstance(world_size, (list, tuple)) or len(world_size) != 2:
-            raise ValueError(f"world_size must be [H, W] (two ints), got {world_size!r}")
-        self.world_size = (
-            cfg.check_int("world_size[0]", world_size[0], minimum=1),
-            cfg.check_int("world_size[1]", world_size[1], minimum=1),
-        )
-        self.episode_length = cfg.check_int("episode_length", episode_length, minimum=1)
-        self.multi_action_mode_agents = cfg.check_bool(
-            "multi_action_mode_agents", multi_action_mode_agents
-        )
-        self.multi_action_mode_planner = cfg.check_bool(
-            "multi_action_mode_planner", multi_action_mode_planner
-        )
-        self.flatten_observations = cfg.check_bool("flatten_observations", flatten_observations)
-        self.flatten_masks = cfg.check_bool("flatten_masks", flatten_masks)
-        self.allow_observation_scaling = cfg.check_bool(
-            "allow_observation_scaling", allow_observation_scaling
-        )
-        self.dense_log_frequency = (
-            None
-            if dense_log_frequency is None
-            else cfg.check_int("dense_log_frequency", dense_log_frequency, minimum=1)
-        )
-        self.world_dense_log_frequency = cfg.check_int(
-            "world_dense_log_frequency", world_dense_log_frequency, minimum=1
-        )
-        self.collate_agent_step_and_reset_data = cfg.check_bool(
-            "collate_agent_step_and_reset_data", collate_agent_step_and_reset_data
-        )
-        self.seed = None if seed is None else cfg.check_int("seed", seed, minimum=0)
-        self.inv_scale = 0.01 if self.allow_observation_scaling else 1.0
-
-        parsed = parse_components(components)
-        names = [n for n, _ in parsed]
-        classes = [component_registry.get(n) for n in names]
-        canonical = [c.name for c in classes]
-        if len(set(canonical)) != len(canonical):
-            raise ValueError(f"components must not repeat a name, got {canonical}")
-
-        # Entities: Coin and Labor always, plus what the scenario and components need.
-        entities = {"Coin", "Labor"} | set(self.required_entities)
-        for c in classes:
-            entities |= set(c.required_entities)
-        self.resources = sorted(e for e in entities if resource_registry.has(e))
-        self.endogenous = sorted(e for e in entities if endogenous_registry.has(e))
-        landmarks = sorted(e for e in entities if landmark_registry.has(e))
-        unknown = entities - set(self.resources) - set(self.endogenous) - set(landmarks)
-        if unknown:
-            raise ValueError(f"unknown entities required: {sorted(unknown)}")
-        self.collectible = [r for r in self.resources if resource_registry.get(r).collectible]
-        self.landmarks = landmarks + [r + "SourceBlock" for r in self.collectible]
-        self.map_keys = tuple(self.collectible + self.landmarks)
-        self.private_landmarks = tuple(
-            l for l in self.landmarks if landmark_registry.get(l).is_private()
-        )
-        self.blocking_landmarks = tuple(
-            l for l in self.landmarks if landmark_registry.get(l).is_blocking()
-        )
-
-        self._component_entries = [(cls, kwargs) for cls, (_, kwargs) in zip(classes, parsed)]
-        mobile = {c.name: getattr(c, "draws_skills", False)
-                  for c in classes if MOBILE in getattr(c, "agent_subclasses", ())}
-        reward_params = {f: bound_of(self.Params, f) for f in self.agent_reward_params}
-        self.agent_groups = parse_groups(self.n_agents, mobile_agent_groups, n_planners, mobile, reward_params)
-        _check_world_fits_in_memory(self.world_size, len(self.map_keys) + len(self.private_landmarks))
-
-    def build_components(self) -> "BaseEnvironment":
-        """Build the components from the frozen ``EnvSpec``, then the action
-        layouts, then the scenario's ``components_built`` hook; returns ``self``.
-
-        Called once, after the scenario's whole ``__init__`` has run
-        (``jaxecon.make`` does).
-
-        Raises:
-            RuntimeError: called a second time.
-            TypeError / ValueError: a component's bad keyword argument (named).
-        """
-        if "_components" in self.__dict__:
-            raise RuntimeError(f"the components of scenario {self.name!r} are built already")
+    def __init__(self, scenario: Scenario):
+        if not isinstance(scenario, Scenario):
+            raise TypeError(
+                f"scenario must be a jaxecon.core.scenario.Scenario (a constructed scenario), "
+                f"got {type(scenario).__qualname__}")
+        if "_components" in vars(scenario):
+            raise RuntimeError(f"scenario {scenario.name!r} already belongs to an economy; construct another")
+        self.scenario = scenario
         self.spec = EnvSpec(
-            scenario_name=self.name,
-            component_names=tuple(cls.name for cls, _ in self._component_entries),
-            n_agents=self.n_agents,
-            world_size=tuple(self.world_size),
-            episode_length=self.episode_length,
-            inv_scale=self.inv_scale,
-            resources=tuple(self.resources),
-            endogenous=tuple(self.endogenous),
-            landmarks=tuple(self.landmarks),
-            collectible=tuple(self.collectible),
-            map_keys=tuple(self.map_keys),
-            private_landmarks=tuple(self.private_landmarks),
-            blocking_landmarks=tuple(self.blocking_landmarks),
-            multi_action_mode_agents=self.multi_action_mode_agents,
-            multi_action_mode_planner=self.multi_action_mode_planner,
-            seed=self.seed,
-            scenario=self.static_spec(),
-            agent_groups=self.agent_groups,
+            scenario_name=scenario.name,
+            component_names=tuple(cls.name for cls, _ in scenario.component_entries),
+            n_agents=scenario.n_agents,
+            world_size=tuple(scenario.world_size),
+            episode_length=scenario.episode_length,
+            inv_scale=scenario.inv_scale,
+            resources=tuple(scenario.resources),
+            endogenous=tuple(scenario.endogenous),
+            landmarks=tuple(scenario.landmarks),
+            collectible=tuple(scenario.collectible),
+            map_keys=tuple(scenario.map_keys),
+            private_landmarks=tuple(scenario.private_landmarks),
+            blocking_landmarks=tuple(scenario.blocking_landmarks),
+            multi_action_mode_agents=scenario.multi_action_mode_agents,
+            multi_action_mode_planner=scenario.multi_action_mode_planner,
+            seed=scenario.seed,
+            scenario=scenario.static_spec(),
+            agent_groups=scenario.agent_groups,
         )
         components = []
-        for cls, kwargs in self._component_entries:
+        for cls, kwargs in scenario.component_entries:
             try:
                 if issubclass(cls, Component):
                     components.append(cls(self.spec, **kwargs))
@@ -342,23 +155,45 @@ class BaseEnvironment:
                     components.append(cls.build_core_component(self.spec, kwargs))
             except TypeError as e:
                 raise TypeError(f"component {cls.name}: {e}") from None
-        self._components = components
-        self.agent_actions = self._action_layout(MOBILE, self.multi_action_mode_agents)
-        self.planner_actions = self._action_layout(PLANNER, self.multi_action_mode_planner)
-        if self.planner_group is None and not self.planner_actions.passive:
-            names = sorted({n.split(".")[0] for n in self.planner_actions.names})
-            raise ValueError(
-                f"the economy has no planner (n_planners=0), but {names} take planner actions; remove "
-                "them, turn their planner actions off (PeriodicBracketTax: disable_taxes=True) or set n_planners=1")
+        self.components = components
+        self.agent_groups = scenario.agent_groups
+        self.agent_actions = self._action_layout(MOBILE, scenario.multi_action_mode_agents)
+        self.planner_actions = self._action_layout(PLANNER, scenario.multi_action_mode_planner)
+        self._check_planners()
         self.group_actions = {
-            g.name: (self.planner_actions if g.is_planner else
+            g.name: (self.planner_actions if g.is_planner and g.components is None else
                      self.agent_actions if g.components is None else
-                     self._action_layout(MOBILE, self.multi_action_mode_agents, g))
+                     self._action_layout(g.kind, self.planner_actions.multi_action_mode if g.is_planner
+                                         else scenario.multi_action_mode_agents, g))
             for g in self.agent_groups}
-        self.components_built()
+        scenario.attach_components(components)
         self._action_spaces = {g: self._action_space_of(layout) for g, layout in self.group_actions.items()}
         self._observation_spaces = self._build_observation_spaces()
-        return self
+
+    def __getattr__(self, name: str):
+        """The scenario's configuration, read through (class docstring); called
+        only for names the engine does not define.
+
+        Raises:
+            AttributeError: a private name, a scenario hook (naming
+                ``env.scenario.<hook>``), or a name the scenario lacks.
+        """
+        if name.startswith("_") or name == "scenario":
+            raise AttributeError(name)
+        if name in SCENARIO_HOOKS:
+            raise AttributeError(
+                f"{name!r} is a scenario hook, which the economy runs in its phases; "
+                f"call env.scenario.{name}(...)")
+        try:
+            return getattr(self.scenario, name)
+        except AttributeError:
+            raise AttributeError(
+                f"{type(self).__name__!r} (scenario {self.scenario.name!r}) has no attribute {name!r}") from None
+
+    def __dir__(self):
+        """The engine's attributes and the scenario's public configuration."""
+        return sorted(set(super().__dir__()) | {n for n in dir(self.scenario)
+                                                 if not n.startswith("_") and n not in SCENARIO_HOOKS})
 
     @property
     def group_names(self) -> tuple:
@@ -372,36 +207,52 @@ class BaseEnvironment:
         return tuple(g for g in self.agent_groups if not g.is_planner)
 
     @property
+    def planner_groups(self) -> tuple:
+        """The planners' groups (``AgentGroup``), in declared order (Foundation's: ``"p"``; none without a planner)."""
+        return tuple(g for g in self.agent_groups if g.is_planner)
+
+    @property
     def planner_group(self) -> AgentGroup | None:
-        """The planner's group, or None in an economy without a planner."""
-        return next((g for g in self.agent_groups if g.is_planner), None)
+        """The planner's group, or None in an economy without a planner.
+
+        Raises:
+            ValueError: an economy with several planners (use ``planner_groups``).
+        """
+        planners = self.planner_groups
+        if len(planners) > 1:
+            raise ValueError(f"this economy has several planners {[g.name for g in planners]}: "
+                             "read env.planner_groups")
+        return planners[0] if planners else None
+
+    def _check_planners(self) -> None:
+        """Refuse planner actions that no planner takes, and several planners in
+        single-action mode (``__init__``'s Raises)."""
+        with_actions = list(dict.fromkeys(n.split(".")[0] for n in self.planner_actions.names))
+        if self.planner_actions.passive:
+            with_actions = []
+        planners = self.planner_groups
+        if not planners and with_actions:
+            raise ValueError(
+                f"the economy has no planner (n_planners=0), but {with_actions} take planner actions; remove "
+                "them, turn their planner actions off (PeriodicBracketTax: disable_taxes=True) or set n_planners=1")
+        untaken = [c for c in with_actions if not any(g.takes_actions_of(c) for g in planners)]
+        if untaken:
+            raise ValueError(f"planner_groups: no planner takes the planner actions of {untaken}; "
+                             "name each in one planner's components")
+        if len(planners) > 1 and not self.planner_actions.multi_action_mode:
+            raise ValueError("several planners (planner_groups) act in multi-action mode: "
+                             "set multi_action_mode_planner=True (Foundation's default)")
 
     @property
     def has_foundation_groups(self) -> bool:
-        """Whether the groups are Foundation's (one mobile group ``"a"``, the planner ``"p"``)."""
-        return self.group_names == AGENT_IDS and self.mobile_groups[0].components is None
+        """Whether the groups are Foundation's (one mobile group ``"a"``, the planner ``"p"``,
+        each taking every action of its agent class)."""
+        return self.group_names == AGENT_IDS and all(g.components is None for g in self.agent_groups)
 
     @property
     def one_mobile_group(self) -> bool:
         """Whether one group holds every mobile agent and takes every mobile action."""
         return len(self.mobile_groups) == 1 and self.mobile_groups[0].components is None
-
-    @property
-    def components(self) -> list:
-        """The economy's components (``Component`` instances), in list order.
-
-        Raises:
-            RuntimeError: the scenario class was constructed directly and its
-                components are not built (use ``jaxecon.make``).
-        """
-        try:
-            return self.__dict__["_components"]
-        except KeyError:
-            raise RuntimeError(
-                f"scenario {self.name!r} has no built components: build economies with jaxecon.make "
-                "(or jaxecon.factory.build_scenario), not by calling the scenario class"
-            ) from None
-
 
     # ------------------------------------------------------------------ structure
     def _action_layout(self, agent_kind: str, multi: bool, group: AgentGroup | None = None) -> ActionLayout:
@@ -425,45 +276,14 @@ class BaseEnvironment:
         return ActionLayout(tuple(names), tuple(sizes), multi)
 
     def get_component(self, name: str):
-        """The component object by full name or shorthand.
-
-        Raises:
-            KeyError: if no component matches; lists the present ones.
-            RuntimeError: the components are not built yet (inside the
-                scenario's ``__init__``: use ``components_built()``).
-        """
-        if "_components" not in vars(self):
-            raise RuntimeError(
-                "components are built after the scenario's __init__ returns; "
-                "use them in components_built(), not in __init__"
-            )
-        for c in self.components:
-            if name in (c.name, c.shorthand):
-                return c
-        raise KeyError(
-            f"no component {name!r} in this environment; present: "
-            f"{[c.name for c in self.components]}"
-        )
-
-    @property
-    def component_names(self) -> list:
-        """Registry names of the components, in list order (also inside ``__init__``)."""
-        return [cls.name for cls, _ in self._component_entries]
-
-    def has_component(self, name: str) -> bool:
-        """Whether a component of this full name or shorthand is present (also
-        inside ``__init__``, before the components are built)."""
-        return any(name in (cls.name, cls.component_type or cls.name) for cls, _ in self._component_entries)
-
-    def default_scenario_params(self):
-        """The scenario's ``Params`` with the values given at construction."""
-        return self.Params()
+        """The component object by full name or shorthand (``Scenario.get_component``)."""
+        return self.scenario.get_component(name)
 
     @property
     def default_params(self) -> EnvParams:
         """``EnvParams`` holding every numeric knob at the values given to ``make``."""
         return EnvParams(
-            scenario=self._per_agent_reward_params(self.default_scenario_params()),
+            scenario=self._per_agent_reward_params(self.scenario.default_scenario_params()),
             components={c.name: c.default_params() for c in self.components},
         )
 
@@ -483,98 +303,7 @@ class BaseEnvironment:
     @property
     def num_agents(self) -> int:
         """Mobile agents plus the planner if any (Foundation's ``num_agents``)."""
-        return self.n_agents + (self.planner_group is not None)
-
-    # ----------------------------------------------------------- scenario hooks
-    def static_spec(self) -> Any:
-        """The scenario's static facts its components may read, as
-        ``EnvSpec.scenario`` (a frozen dataclass), or None (the default).
-
-        Called after the scenario's ``__init__`` returns, before any component
-        is built. jaxecon only (Foundation components read the live env).
-        """
-        return None
-
-    def components_built(self) -> None:
-        """Called once the components exist: checks and static setup that need
-        the component objects (e.g. a required component's kwargs). Raise
-        ``ValueError`` naming the problem. Default: nothing. jaxecon only."""
-
-    def unread_params(self) -> tuple:
-        """Names of the scenario ``Params`` fields this configuration never reads;
-        analysis refuses gradients with respect to them. Default: none."""
-        return ()
-
-    def init_scenario_state(self, params) -> SubState:
-        """The scenario's typed sub-state (a ``flax.struct`` dataclass) with the right shapes."""
-        return NoState()
-
-    def reset_starting_layout(self, key, state: EnvState, params) -> EnvState:
-        """Part 1 of reset: the world layout (maps)."""
-        return state
-
-    def reset_agent_states(self, key, state: EnvState, params) -> EnvState:
-        """Part 2 of reset: inventories, escrow, endogenous, locations."""
-        return state
-
-    def additional_reset_steps(self, key, state: EnvState, params) -> EnvState:
-        """Last part of reset, after the components' resets."""
-        return state
-
-    def carry_over(self, prev_state: EnvState, state: EnvState, params) -> EnvState:
-        """After the whole reset, only when ``reset`` is given ``prev_state``: keep
-        in the scenario's sub-state what Foundation's scenario keeps across
-        episodes (attributes its reset never clears), and re-derive whatever the
-        reset computed from them (e.g. reward baselines).
-
-        Args:
-            prev_state: ``EnvState`` the previous episode ended in (any timestep;
-                a fresh ``init_state`` carries nothing over).
-            state: the freshly reset ``EnvState`` (components already carried over).
-            params: ``EnvParams``.
-        Returns:
-            ``state`` with the scenario's carried fields. Default: ``state``
-            unchanged (a scenario that keeps nothing across episodes).
-        """
-        return state
-
-    def scenario_step(self, key, state: EnvState, params) -> EnvState:
-        """Scenario dynamics after the components' steps."""
-        return state
-
-    def generate_observations(self, state: EnvState, params) -> dict:
-        """Scenario observations, unprefixed: ``{"a": ..., "p": ..., "pa": ...}``."""
-        return {}
-
-    def generate_observation_spaces(self) -> dict | None:
-        """The spaces of ``generate_observations``' fields, from static configuration:
-        ``{"a": {k: Box}, "p": {k: Box}, "pa": {k: Box}}``, one agent's entry
-        each, as ``Component.observation_spaces`` (whose docstring gives the
-        rules). Default ``None`` (undeclared): shapes and dtypes are inferred
-        with ``jax.eval_shape`` and the bounds left infinite. jaxecon only."""
-        return None
-
-    def compute_reward(self, state: EnvState, params):
-        """``(reward_a float [n], reward_p float [], new_state)``."""
-        f = float_dtype()
-        return jnp.zeros(self.n_agents, f), jnp.zeros((), f), state
-
-    def scenario_metrics(self, state: EnvState, params) -> dict:
-        """Scenario metrics ``{key: scalar}``."""
-        return {}
-
-    def optimization_metrics(self, state: EnvState, params) -> jax.Array:
-        """float [n + 1]: each mobile agent's utility, then the planner's
-        objective (Foundation's ``curr_optimization_metric``), for analysis.
-
-        Raises:
-            ValueError: the default, for a scenario that defines none.
-        """
-        raise ValueError(f"scenario {self.name!r} has no optimization_metrics")
-
-    def step_info(self, state: EnvState, params) -> dict:
-        """Per-step ``info``: cheap metrics (``{key: scalar}``)."""
-        return {}
+        return self.n_agents + len(self.planner_groups)
 
     # --------------------------------------------------------------- functional
     # ------------------------------------------------------------- door checks
@@ -649,7 +378,7 @@ class BaseEnvironment:
                 c.name: c.init(k, params.components[c.name])
                 for c, k in zip(self.components, keys[1:])
             },
-            scenario=self.init_scenario_state(params),
+            scenario=self.scenario.init_scenario_state(params),
         )
 
     def reset(self, key: jax.Array, params: EnvParams, completions=None, prev_state=None):
@@ -717,10 +446,10 @@ class BaseEnvironment:
             state = comp.reset(key, state, p)
             return state if prev_state is None else comp.carry_over(prev_state, state, p)
         if phase.name == "carry_over":
-            return state if prev_state is None else self.carry_over(prev_state, state, params)
-        hooks = {"reset_starting_layout": self.reset_starting_layout,
-                 "reset_agent_states": self.reset_agent_states,
-                 "additional_reset_steps": self.additional_reset_steps}
+            return state if prev_state is None else self.scenario.carry_over(prev_state, state, params)
+        hooks = {"reset_starting_layout": self.scenario.reset_starting_layout,
+                 "reset_agent_states": self.scenario.reset_agent_states,
+                 "additional_reset_steps": self.scenario.additional_reset_steps}
         return hooks[phase.name](key, state, params)
 
     def component_actions(self, actions: dict) -> list:
@@ -740,8 +469,9 @@ class BaseEnvironment:
                 name: jnp.concatenate([d[name] if name in d else jnp.zeros(g.count, jnp.int32)
                                        for g, d in zip(self.mobile_groups, per_group)])
                 for name in self.agent_actions.names}
-        planner = self.planner_group
-        local_p = {} if planner is None else self.planner_actions.decode(actions[planner.name])
+        local_p = {}
+        for g in self.planner_groups:
+            local_p.update(self.group_actions[g.name].decode(actions[g.name]))
         return [{"a": {n: v for n, v in local_a.items() if n.split(".")[0] == c.name},
                  "p": {n: v for n, v in local_p.items() if n.split(".")[0] == c.name}}
                 for c in self.components]
@@ -763,7 +493,7 @@ class BaseEnvironment:
         if phase.name == "component_step":
             comp = self.components[phase.component]
             return comp.step(keys[phase.key], state, actions[phase.component], params.components[comp.name])
-        return self.scenario_step(keys[phase.key], state, params)
+        return self.scenario.scenario_step(keys[phase.key], state, params)
 
     def check_actions(self, actions) -> dict:
         """Trace-time validation of the action pytree.
@@ -828,10 +558,10 @@ class BaseEnvironment:
         if checked:
             check_state_finite(state)
         obs = self.observe(state, params)
-        rew_a, rew_p, state = self.compute_reward(state, params)
+        rew_a, rew_p, state = self.scenario.compute_reward(state, params)
         done = state.timestep >= self.episode_length
         state = state.replace(completions=state.completions + done.astype(jnp.int32))
-        info = self.step_info(state, params)
+        info = self.scenario.step_info(state, params)
         return obs, state, self.group_rewards(rew_a, rew_p), done, info
 
     def group_rewards(self, rew_a: jax.Array, rew_p: jax.Array) -> dict:
@@ -871,8 +601,16 @@ class BaseEnvironment:
                     x = jnp.where(layout.in_range(x), jnp.asarray(table)[jnp.clip(x, 0, layout.n_actions - 1)], 0)
                 rows.append(x)
             a = jnp.concatenate(rows)
-        planner = self.planner_group
-        p = acts[planner.name] if planner else jnp.zeros(self.planner_actions.action_shape, jnp.int32)
+        planners = self.planner_groups
+        if len(planners) == 1:  # one planner takes every planner action: the joint layout is its own
+            p = acts[planners[0].name]
+        elif planners:  # several, in multi-action mode: each its heads' columns
+            joint = self.planner_actions.names
+            cols = {n: acts[g.name][self.group_actions[g.name].names.index(n)]
+                    for g in planners for n in self.group_actions[g.name].names}
+            p = jnp.stack([cols.get(n, jnp.zeros((), jnp.int32)) for n in joint])
+        else:
+            p = jnp.zeros(self.planner_actions.action_shape, jnp.int32)
         return {"a": a, "p": p}
 
     def joint_rewards(self, reward: dict) -> tuple:
@@ -880,8 +618,8 @@ class BaseEnvironment:
         Foundation's joint layout (mobile agents in agent order; the planner's,
         0 without a planner)."""
         a = jnp.concatenate([jnp.asarray(reward[g.name]) for g in self.mobile_groups])
-        planner = self.planner_group
-        return a, reward[planner.name] if planner else jnp.zeros((), a.dtype)
+        planners = self.planner_groups
+        return a, reward[planners[0].name] if planners else jnp.zeros((), a.dtype)
 
     def _rows(self, x: jax.Array, group: AgentGroup) -> jax.Array:
         """``x``'s entries of ``group``'s agents along the leading agent axis."""
@@ -960,7 +698,7 @@ class BaseEnvironment:
         """Every observation hook's output, unprefixed, in Foundation's order:
         ``[("world", generate_observations), (component name, its observe), ...]``,
         each ``{"a": {k: [n, ...]}, "p": {k: ...}, "pa": {k: [n, ...]}}``."""
-        return [("world", self.generate_observations(state, params))] + [
+        return [("world", self.scenario.generate_observations(state, params))] + [
             (c.name, c.observe(state, params.components[c.name])) for c in self.components
         ]
 
@@ -1086,7 +824,7 @@ class BaseEnvironment:
         Raises:
             NotImplementedError: a Foundation-style (host) component.
         """
-        out = [("world", self.generate_observation_spaces())]
+        out = [("world", self.scenario.generate_observation_spaces())]
         for c in self.components:
             if c.runs_on_host:
                 raise NotImplementedError(
@@ -1223,7 +961,7 @@ class BaseEnvironment:
 
     def metric_sources(self, state: EnvState, params: EnvParams) -> tuple:
         """``(scenario_metrics, [each component's metrics, in list order])``, unprefixed."""
-        return self.scenario_metrics(state, params), [
+        return self.scenario.scenario_metrics(state, params), [
             c.metrics(state, params.components[c.name]) for c in self.components
         ]
 

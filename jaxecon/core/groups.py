@@ -24,6 +24,15 @@ class that share an observation layout, an action space and a reward.
 - ``n_planners=0`` builds an economy without a planner: no ``"p"`` entry
   anywhere, and a component that needs the planner's actions (tax brackets)
   is refused at construction.
+- ``planner_groups`` (a ``make`` keyword argument) declares several planners,
+  each a group of one with its name and the components whose planner
+  actions it takes; every component with planner actions is taken by exactly
+  one planner. The planners share the planner's inventory and escrow (taxes
+  collected, subsidies paid), each observes what Foundation's planner
+  observes, and each gets the scenario's planner reward. Several planners
+  act in multi-action mode (``multi_action_mode_planner=True``,
+  Foundation's default): their joint action, the one the dense log
+  records, is then one column per action subspace.
 """
 
 from __future__ import annotations
@@ -43,6 +52,8 @@ MOBILE_GROUP = "a"
 PLANNER_GROUP = "p"
 #: The keys a mobile-agent group declaration may hold.
 GROUP_KEYS = ("name", "n_agents", "components", "skill_dist", "reward")
+#: The keys a planner group declaration may hold.
+PLANNER_GROUP_KEYS = ("name", "components")
 SKILL_DISTS = ("none", "pareto", "lognormal")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -57,9 +68,10 @@ class AgentGroup:
         kind: Foundation's agent class, ``MOBILE`` or ``PLANNER``.
         count: agents in the group (a planner group: 1).
         start: index of the group's first agent on the state's agent axis
-            (mobile groups; 0 for the planner).
-        components: mobile groups: names of the components whose actions the
-            group takes, or None for every component acting on mobile agents.
+            (mobile groups; 0 for a planner).
+        components: names of the components whose actions the group takes,
+            or None for every component acting on its agent class (Foundation's
+            groups).
         skill_dist: ``((component name, "none" | "pareto" | "lognormal"), ...)``:
             the group's skill distribution where it differs from the component's
             own ``skill_dist``.
@@ -88,7 +100,7 @@ class AgentGroup:
 
     def takes_actions_of(self, component_name: str) -> bool:
         """Whether the group's action space holds ``component_name``'s actions
-        (mobile groups; a component must also act on the group's kind)."""
+        (a component must also act on the group's kind)."""
         return self.components is None or component_name in self.components
 
     def skill_dist_of(self, component_name: str, default: str) -> str:
@@ -104,7 +116,8 @@ def foundation_groups(n_agents: int, n_planners: int = 1) -> tuple:
 
 
 def parse_groups(n_agents: int, mobile_agent_groups, n_planners, mobile_components: dict,
-                 reward_params: dict | None = None) -> tuple:
+                 reward_params: dict | None = None, planner_groups=None,
+                 planner_components: tuple = ()) -> tuple:
     """The economy's groups from ``make``'s keyword arguments.
 
     Args:
@@ -118,20 +131,39 @@ def parse_groups(n_agents: int, mobile_agent_groups, n_planners, mobile_componen
             components with a ``skill_dist`` keyword argument: Build, Gather)
             and ``reward`` (``{parameter: float}``, keys among
             ``reward_params``).
-        n_planners: 0 or 1.
+        n_planners: None (1, or as many as ``planner_groups`` declares), 0, 1,
+            or the length of ``planner_groups``.
         mobile_components: ``{name: has_skill_dist}`` of the economy's
             components that act on mobile agents (registry names).
         reward_params: ``{name: jaxecon.core.bounds.Bound}``: the scenario's
             per-agent reward parameters and their allowed values (default none).
+        planner_groups: None (Foundation's one planner ``"p"``, taking every
+            planner action), or a non-empty list of dicts with keys ``name``
+            (str identifier, unique among all groups) and ``components``
+            (list of names among ``planner_components``), no component
+            named by two planners (the engine checks, once the components are
+            built, that every planner action is taken).
+        planner_components: registry names of the economy's components that
+            act on the planner (``BasicPlanner`` in their ``agent_subclasses``),
+            in list order.
     Returns:
-        tuple of ``AgentGroup``: the mobile groups in order, then the planner.
+        tuple of ``AgentGroup``: the mobile groups in order, then the planners.
     Raises:
         ValueError / TypeError: naming the bad argument and what is allowed.
     """
-    if isinstance(n_planners, bool) or n_planners not in (0, 1):
-        raise ValueError(f"n_planners must be 0 or 1 (the planner's group \"p\"), got {n_planners!r}")
+    if n_planners is not None and (isinstance(n_planners, bool) or not isinstance(n_planners, int)
+                                   or n_planners < 0):
+        raise ValueError(f"n_planners must be None, 0, 1 or the number of planner_groups, got {n_planners!r}")
+    if planner_groups is None:
+        if n_planners not in (None, 0, 1):
+            raise ValueError(f"n_planners={n_planners!r}: several planners need planner_groups, a list of "
+                             f"{{'name', 'components'}} dicts (each planner's name and the planner actions it takes)")
+        n_planners = 1 if n_planners is None else n_planners
+        planners = (AgentGroup(PLANNER_GROUP, PLANNER, 1),) if n_planners else ()
+    else:
+        planners = _parse_planner_groups(planner_groups, n_planners, tuple(planner_components))
     if mobile_agent_groups is None:
-        return foundation_groups(n_agents, n_planners)
+        return foundation_groups(n_agents, 0) + planners
     if not isinstance(mobile_agent_groups, (list, tuple)) or not mobile_agent_groups:
         raise ValueError("mobile_agent_groups must be None or a non-empty list of dicts "
                          f"with keys {GROUP_KEYS}, got {mobile_agent_groups!r}")
@@ -144,9 +176,10 @@ def parse_groups(n_agents: int, mobile_agent_groups, n_planners, mobile_componen
         if unknown:
             raise ValueError(f"{where} has unknown keys {sorted(unknown)}; allowed: {GROUP_KEYS}")
         name = decl.get("name")
-        if not isinstance(name, str) or not _NAME.match(name) or name == PLANNER_GROUP or name in names:
-            raise ValueError(f"{where}['name'] must be a unique identifier other than {PLANNER_GROUP!r} "
-                             f"(the planner's group), got {name!r}")
+        taken = {PLANNER_GROUP} | {g.name for g in planners}
+        if not isinstance(name, str) or not _NAME.match(name) or name in taken or name in names:
+            raise ValueError(f"{where}['name'] must be a unique identifier other than the planners' "
+                             f"{sorted(taken)}, got {name!r}")
         names.add(name)
         count = decl.get("n_agents")
         if isinstance(count, bool) or not isinstance(count, int) or count < 1:
@@ -175,7 +208,46 @@ def parse_groups(n_agents: int, mobile_agent_groups, n_planners, mobile_componen
     if start != n_agents:
         raise ValueError(f"the mobile_agent_groups' n_agents sum to {start}, but n_agents is {n_agents}; "
                          "they must be equal")
-    return tuple(groups) + ((AgentGroup(PLANNER_GROUP, PLANNER, 1),) if n_planners else ())
+    return tuple(groups) + planners
+
+
+def _parse_planner_groups(planner_groups, n_planners, planner_components: tuple) -> tuple:
+    """The planners' ``AgentGroup``s from ``planner_groups`` (``parse_groups``).
+
+    Raises:
+        ValueError / TypeError: naming the bad entry and what is allowed.
+    """
+    if not isinstance(planner_groups, (list, tuple)) or not planner_groups:
+        raise ValueError("planner_groups must be None or a non-empty list of dicts with keys "
+                         f"{PLANNER_GROUP_KEYS} (n_planners=0: no planner), got {planner_groups!r}")
+    if n_planners is not None and n_planners != len(planner_groups):
+        raise ValueError(f"n_planners={n_planners!r} but planner_groups declares {len(planner_groups)} "
+                         "planners; give one of them, or make them agree")
+    out, owner = [], {}
+    for i, decl in enumerate(planner_groups):
+        where = f"planner_groups[{i}]"
+        if not isinstance(decl, dict):
+            raise TypeError(f"{where} must be a dict with keys {PLANNER_GROUP_KEYS}, got {type(decl).__name__}")
+        unknown = set(decl) - set(PLANNER_GROUP_KEYS)
+        if unknown:
+            raise ValueError(f"{where} has unknown keys {sorted(unknown)}; allowed: {PLANNER_GROUP_KEYS}")
+        name = decl.get("name")
+        if not isinstance(name, str) or not _NAME.match(name) or name in {g.name for g in out}:
+            raise ValueError(f"{where}['name'] must be a unique identifier, got {name!r}")
+        comps = decl.get("components")
+        if not isinstance(comps, (list, tuple)) or not all(isinstance(c, str) for c in comps):
+            raise ValueError(f"{where}['components'] must be a list of component names, got {comps!r}")
+        bad = [c for c in comps if c not in planner_components]
+        if bad:
+            raise ValueError(f"{where}['components'] names {bad}, which are not components of this economy "
+                             f"acting on the planner; allowed: {list(planner_components)}")
+        for c in comps:
+            if c in owner:
+                raise ValueError(f"{where}['components'] names {c!r}, which planner {owner[c]!r} takes already; "
+                                 "each planner action belongs to one planner")
+            owner[c] = name
+        out.append(AgentGroup(name, PLANNER, 1, 0, tuple(comps)))
+    return tuple(out)
 
 
 def _parse_reward(reward, where: str, allowed: dict) -> tuple:

@@ -137,7 +137,7 @@ class Registry(Generic[T]):
 
 def validate_scenario_class(cls) -> None:
     """Check that ``cls`` can be registered as a jaxecon scenario: a subclass of
-    ``jaxecon.core.env.BaseEnvironment``, which declares ``jaxecon_scenario``.
+    ``jaxecon.core.scenario.Scenario``, which declares ``jaxecon_scenario``.
 
     Raises:
         TypeError: ``cls`` is not a jaxecon scenario class (the message
@@ -152,7 +152,7 @@ def validate_scenario_class(cls) -> None:
         return
     raise TypeError(
         f"scenario class {cls.__name__!r} is not a jaxecon scenario (a subclass of "
-        "jaxecon.core.env.BaseEnvironment); a Foundation-style scenario subclasses "
+        "jaxecon.core.scenario.Scenario); a Foundation-style scenario subclasses "
         "jaxecon.foundation.base.base_env.BaseEnvironment and registers with "
         "jaxecon.foundation.scenarios.add (it runs in the stateful shim only)"
     )

@@ -47,8 +47,8 @@ def state_fields(core, host) -> tuple:
                  if cls == "BasicPlanner" or "BasicMobileAgent" in c.agent_subclasses]
         for comp in sorted(comps, key=lambda c: c.get_n_actions(cls) is None):  # stable
             out.update(fields(comp, host))
-    agents.update(hooks.agent_state_fields(core, host))
-    planner.update(hooks.planner_state_fields(core, host))
+    agents.update(hooks.agent_state_fields(core.scenario, host))
+    planner.update(hooks.planner_state_fields(core.scenario, host))
     return agents, planner
 
 

@@ -158,7 +158,7 @@ class Engine:
         f = jax.eval_shape(lambda: jnp.zeros((), float)).dtype
         obs = jax.eval_shape(core.observe, self._state_shape, core.default_params)
         kd_sds = self._sds["kd"]
-        info = jax.eval_shape(core.step_info, self._state_shape, core.default_params)
+        info = jax.eval_shape(core.scenario.step_info, self._state_shape, core.default_params)
         # The outputs go to the host as one word buffer and the maps (MAP_NDIM).
         self._reset_out_packing = WordPacking({"kd": kd_sds, "obs": obs, "info": info},
                                               separate_ndim=MAP_NDIM)
@@ -255,7 +255,7 @@ class Engine:
         params = self.params_packing.unpack(pbuf)
         prev = self.state_packing.unpack(prev_sbuf)
         obs, state = self.core.reset(use, params, completions, prev)
-        out = {"kd": jax.random.key_data(nxt), "obs": obs, "info": self.core.step_info(state, params)}
+        out = {"kd": jax.random.key_data(nxt), "obs": obs, "info": self.core.scenario.step_info(state, params)}
         return self.state_packing.pack(state), self._reset_out_packing.pack(out)
 
     def _metrics_fn(self, sbuf, pbuf):

@@ -165,7 +165,7 @@ class FoundationEnv(EnvAttributes):
     # ------------------------------------------------------------ state access
     @property
     def core(self):
-        """The functional environment (``jaxecon.core.env.BaseEnvironment``)."""
+        """The functional environment (``jaxecon.core.env.Economy``)."""
         return self._core
 
     def observation_space(self, agent: str):

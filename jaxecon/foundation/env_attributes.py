@@ -30,7 +30,7 @@ from __future__ import annotations
 import jax
 import numpy as np
 
-from jaxecon.core.env import BaseEnvironment as _CoreEnv
+from jaxecon.core.scenario import Scenario as _CoreScenario
 from jaxecon.foundation import formats
 from jaxecon.foundation.component_views import component_view
 from jaxecon.foundation.scenario_attributes import ScenarioAttributes
@@ -169,13 +169,13 @@ class EnvAttributes:
             rows.append({k: v.copy() for k, v in row.items()})
             return
         core = self.core
-        if type(core).step_info is _CoreEnv.step_info:
+        if type(core.scenario).step_info is _CoreScenario.step_info:
             return
         if "_global_state_keys" not in d:
             keys = []  # the scenario's key order (jit and the packing sort the dict)
 
             def probe(state):
-                keys.extend(core.step_info(state, self.params))
+                keys.extend(core.scenario.step_info(state, self.params))
                 return 0
 
             jax.eval_shape(probe, self.state)
@@ -183,7 +183,7 @@ class EnvAttributes:
         if row is None:
             fn = self.__dict__.get("_step_info_fn")
             if fn is None:
-                fn = self.__dict__["_step_info_fn"] = jax.jit(core.step_info)
+                fn = self.__dict__["_step_info_fn"] = jax.jit(core.scenario.step_info)
             row = jax.device_get(fn(self.state, self.params))
         row = {k: np.array(v) for k, v in row.items()}
         if first:
@@ -200,7 +200,7 @@ class EnvAttributes:
                 wood-and-stone worlds have no ``global_state`` either).
         """
         rows = self.__dict__.get("_global_state_rows")
-        if type(self.core).step_info is _CoreEnv.step_info or not rows:
+        if type(self.core.scenario).step_info is _CoreScenario.step_info or not rows:
             raise AttributeError("global_state")
         out = {}
         for key in self.__dict__["_global_state_keys"]:

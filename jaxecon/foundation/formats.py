@@ -64,7 +64,7 @@ class ObservationLayout:
         mask_order = {"a": [], "p": []}
 
         def probe(state):
-            sources = [("world", core.generate_observations(state, params))] + [
+            sources = [("world", core.scenario.generate_observations(state, params))] + [
                 (c.name, c.observe(state, params.components[c.name])) for c in core.components
             ]
             for i, (prefix, source) in enumerate(sources):

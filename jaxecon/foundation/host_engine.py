@@ -160,7 +160,7 @@ class HostEngine(Engine):
                 f = jax.eval_shape(lambda: jnp.zeros((), float)).dtype
                 return (jax.random.key_data(nxt), sp.pack(state), obs,
                         jnp.zeros(core.n_agents, f), jnp.zeros((), f), done)
-            rew_a, rew_p, state = core.compute_reward(state, params)
+            rew_a, rew_p, state = core.scenario.compute_reward(state, params)
             state = state.replace(completions=state.completions + done.astype(jnp.int32))
             return jax.random.key_data(nxt), sp.pack(state), obs, rew_a, rew_p, done
 
@@ -337,7 +337,7 @@ class CoreScenarioHooks:
         if name == "compute_reward":
             def make():
                 def f(sb, pb):
-                    ra, rp, state = core.compute_reward(sp.unpack(sb), pp.unpack(pb))
+                    ra, rp, state = core.scenario.compute_reward(sp.unpack(sb), pp.unpack(pb))
                     return sp.pack(state), ra, rp
                 return f
 
@@ -348,11 +348,11 @@ class CoreScenarioHooks:
             out["p"] = float(rp)
             return out
         if name == "generate_observations":
-            fn = self._jitted(name, lambda: lambda sb, pb: core.generate_observations(
+            fn = self._jitted(name, lambda: lambda sb, pb: core.scenario.generate_observations(
                 sp.unpack(sb), pp.unpack(pb)))
             return _foundation_obs(jax.device_get(fn(sbuf, pbuf)), core.n_agents)
         if name == "scenario_metrics":
-            fn = self._jitted(name, lambda: lambda sb, pb: core.scenario_metrics(
+            fn = self._jitted(name, lambda: lambda sb, pb: core.scenario.scenario_metrics(
                 sp.unpack(sb), pp.unpack(pb)))
             return {k: np.asarray(v)[()] for k, v in jax.device_get(fn(sbuf, pbuf)).items()}
         raise ValueError(f"unknown scenario hook {name!r}; hooks: {list(SCENARIO_HOOKS)}")

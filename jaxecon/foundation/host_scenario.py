@@ -15,13 +15,13 @@ BaseEnvironment``) is one of:
 
 from __future__ import annotations
 
-from jaxecon.core.env import BaseEnvironment as CoreEnvironment
+from jaxecon.core.scenario import Scenario as CoreScenario
 from jaxecon.foundation.host_engine import SCENARIO_HOOKS
 
 __all__ = ["HostScenarioCore", "scenario_core"]
 
 
-class HostScenarioCore(CoreEnvironment):
+class HostScenarioCore(CoreScenario):
     """The core's stand-in for a Foundation-style numpy scenario.
 
     Takes ``BaseEnvironment``'s keyword arguments only (the scenario's own

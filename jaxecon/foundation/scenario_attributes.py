@@ -38,7 +38,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxecon.core.env import BaseEnvironment as _CoreEnv
+from jaxecon.core.scenario import Scenario as _CoreScenario
 from jaxecon.foundation._convert import readonly
 from jaxecon.interop import foundation_hooks
 
@@ -56,7 +56,13 @@ def host_value(v):
 
 def _static_attribute(core, name: str):
     """``(True, value)`` for a data attribute of the scenario object (a copy of a
-    list/dict/array; methods and properties excluded), else ``(False, None)``."""
+    list/dict/array; methods and properties excluded), else ``(False, None)``.
+
+    Args:
+        core: the functional environment (``jaxecon.core.env.Economy``); its
+            scenario object is read.
+    """
+    core = core.scenario
     if name in vars(core):
         v = vars(core)[name]
     elif not name.startswith("_") and name in dir(type(core)):
@@ -78,15 +84,15 @@ def _fields(obj) -> tuple:
 
 def construction_arguments(core) -> frozenset:
     """Names of the scenario's own keyword arguments (those of its class's
-    ``__init__`` chain, without ``BaseEnvironment``'s): fixed at construction."""
+    ``__init__`` chain, without ``Scenario``'s) of the economy ``core``: fixed at construction."""
     names = set()
-    for cls in type(core).__mro__:
-        if cls is _CoreEnv or not issubclass(cls, _CoreEnv) or "__init__" not in vars(cls):
+    for cls in type(core.scenario).__mro__:
+        if cls is _CoreScenario or not issubclass(cls, _CoreScenario) or "__init__" not in vars(cls):
             continue
         for p in inspect.signature(vars(cls)["__init__"]).parameters.values():
             if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name != "self":
                 names.add(p.name)
-    return frozenset(names - set(inspect.signature(_CoreEnv.__init__).parameters))
+    return frozenset(names - set(inspect.signature(_CoreScenario.__init__).parameters))
 
 
 def _replace_leaf(old, value, what: str):
@@ -138,10 +144,10 @@ class ScenarioAttributes:
     def __init__(self, env):
         self._env = env
         core = env.core
-        self._computed = foundation_hooks.foundation_attributes(core)
+        self._computed = foundation_hooks.foundation_attributes(core.scenario)
         self._view = _EnvView(env)
         params = core.default_params
-        state = jax.eval_shape(core.init_scenario_state, params)
+        state = jax.eval_shape(core.scenario.init_scenario_state, params)
         self._param_fields = frozenset(_fields(params.scenario))
         self._state_fields = frozenset(_fields(state))
         self._static = construction_arguments(core)

@@ -23,7 +23,7 @@ groups; they share what this module builds from it:
 
 Observation fields keep Foundation's names (``world-map``, ``world-idx_map``,
 ``time``, ``flat``, ``p0``..., ``action_mask``), with the bounds jaxecon
-declares for them (``jaxecon.core.env.BaseEnvironment.observation_space``):
+declares for them (``jaxecon.core.env.Economy.observation_space``):
 finite where the quantity is bounded, +-inf where it is not. The one field
 whose format changes is ``action_mask``: Foundation's float32 mask becomes
 PettingZoo's and gymnasium's form, the ``mask`` argument of the agent's

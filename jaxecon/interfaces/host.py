@@ -24,7 +24,7 @@ import jax
 import numpy as np
 
 from jaxecon.core import validators
-from jaxecon.core.env import BaseEnvironment
+from jaxecon.core.env import Economy
 from jaxecon.env_checks import check_foundation_groups, env_type_error
 from jaxecon.factory import make_from_config
 from jaxecon.render import render_world
@@ -35,7 +35,7 @@ __all__ = ["RENDER_MODES", "Economy", "Outputs", "as_env", "check_action", "spac
 RENDER_MODES = ("rgb_array", "human")
 
 
-def as_env(env_or_config, argument: str = "env_or_config") -> BaseEnvironment:
+def as_env(env_or_config, argument: str = "env_or_config") -> Economy:
     """The jaxecon env for ``env_or_config``: the env itself, or one built
     from a Foundation-style config dict (``jaxecon.make_from_config``; the
     dict is copied, not consumed).
@@ -49,7 +49,7 @@ def as_env(env_or_config, argument: str = "env_or_config") -> BaseEnvironment:
     """
     if isinstance(env_or_config, dict):
         env_or_config = make_from_config(copy.deepcopy(env_or_config))
-    if isinstance(env_or_config, BaseEnvironment):
+    if isinstance(env_or_config, Economy):
         check_foundation_groups(env_or_config, "this interface")
         return env_or_config
     raise env_type_error(
@@ -58,7 +58,7 @@ def as_env(env_or_config, argument: str = "env_or_config") -> BaseEnvironment:
     )
 
 
-def spaces_of(env: BaseEnvironment) -> dict:
+def spaces_of(env: Economy) -> dict:
     """``{"a": (observation space, action space), "p": (...)}`` of ONE mobile
     agent and of the planner, from ``env.observation_space(agent)`` and
     ``env.action_space(agent)`` (``jaxecon.spaces`` objects)."""
@@ -146,7 +146,7 @@ class _Compiled(NamedTuple):
 _COMPILED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
-def _compiled(env: BaseEnvironment, batch_size: int | None) -> _Compiled:
+def _compiled(env: Economy, batch_size: int | None) -> _Compiled:
     """The jitted reset/step of ``env`` for ``batch_size`` (None: one economy), cached per env."""
     per_env = _COMPILED.setdefault(env, {})
     if batch_size in per_env:
@@ -204,11 +204,11 @@ class Economy:
         seed: int >= 0 seeding the key (default: the env's ``seed``, else 0).
     Raises:
         TypeError / ValueError: ``params`` that are not ``env``'s
-            (``BaseEnvironment.check_params``).
+            (``Economy.check_params``).
         ValueError: a bad ``batch_size`` or ``seed``.
     """
 
-    def __init__(self, env: BaseEnvironment, params=None, batch_size=None, seed=None):
+    def __init__(self, env: Economy, params=None, batch_size=None, seed=None):
         self.env = env
         self.params = env.default_params if params is None else params
         env.check_params(self.params)

@@ -53,8 +53,9 @@ __all__ = ["GroupsParallelEnv", "declares_groups"]
 
 def declares_groups(config: dict) -> bool:
     """Whether a Foundation-style ``config`` declares agent groups the shim cannot
-    run: a ``mobile_agent_groups`` list, or ``n_planners`` other than 1."""
-    return config.get("mobile_agent_groups") is not None or config.get("n_planners", 1) != 1
+    run: a ``mobile_agent_groups`` or ``planner_groups`` list, or ``n_planners`` other than 1 (or None)."""
+    return (config.get("mobile_agent_groups") is not None or config.get("planner_groups") is not None
+            or config.get("n_planners", 1) not in (None, 1))
 
 
 def _check_seed(seed) -> int:
@@ -118,7 +119,7 @@ class GroupsParallelEnv(pettingzoo.ParallelEnv):
         agents: the agents of the running episode: all of them after
             ``reset``, none once every agent has been truncated at
             ``episode_length`` (nothing is ever terminated).
-        functional_env: the ``jaxecon.core.env.BaseEnvironment`` it runs.
+        functional_env: the ``jaxecon.core.env.Economy`` it runs.
         multi_agent_env: the ``jaxecon.wrappers.MultiAgentEnv`` over it (agent
             ids, groups, ``params``). Both, and the compiled reset and step,
             are shared by the envs built from one config (they are stateless).

@@ -14,7 +14,7 @@ host-side users of a live Foundation world:
 A component or scenario that has Foundation-facing state declares it by
 subclassing :class:`FoundationComponentHooks` or
 :class:`FoundationScenarioHooks` beside its engine base class
-(``Component``, ``BaseEnvironment``) and overriding what it needs; the
+(``Component``, ``Scenario``) and overriding what it needs; the
 readers call the functions below, which give a class without the mixin the
 defaults (no extra fields, no computed attributes, nothing to load). So a
 component or scenario registers in one place, the registry, and the shim and
@@ -121,7 +121,7 @@ class FoundationComponentHooks:
 
 
 class FoundationScenarioHooks:
-    """Mixin of a scenario (a ``jaxecon.core.env.BaseEnvironment`` subclass) with
+    """Mixin of a scenario (a ``jaxecon.core.scenario.Scenario`` subclass) with
     Foundation-facing state.
 
     Attributes:

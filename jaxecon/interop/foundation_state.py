@@ -78,7 +78,7 @@ def state_from_foundation(env, ref_env, params=None, key=None) -> EnvState:
     )
     for comp, ref_comp in zip(env.components, ref_env.components):
         state = load_component_state(comp, ref_comp, ref_env, state)
-    return load_scenario_state(env, ref_env, state)
+    return load_scenario_state(env.scenario, ref_env, state)
 
 
 def load_foundation_state(env, ref_env) -> None:

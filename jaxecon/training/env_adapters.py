@@ -214,9 +214,9 @@ class JaxeconAdapter:
     """
 
     def __init__(self, env, num_envs: int, params=None):
-        from jaxecon.core.env import BaseEnvironment
+        from jaxecon.core.env import Economy
 
-        if not isinstance(env, BaseEnvironment):
+        if not isinstance(env, Economy):
             raise TypeError(
                 f"env must be a jaxecon functional environment (jaxecon.make), got {type(env).__name__}"
             )
@@ -443,8 +443,8 @@ def make_adapter(env, num_envs: int, params=None):
     Raises:
         TypeError: neither (the message names what is missing).
     """
-    from jaxecon.core.env import BaseEnvironment
+    from jaxecon.core.env import Economy
 
-    if isinstance(env, BaseEnvironment):
+    if isinstance(env, Economy):
         return JaxeconAdapter(env, num_envs, params)
     return MultiAgentAdapter(env, num_envs)

@@ -1,6 +1,6 @@
 """The base class of jaxecon's pure-JAX wrappers.
 
-A wrapper holds a jaxecon functional environment (``jaxecon.core.env.BaseEnvironment``,
+A wrapper holds a jaxecon functional environment (``jaxecon.core.env.Economy``,
 what ``jaxecon.make`` returns) or another wrapper, and keeps its functional signatures:
 
     obs, state = wrapper.reset(key, params, prev_state=None)
@@ -21,7 +21,7 @@ from typing import Any
 
 import jax
 
-from jaxecon.core.env import BaseEnvironment
+from jaxecon.core.env import Economy
 from jaxecon.core.state import EnvState
 from jaxecon.env_checks import env_type_error
 
@@ -39,11 +39,11 @@ def check_env(env: Any, argument: str = "env") -> None:
             (stateful shim) env is pointed to its functional env ``env.core``, a
             front to ``env.unwrapped`` (``jaxecon.env_checks.env_type_error``).
     """
-    if isinstance(env, (BaseEnvironment, Wrapper)):
+    if isinstance(env, (Economy, Wrapper)):
         return
     raise env_type_error(
         env, argument,
-        "a jaxecon functional environment (what jaxecon.make returns, a jaxecon.core.env.BaseEnvironment) "
+        "a jaxecon functional environment (what jaxecon.make returns, a jaxecon.core.env.Economy) "
         "or a jaxecon.wrappers.Wrapper",
     )
 
@@ -119,7 +119,7 @@ class Wrapper:
         return self._env
 
     @property
-    def unwrapped(self) -> BaseEnvironment:
+    def unwrapped(self) -> Economy:
         """The jaxecon functional environment at the bottom of the stack."""
         env = self._env
         while isinstance(env, Wrapper):

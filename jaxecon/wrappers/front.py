@@ -13,7 +13,7 @@ import jax
 
 import numpy as np
 
-from jaxecon.core.env import BaseEnvironment
+from jaxecon.core.env import Economy
 from jaxecon.wrappers.auto_reset import AutoResetWrapper
 from jaxecon.wrappers.base import Wrapper, check_env, contains_wrapper
 from jaxecon.wrappers.flat import flat_observation, flat_observation_space
@@ -92,7 +92,7 @@ class Front:
         return self._env
 
     @property
-    def unwrapped(self) -> BaseEnvironment:
+    def unwrapped(self) -> Economy:
         """The jaxecon functional env."""
         return self._base
 

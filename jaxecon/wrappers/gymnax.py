@@ -162,7 +162,7 @@ class GymnaxEnv(Front, _GymnaxEnvironment):
 
         Raises:
             TypeError / ValueError: ``params`` that are not the env's
-                (``BaseEnvironment.check_params``).
+                (``Economy.check_params``).
         """
         self._base.check_params(params)
         obs, state = self._env.reset(key, params)

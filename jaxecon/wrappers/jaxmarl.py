@@ -61,7 +61,7 @@ class MultiAgentEnv(Front, _JaxMARLEnv):
         TypeError: ``env`` is not a jaxecon env/wrapper or already auto-resets.
         ValueError: ``flatten_masks=False`` or an unknown ``planner_policy``.
         TypeError / ValueError: ``params`` that are not the env's
-            (``BaseEnvironment.check_params``).
+            (``Economy.check_params``).
 
     Per agent (``n`` = n_agents; "float" is float32, float64 under x64):
 

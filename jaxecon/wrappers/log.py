@@ -108,7 +108,7 @@ class LogWrapper(Wrapper):
 
         def shapes(key):
             _, state = base.reset(key, params)
-            return base.metric_arrays(state, params), base.scenario_metrics(state, params)
+            return base.metric_arrays(state, params), base.scenario.scenario_metrics(state, params)
 
         arrays, scenario = jax.eval_shape(shapes, jax.random.key(0))
         # Foundation's keys -> (key of metric_arrays, agent index or None)

@@ -27,7 +27,7 @@ from typing import Callable
 import jax.numpy as jnp
 import numpy as np
 
-from jaxecon.core.env import BaseEnvironment
+from jaxecon.core.env import Economy
 
 __all__ = ["PLANNER_POLICIES", "make_planner_policy"]
 
@@ -35,7 +35,7 @@ __all__ = ["PLANNER_POLICIES", "make_planner_policy"]
 PLANNER_POLICIES = ("noop", "random")
 
 
-def make_planner_policy(env: BaseEnvironment, planner_policy) -> Callable:
+def make_planner_policy(env: Economy, planner_policy) -> Callable:
     """``act(key, state, params) -> int32 planner action`` for ``planner_policy``.
 
     Args:

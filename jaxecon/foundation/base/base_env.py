@@ -21,7 +21,7 @@ Follows ``ai_economist/foundation/base/base_env.py`` of ai-economist 1.7.1.
 
 ``jaxecon.scenario_registry`` keeps the functional classes that
 ``jaxecon.make`` builds: adding a jaxecon scenario (a subclass of
-``jaxecon.core.env.BaseEnvironment``) here adds it there too, so it works in
+``jaxecon.core.scenario.Scenario``) here adds it there too, so it works in
 both APIs; a Foundation-style numpy class lives only here (the shim runs it).
 As in Foundation, registering a name again replaces the entry.
 """
@@ -31,7 +31,7 @@ from __future__ import annotations
 import abc
 import copy
 
-from jaxecon.core.env import BaseEnvironment as CoreEnvironment
+from jaxecon.core.scenario import Scenario as CoreScenario
 from jaxecon.core.registry import scenario_registry as core_scenario_registry
 from jaxecon.foundation.env import FoundationEnv
 from jaxecon.foundation.host_scenario import scenario_core
@@ -47,19 +47,7 @@ BASE_ARGS = (
 )
 
 
-class _ScenarioMeta(abc.ABCMeta):
-    """Records the constructor's arguments as the environment's ``_config``
-    (pickling: an unpickled environment is built again with them, then given
-    its state)."""
-
-    def __call__(cls, *args, **kwargs):
-        init_args = (args, copy.deepcopy(kwargs))
-        env = super().__call__(*args, **kwargs)
-        env._config = init_args
-        return env
-
-
-class BaseEnvironment(FoundationEnv, metaclass=_ScenarioMeta):
+class BaseEnvironment(FoundationEnv, abc.ABC):
     """Foundation's base class of scenarios (a ``FoundationEnv``).
 
     Class attributes (as Foundation): ``name`` (registry name),
@@ -86,6 +74,14 @@ class BaseEnvironment(FoundationEnv, metaclass=_ScenarioMeta):
     agent_subclasses = ["BasicMobileAgent", "BasicPlanner"]
     required_entities = None
 
+    def __new__(cls, *args, **kwargs):
+        """Record the constructor's arguments (the outermost class's, which a
+        scenario's own ``__init__`` does not pass on): ``__init__`` makes them
+        the environment's ``_config``, with which pickling builds it again."""
+        env = super().__new__(cls)
+        object.__setattr__(env, "_constructor_args", (args, copy.deepcopy(kwargs)))
+        return env
+
     def __init__(self, *args, **kwargs):
         if len(args) > len(BASE_ARGS):
             raise TypeError(f"{type(self).__name__} takes at most {len(BASE_ARGS)} positional arguments")
@@ -95,6 +91,7 @@ class BaseEnvironment(FoundationEnv, metaclass=_ScenarioMeta):
             kwargs[name] = value
         core_cls, host = scenario_core(type(self), BaseEnvironment, _builtin_core)
         self._build(core_cls, kwargs, {h: getattr(self, h) for h in host})
+        self._config = vars(self)["_constructor_args"]
 
     def __reduce_ex__(self, protocol):
         if vars(type(self)).get("_from_registry", False):
@@ -210,7 +207,7 @@ class ScenarioRegistry:
         Args:
             cls: a shim scenario class (a subclass of ``BaseEnvironment``:
                 registered here only) or a jaxecon scenario class (a subclass
-                of ``jaxecon.core.env.BaseEnvironment``: registered in
+                of ``jaxecon.core.scenario.Scenario``: registered in
                 ``jaxecon.scenario_registry``, so ``jaxecon.make`` builds it,
                 and served here through its shim class).
         Returns:
@@ -227,14 +224,14 @@ class ScenarioRegistry:
                 raise ValueError(f"scenario name {name!r} may not contain '.'")
             self._classes[name.lower()] = cls
             return cls
-        if isinstance(cls, type) and issubclass(cls, CoreEnvironment):
+        if isinstance(cls, type) and issubclass(cls, CoreScenario):
             core_scenario_registry.add(cls)
             self._classes.pop(cls.name.lower(), None)
             return cls
         raise TypeError(
             f"scenario class {getattr(cls, '__name__', cls)!r} is neither a Foundation-style "
             "scenario (a subclass of jaxecon.foundation.base.base_env.BaseEnvironment) nor a "
-            "jaxecon one (a subclass of jaxecon.core.env.BaseEnvironment)"
+            "jaxecon one (a subclass of jaxecon.core.scenario.Scenario)"
         )
 
     def get(self, name: str):

@@ -105,7 +105,7 @@ import numpy as np
 
 from jaxecon.core import validators as cfg
 from jaxecon.core.bounds import bound_of
-from jaxecon.core.env import BaseEnvironment
+from jaxecon.core.scenario import Scenario
 from jaxecon.interop.foundation_hooks import FoundationScenarioHooks
 from jaxecon.core.numerics import as_float32, straight_through_trunc
 from jaxecon.core.registry import scenario_registry
@@ -123,7 +123,7 @@ from jaxecon.scenarios.covid19.types import CarriedStateFields, CovidParams, Cov
 
 
 @scenario_registry.add
-class CovidAndEconomySimulation(BaseEnvironment, FoundationScenarioHooks):
+class CovidAndEconomySimulation(Scenario, FoundationScenarioHooks):
     """COVID-19 and the US economy (see the module docstring).
 
     Args (Foundation's, with defaults):
@@ -152,7 +152,7 @@ class CovidAndEconomySimulation(BaseEnvironment, FoundationScenarioHooks):
             A static attribute: every method (``step``, ``compute_reward``,
             ``derived``, ...) and the components (``spec.scenario``) read it,
             however they are called.
-        **base_env_kwargs: ``BaseEnvironment``'s; ``n_agents`` must be the
+        **base_env_kwargs: Foundation's ``BaseEnvironment``'s (``Scenario``'s); ``n_agents`` must be the
             number of states in the data (51). Foundation also demands
             ``collate_agent_step_and_reset_data=True``; jaxecon accepts both
             (it only changes the stateful shim's dict layout).

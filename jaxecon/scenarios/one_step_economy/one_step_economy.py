@@ -58,7 +58,7 @@ from flax import struct
 from jaxecon import rewards, social_metrics
 from jaxecon.core import validators as cfg
 from jaxecon.core.bounds import bound_of, bounded
-from jaxecon.core.env import BaseEnvironment
+from jaxecon.core.scenario import Scenario
 from jaxecon.interop.foundation_hooks import FoundationScenarioHooks
 from jaxecon.core.registry import scenario_registry
 from jaxecon.core.state import EnvState, float_dtype
@@ -100,7 +100,7 @@ class OneStepEconomyState:
 
 
 @scenario_registry.add
-class OneStepEconomy(BaseEnvironment, FoundationScenarioHooks):
+class OneStepEconomy(Scenario, FoundationScenarioHooks):
     """Taxes then labor, one decision each (see module docstring).
 
     Args (Foundation's, with defaults):
@@ -112,7 +112,7 @@ class OneStepEconomy(BaseEnvironment, FoundationScenarioHooks):
         planner_reward_type: "inv_income_weighted_utility" |
             "coin_eq_times_productivity" ("inv_income_weighted_utility").
         mixing_weight_gini_vs_coin: float in [0, 1] (0).
-        **base_env_kwargs: ``BaseEnvironment``'s.
+        **base_env_kwargs: Foundation's ``BaseEnvironment``'s (``Scenario``'s).
     Raises:
         ValueError: for a bad value (Foundation only fails when rewards are
             first computed, at reset; quirk Q24), or without a SimpleLabor

@@ -37,7 +37,7 @@ from jaxecon.core import validators as cfg
 from jaxecon.core.bounds import bound_of, bounded
 from jaxecon.core.backend import pad_onto_canvas
 from jaxecon.core import world
-from jaxecon.core.env import BaseEnvironment
+from jaxecon.core.scenario import Scenario
 from jaxecon.interop.foundation_hooks import FoundationScenarioHooks
 from jaxecon.core.state import EnvState, float_dtype
 from jaxecon.scenarios.simple_wood_and_stone.foundation_attributes import wood_and_stone_attributes
@@ -97,7 +97,7 @@ class WoodAndStoneState:
     auto_warmup_integrator: jax.Array
 
 
-class WoodAndStoneScenario(BaseEnvironment, FoundationScenarioHooks):
+class WoodAndStoneScenario(Scenario, FoundationScenarioHooks):
     """Base of the wood-and-stone scenarios (not registered itself).
 
     Args (Foundation's shared scenario kwargs, with defaults):
@@ -127,7 +127,7 @@ class WoodAndStoneScenario(BaseEnvironment, FoundationScenarioHooks):
             n_agents + 1 <= 255 (``idx_obs_dtype``); otherwise it stays
             int16, as in the other modes. The packed ``flat`` vector is
             float32 in every mode.
-        **base_env_kwargs: ``BaseEnvironment``'s.
+        **base_env_kwargs: Foundation's ``BaseEnvironment``'s (``Scenario``'s).
     Raises:
         ValueError: for out-of-range values, naming the argument (an
             ``obs_dtype`` that cannot hold this scenario's ``max_health``
