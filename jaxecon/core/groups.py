@@ -170,29 +170,16 @@ def parse_groups(n_agents: int, mobile_agent_groups, n_planners, mobile_componen
     groups, start, names = [], 0, set()
     for i, decl in enumerate(mobile_agent_groups):
         where = f"mobile_agent_groups[{i}]"
-        if not isinstance(decl, dict):
-            raise TypeError(f"{where} must be a dict with keys {GROUP_KEYS}, got {type(decl).__name__}")
-        unknown = set(decl) - set(GROUP_KEYS)
-        if unknown:
-            raise ValueError(f"{where} has unknown keys {sorted(unknown)}; allowed: {GROUP_KEYS}")
-        name = decl.get("name")
         taken = {PLANNER_GROUP} | {g.name for g in planners}
-        if not isinstance(name, str) or not _NAME.match(name) or name in taken or name in names:
-            raise ValueError(f"{where}['name'] must be a unique identifier other than the planners' "
-                             f"{sorted(taken)}, got {name!r}")
+        name = _check_declaration(decl, where, GROUP_KEYS, names | taken,
+                                  f" other than the planners' {sorted(taken)}")
         names.add(name)
         count = decl.get("n_agents")
         if isinstance(count, bool) or not isinstance(count, int) or count < 1:
             raise ValueError(f"{where}['n_agents'] must be an int >= 1, got {count!r}")
         comps = decl.get("components")
         if comps is not None:
-            if not isinstance(comps, (list, tuple)) or not all(isinstance(c, str) for c in comps):
-                raise ValueError(f"{where}['components'] must be a list of component names, got {comps!r}")
-            bad = [c for c in comps if c not in mobile_components]
-            if bad:
-                raise ValueError(f"{where}['components'] names {bad}, which are not components of this "
-                                 f"economy acting on mobile agents; allowed: {sorted(mobile_components)}")
-            comps = tuple(comps)
+            comps = _check_components(comps, where, sorted(mobile_components), "mobile agents")
         skills = decl.get("skill_dist") or {}
         if not isinstance(skills, dict):
             raise ValueError(f"{where}['skill_dist'] must be a dict {{component: distribution}}, got {skills!r}")
@@ -211,6 +198,40 @@ def parse_groups(n_agents: int, mobile_agent_groups, n_planners, mobile_componen
     return tuple(groups) + planners
 
 
+def _check_declaration(decl, where: str, keys: tuple, taken: set, other_than: str = "") -> str:
+    """A group declaration's ``name``, once ``decl`` is a dict of ``keys`` only
+    and its name a fresh identifier (not in ``taken``).
+
+    Raises:
+        TypeError: ``decl`` is not a dict.
+        ValueError: unknown keys, or a bad or repeated name (naming ``where``).
+    """
+    if not isinstance(decl, dict):
+        raise TypeError(f"{where} must be a dict with keys {keys}, got {type(decl).__name__}")
+    unknown = set(decl) - set(keys)
+    if unknown:
+        raise ValueError(f"{where} has unknown keys {sorted(unknown)}; allowed: {keys}")
+    name = decl.get("name")
+    if not isinstance(name, str) or not _NAME.match(name) or name in taken:
+        raise ValueError(f"{where}['name'] must be a unique identifier{other_than}, got {name!r}")
+    return name
+
+
+def _check_components(comps, where: str, allowed: list, acting_on: str) -> tuple:
+    """A group's ``components`` as a tuple, once it is a list of names among ``allowed``.
+
+    Raises:
+        ValueError: not a list of str, or a name not in ``allowed`` (naming both).
+    """
+    if not isinstance(comps, (list, tuple)) or not all(isinstance(c, str) for c in comps):
+        raise ValueError(f"{where}['components'] must be a list of component names, got {comps!r}")
+    bad = [c for c in comps if c not in allowed]
+    if bad:
+        raise ValueError(f"{where}['components'] names {bad}, which are not components of this "
+                         f"economy acting on {acting_on}; allowed: {allowed}")
+    return tuple(comps)
+
+
 def _parse_planner_groups(planner_groups, n_planners, planner_components: tuple) -> tuple:
     """The planners' ``AgentGroup``s from ``planner_groups`` (``parse_groups``).
 
@@ -226,21 +247,8 @@ def _parse_planner_groups(planner_groups, n_planners, planner_components: tuple)
     out, owner = [], {}
     for i, decl in enumerate(planner_groups):
         where = f"planner_groups[{i}]"
-        if not isinstance(decl, dict):
-            raise TypeError(f"{where} must be a dict with keys {PLANNER_GROUP_KEYS}, got {type(decl).__name__}")
-        unknown = set(decl) - set(PLANNER_GROUP_KEYS)
-        if unknown:
-            raise ValueError(f"{where} has unknown keys {sorted(unknown)}; allowed: {PLANNER_GROUP_KEYS}")
-        name = decl.get("name")
-        if not isinstance(name, str) or not _NAME.match(name) or name in {g.name for g in out}:
-            raise ValueError(f"{where}['name'] must be a unique identifier, got {name!r}")
-        comps = decl.get("components")
-        if not isinstance(comps, (list, tuple)) or not all(isinstance(c, str) for c in comps):
-            raise ValueError(f"{where}['components'] must be a list of component names, got {comps!r}")
-        bad = [c for c in comps if c not in planner_components]
-        if bad:
-            raise ValueError(f"{where}['components'] names {bad}, which are not components of this economy "
-                             f"acting on the planner; allowed: {list(planner_components)}")
+        name = _check_declaration(decl, where, PLANNER_GROUP_KEYS, {g.name for g in out})
+        comps = _check_components(decl.get("components"), where, list(planner_components), "the planner")
         for c in comps:
             if c in owner:
                 raise ValueError(f"{where}['components'] names {c!r}, which planner {owner[c]!r} takes already; "
