@@ -1,6 +1,6 @@
 """The named economies: Foundation env configs (the dict passed to ``make_env_instance``).
 
-``ECONOMIES`` is the one table of them, name -> :class:`Economy` (a maker of
+``ECONOMIES`` is the one table of them, name -> :class:`NamedEconomy` (a maker of
 a fresh config and a one-line description); ``economy_config(name)`` builds
 one. ``jaxecon run --config NAME``, ``jaxecon bench --economies`` (and the
 subset it measures by default), a training config's ``env: NAME`` and the
@@ -26,7 +26,7 @@ tests' reference configs read it.
   ``gather_build`` with no planner (``n_planners=0``).
 
 The last two use jaxecon's agent groups, which Foundation's object API (the
-shim, the reference simulator) cannot express: ``Economy.foundation_api`` is
+shim, the reference simulator) cannot express: ``NamedEconomy.foundation_api`` is
 False for them.
 
 Build any of them with ``jaxecon.make_from_config(cfg)``. Each maker returns
@@ -44,7 +44,7 @@ from typing import Callable
 __all__ = [
     "DEFAULT_ECONOMY",
     "ECONOMIES",
-    "Economy",
+    "NamedEconomy",
     "covid19_config",
     "covid19_real_world_policies_config",
     "default_config",
@@ -177,7 +177,7 @@ def gather_build_no_planner_config() -> dict:
 
 
 @dataclass(frozen=True)
-class Economy:
+class NamedEconomy:
     """One named economy of ``ECONOMIES``.
 
     Attributes:
@@ -194,46 +194,46 @@ class Economy:
     foundation_api: bool = True
 
 
-#: The named economies, name -> :class:`Economy`, in the order the CLI lists them.
+#: The named economies, name -> :class:`NamedEconomy`, in the order the CLI lists them.
 ECONOMIES: dict = {
-    "default": Economy(
+    "default": NamedEconomy(
         default_config,
         "Foundation's canonical Gather-Trade-Build economy with taxes (4 agents, 25x25 "
         "quadrant map, 1000 steps)",
         bench_default=True,
     ),
-    "gather_build": Economy(
+    "gather_build": NamedEconomy(
         gather_build_config,
         "the canonical economy with only its Build and Gather components",
     ),
-    "uniform10": Economy(
+    "uniform10": NamedEconomy(
         uniform10_config,
         "the canonical components, 10 agents on a random 25x25 uniform layout",
     ),
-    "gtb100": Economy(
+    "gtb100": NamedEconomy(
         gtb100_config,
         "the canonical components, 100 agents on a random 40x40 uniform layout",
         bench_default=True,
     ),
-    "covid19": Economy(
+    "covid19": NamedEconomy(
         covid19_config,
         "Foundation's COVID-19 and economy config (51 US states + the federal government, "
         "540 days from 2020-03-22)",
         bench_default=True,
     ),
-    "covid19_real_world_policies": Economy(
+    "covid19_real_world_policies": NamedEconomy(
         covid19_real_world_policies_config,
         "covid19 with use_real_world_policies=True: the recorded state stringency levels and "
         "federal direct payments are replayed (actions are ignored) while the fitted model "
         "simulates infections, deaths and unemployment; 437 steps (days), the length of the record",
     ),
-    "builders_and_traders": Economy(
+    "builders_and_traders": NamedEconomy(
         builders_and_traders_config,
         "the canonical economy with two mobile-agent types: 2 builders (Build, Gather) and 2 traders "
         "(the double auction, Gather), each with its own skills, and the planner",
         foundation_api=False,
     ),
-    "gather_build_no_planner": Economy(
+    "gather_build_no_planner": NamedEconomy(
         gather_build_no_planner_config,
         "gather_build with no planner",
         foundation_api=False,

@@ -2,7 +2,7 @@
 
 The economy is the interface tests', ``common.TINY_CONFIG`` (one env
 object through ``jitted_env``); it is stepped with the interfaces' host driver,
-``jaxecon.interfaces.host.Economy``, so the jitted step compiles once for
+``jaxecon.interfaces.host.HostEconomy``, so the jitted step compiles once for
 all three test modules.
 """
 
@@ -19,7 +19,7 @@ import pytest
 
 import jaxecon
 from jaxecon import checkpoint
-from jaxecon.interfaces.host import Economy
+from jaxecon.interfaces.host import HostEconomy
 
 from common import TINY_CONFIG, tree_equal
 
@@ -53,7 +53,7 @@ def test_static_config_is_json_and_equal_for_equal_configs(env):
 
 
 def test_save_load_continues_bit_for_bit(env, tmp_path):
-    eco = Economy(env, seed=3)
+    eco = HostEconomy(env, seed=3)
     eco.reset()
     eco.step(actions(env, 0))
     params = eco.params
@@ -64,7 +64,7 @@ def test_save_load_continues_bit_for_bit(env, tmp_path):
     state, loaded_params = checkpoint.load(path, env)
     assert tree_equal(loaded_params, params)
     assert type(loaded_params.scenario.isoelastic_eta) is float  # as saved
-    replay = Economy(env)
+    replay = HostEconomy(env)
     replay.state, replay.params, replay.key = state, loaded_params, key
     again = [replay.step(actions(env, k)) for k in range(1, 4)] + [replay.reset()]
     assert tree_equal(first, again)
@@ -72,7 +72,7 @@ def test_save_load_continues_bit_for_bit(env, tmp_path):
 
 
 def test_batched_states_and_extras_round_trip(env, tmp_path):
-    eco = Economy(env, seed=4)
+    eco = HostEconomy(env, seed=4)
     eco.reset()
     batch = jax.tree.map(lambda *x: jnp.stack(x), eco.state, eco.state)
     key = jax.random.key(9)
@@ -101,7 +101,7 @@ def test_batched_states_and_extras_round_trip(env, tmp_path):
 
 
 def test_snapshots_are_immutable(env):
-    eco = Economy(env)
+    eco = HostEconomy(env)
     eco.reset()
     snap = checkpoint.snapshot(env, eco.state, eco.params, extra={"obs": np.zeros(2)})
     with pytest.raises(dataclasses.FrozenInstanceError):
@@ -118,7 +118,7 @@ def test_snapshots_are_immutable(env):
 
 
 def test_another_configuration_is_an_error_naming_the_keys(env, tmp_path):
-    eco = Economy(env)
+    eco = HostEconomy(env)
     eco.reset()
     checkpoint.save(tmp_path / "c", env, eco.state, eco.params)
     other = dict(TINY_CONFIG, n_agents=3, components=[{"Build": {"payment": 5}}, {"Gather": {}}])
@@ -148,7 +148,7 @@ def test_missing_or_foreign_paths(env, tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(FileNotFoundError, match="is not a jaxecon checkpoint"):
         checkpoint.load(tmp_path / "empty", env)
-    eco = Economy(env)
+    eco = HostEconomy(env)
     eco.reset()
     path = checkpoint.save(tmp_path / "v", env, eco.state, eco.params)
     doc = json.loads((tmp_path / "v" / "config.json").read_text())
@@ -159,7 +159,7 @@ def test_missing_or_foreign_paths(env, tmp_path):
 
 
 def _saved(env, tmp_path, name="c"):
-    eco = Economy(env, seed=5)
+    eco = HostEconomy(env, seed=5)
     eco.reset()
     path = checkpoint.save(tmp_path / name, env, eco.state, eco.params)
     return path, eco, (tmp_path / name / json.loads((tmp_path / name / "config.json").read_text())["arrays_file"])
@@ -216,7 +216,7 @@ def test_save_refuses_another_economys_state(env, tmp_path):
     with pytest.raises(ValueError, match=r"save: state \(another economy's, or a malformed one\): state leaf "
                                          r".* has shape \(3,"):
         checkpoint.save(tmp_path / "f", env, foreign, env.default_params)
-    eco = Economy(env)
+    eco = HostEconomy(env)
     eco.reset()
     wrong_dtype = eco.state.replace(loc=eco.state.loc.astype(jnp.float32))
     with pytest.raises(ValueError, match=r"state leaf .*loc has dtype float32"):

@@ -1,6 +1,6 @@
 """One economy (or a vmapped batch of them) driven from the host: numpy in, numpy out.
 
-The TF-Agents and RLHive interfaces are thin adapters over ``Economy``, which
+The TF-Agents and RLHive interfaces are thin adapters over ``HostEconomy``, which
 holds the PRNG key, the ``EnvState`` and the ``EnvParams`` of a jaxecon env and
 calls its jitted ``reset`` and ``step`` (compiled once per env and batch
 size, shared by every interface built on the same env object). Each call is
@@ -29,7 +29,7 @@ from jaxecon.env_checks import check_foundation_groups, env_type_error
 from jaxecon.factory import make_from_config
 from jaxecon.render import render_world
 
-__all__ = ["RENDER_MODES", "Economy", "Outputs", "as_env", "check_action", "spaces_of", "world_frames"]
+__all__ = ["RENDER_MODES", "HostEconomy", "Outputs", "as_env", "check_action", "spaces_of", "world_frames"]
 
 #: The render modes every interface accepts.
 RENDER_MODES = ("rgb_array", "human")
@@ -100,7 +100,7 @@ def world_frames(state) -> np.ndarray:
     """The world of an ``EnvState`` as ``jaxecon.render.render_world`` draws it.
 
     Used by every interface's ``render``: TF-Agents and RLHive pass their
-    ``Economy``'s state, PettingZoo and Gymnasium the Foundation shim's.
+    ``HostEconomy``'s state, PettingZoo and Gymnasium the Foundation shim's.
 
     Args:
         state: an ``EnvState`` (device or numpy leaves), with any leading
@@ -193,7 +193,7 @@ def _interactive_backend() -> str:
     return "inline" if "inline" in name else ""
 
 
-class Economy:
+class HostEconomy:
     """A jaxecon env, its params, PRNG key and current state, stepped from the host.
 
     Args:

@@ -49,7 +49,7 @@ from typing import Sequence
 import numpy as np
 
 from jaxecon import checkpoint, spaces
-from jaxecon.interfaces.host import Economy, Outputs, as_env, check_action, spaces_of
+from jaxecon.interfaces.host import HostEconomy, Outputs, as_env, check_action, spaces_of
 
 try:
     from hive.envs.base import BaseEnv as _HiveBaseEnv
@@ -237,7 +237,7 @@ class BaseEnv(_Base):
                 f"num_players must be n_agents + 1 = {n + 1} (the agents and the planner), "
                 f"got {num_players!r}"
             )
-        self._economy = Economy(env)
+        self._economy = HostEconomy(env)
         of = spaces_of(env)
         players = [str(i) for i in range(n)] + ["p"]
         env_spec = EnvSpec(

@@ -59,7 +59,7 @@ import numpy as np
 from jaxecon import checkpoint, spaces
 from jaxecon.core import validators
 from jaxecon.interfaces import specs as _native
-from jaxecon.interfaces.host import Economy, as_env, check_action, spaces_of
+from jaxecon.interfaces.host import HostEconomy, as_env, check_action, spaces_of
 
 try:
     from tf_agents.environments import py_environment as _tfa_py_environment
@@ -267,7 +267,7 @@ class PyEnvironment(_Base):
                  params=None, seed=None):
         env = as_env(env_or_config)
         handle_auto_reset = validators.check_bool("handle_auto_reset", handle_auto_reset)
-        self._economy = Economy(env, params=params, batch_size=batch_size, seed=seed)
+        self._economy = HostEconomy(env, params=params, batch_size=batch_size, seed=seed)
         of = spaces_of(env)
         n = env.n_agents
         self._observation_spec = {"a": _spec_of(of["a"][0], (n,), "observation/a"),
