@@ -16,6 +16,7 @@ import pytest
 from jaxecon import spaces
 from jaxecon.configs import gather_build_config
 from jaxecon.wrappers import AutoResetWrapper, MultiAgentEnv
+from jaxecon.wrappers.library_spaces import library_spaces_module
 
 from common import jit_fast, taxed_config, two_agents
 
@@ -69,12 +70,15 @@ def test_agents_and_spaces(menv):
     assert menv.agents == [str(i) for i in range(n)] + ["p"] and menv.num_agents == n + 1
     assert menv.agent_classes == {"mobile": [str(i) for i in range(n)], "planner": ["p"]}
     assert menv.name == "jaxecon/layout_from_file/simple_wood_and_stone"
-    assert menv.action_space("0") == spaces.Discrete(menv.unwrapped.agent_actions.n_actions)
-    assert menv.action_space("p") == spaces.MultiDiscrete([22] * 7)
+    lib = library_spaces_module("jaxmarl") or spaces  # JaxMARL's own classes when installed
+    agent_space, planner_space = menv.action_space("0"), menv.action_space("p")
+    assert isinstance(agent_space, lib.Discrete) and agent_space.n == menv.unwrapped.agent_actions.n_actions
+    assert isinstance(planner_space, lib.MultiDiscrete) and planner_space.shape == (7,)
+    assert np.array_equal(getattr(planner_space, "num_categories", getattr(planner_space, "nvec", None)), [22] * 7)
     a, p = menv.observation_space("0"), menv.observation_space("p")
-    assert isinstance(a, spaces.Box) and a.dtype == np.float32 and a.shape == (a.low.size,)
+    assert isinstance(a, lib.Box) and a.dtype == np.float32 and a.shape == (np.size(a.low),)
     assert p.shape != a.shape and len(p.shape) == 1 and menv.observation_space("1").shape == a.shape
-    assert menv.observation_spaces["p"] is p and menv.action_spaces["0"] == menv.action_space("0")
+    assert menv.observation_spaces["p"] is p and menv.action_spaces["0"] is menv.action_space("0")
 
 
 def test_step_dicts_auto_reset_and_masks(menv, run):

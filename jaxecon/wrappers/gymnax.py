@@ -32,6 +32,7 @@ import jax.numpy as jnp
 from jaxecon.wrappers.base import Wrapper, unwrap_state
 from jaxecon.wrappers.flat import MASK_FIELD, flat_observation, mask_heads
 from jaxecon.wrappers.front import Front
+from jaxecon.wrappers.library_spaces import to_library_space
 from jaxecon.wrappers.planner import make_planner_policy
 
 try:
@@ -99,7 +100,7 @@ class GymnaxEnv(Front, _GymnaxEnvironment):
         if mobile and group is not None and group not in mobile:
             raise ValueError(f"group must be one of the mobile-agent groups {mobile}, got {group!r}")
         self.group = mobile[0] if group is None and mobile else group
-        self._observation_space = self._wrap(env, (self.group,))[self.group]
+        self._observation_space = to_library_space(self._wrap(env, (self.group,))[self.group], "gymnax")
         if step_api not in STEP_APIS:
             raise ValueError(f"step_api must be one of {STEP_APIS}, got {step_api!r}")
         self.step_api = step_api
@@ -109,6 +110,7 @@ class GymnaxEnv(Front, _GymnaxEnvironment):
                              f"got {planner_policy!r}")
         self._planner = None if planner is None else make_planner_policy(self._base, planner_policy)
         self._acting = next(g for g in self._base.mobile_groups if g.name == self.group)
+        self._action_space = to_library_space(self._base.action_space(self.group), "gymnax")
 
     # ------------------------------------------------------------ structure
     @property
@@ -130,15 +132,18 @@ class GymnaxEnv(Front, _GymnaxEnvironment):
         return tuple(int(d) for d in layout.dims) if layout.multi_action_mode else layout.n_actions
 
     def observation_space(self, params=None):
-        """One agent's flat observation: ``jaxecon.spaces.Box`` float32
-        [obs_dim], bounds from ``env.observation_space(group)``. ``params`` is
-        accepted for gymnax's signature; the space does not depend on it."""
+        """One agent's flat observation: a ``Box`` float32 [obs_dim], bounds
+        from ``env.observation_space(group)``; gymnax's own ``Box`` when gymnax
+        is installed (``jaxecon.wrappers.library_spaces``), else
+        ``jaxecon.spaces.Box``. ``params`` is accepted for gymnax's signature;
+        the space does not depend on it."""
         return self._observation_space
 
     def action_space(self, params=None):
-        """One agent's action: ``Discrete(n_actions)`` or ``MultiDiscrete(dims)``
-        (``env.action_space(group)``)."""
-        return self._base.action_space(self.group)
+        """One agent's action: ``Discrete(n_actions)`` (gymnax's when installed)
+        or ``MultiDiscrete(dims)`` (jaxecon's: gymnax has none), as
+        ``env.action_space(group)``."""
+        return self._action_space
 
     # ------------------------------------------------------------ functions
     def _view(self, obs, state, params):

@@ -30,6 +30,7 @@ import numpy as np
 from jaxecon.wrappers.base import Wrapper, unwrap_state
 from jaxecon.wrappers.flat import flat_observation, mask_heads
 from jaxecon.wrappers.front import Front
+from jaxecon.wrappers.library_spaces import to_library_space
 from jaxecon.wrappers.planner import make_planner_policy
 
 try:
@@ -110,8 +111,11 @@ class MultiAgentEnv(Front, _JaxMARLEnv):
         self.agents = agents
         self._group_of = {str(i): g.name for g in self._mobile_groups for i in range(g.start, g.stop)}
         self._group_of.update({PLANNER: PLANNER} if self.trains_planner else {})
-        self.observation_spaces = {a: flat[self._group_of[a]] for a in agents}
-        self.action_spaces = {a: base.action_space(self._group_of[a]) for a in agents}
+        # JaxMARL's own space classes when installed (``jaxecon.wrappers.library_spaces``)
+        obs_spaces = {g: to_library_space(space, "jaxmarl") for g, space in flat.items()}
+        act_spaces = {g: to_library_space(base.action_space(g), "jaxmarl") for g in flat}
+        self.observation_spaces = {a: obs_spaces[self._group_of[a]] for a in agents}
+        self.action_spaces = {a: act_spaces[self._group_of[a]] for a in agents}
 
     # ------------------------------------------------------------ structure
     @property
@@ -153,14 +157,15 @@ class MultiAgentEnv(Front, _JaxMARLEnv):
         return agent
 
     def observation_space(self, agent: str):
-        """The agent's flat observation: a float32 ``jaxecon.spaces.Box`` [obs_dim]
-        (bounds from ``env.observation_space``). Raises ``ValueError`` for an
+        """The agent's flat observation: a float32 ``Box`` [obs_dim] (bounds from
+        ``env.observation_space``), JaxMARL's own class when JaxMARL is
+        installed (``jaxecon.wrappers.library_spaces``), else jaxecon's. Raises ``ValueError`` for an
         agent id not in ``agents``."""
         return self.observation_spaces[self._check_agent(agent)]
 
     def action_space(self, agent: str):
-        """``Discrete(n_actions)`` or ``MultiDiscrete(dims)`` (``env.action_space``).
-        Raises ``ValueError`` for an agent id not in ``agents``."""
+        """``Discrete(n_actions)`` or ``MultiDiscrete(dims)`` (``env.action_space``),
+        JaxMARL's classes when installed. Raises ``ValueError`` for an agent id not in ``agents``."""
         return self.action_spaces[self._check_agent(agent)]
 
     # ------------------------------------------------------------ functions
