@@ -1,19 +1,27 @@
 """``jaxecon.core.action_layout._uniform_valid_index`` (what ``env.sample_actions`` draws
 with) against its definition in NumPy: with u the uniform of the row, the
-floor(u * n_valid)-th valid entry (0 for a row with none). Both ways of ranking
-the valid entries (a product with a triangular matrix for K <= 256, cumsum
-above) must give exactly the same index."""
+floor(u * n_valid)-th valid entry (0 for a row with none). Both ways of finding
+it (one running count over the K entries for small masks, a running count over
+blocks of about sqrt(K) entries then inside the block for large ones) must give
+exactly that index."""
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from jaxecon.core import action_layout
 from jaxecon.core.action_layout import _uniform_valid_index
 
 
-@pytest.mark.parametrize("k", [1, 5, 50, 256, 300])
-def test_uniform_valid_index_matches_definition(k):
+# (K, whether every mask is forced onto the blocked path, which K > 64 takes anyway)
+CASES = [(k, blocked) for k in (1, 5, 50, 64) for blocked in (False, True)] + [(101, False), (300, False)]
+
+
+@pytest.mark.parametrize("k, blocked", CASES)
+def test_uniform_valid_index_matches_definition(k, blocked, monkeypatch):
+    if blocked:
+        monkeypatch.setattr(action_layout, "_ONE_COUNT_MAX_K", 0)
     rng = np.random.default_rng(k)
     mask = (rng.random((64, 3, k)) < rng.random((64, 3, 1))).astype(np.float32)
     mask[0, 0] = 0.0  # no valid entry

@@ -48,11 +48,15 @@ def _gather_trade_build(n: int):
 @pytest.mark.parametrize("economy", ["one_step", "gather_trade_build"])
 def test_the_traced_program_is_flat_in_the_number_of_agents(economy):
     make = (lambda n: make_one_step_economy(n_agents=n)) if economy == "one_step" else _gather_trade_build
-    small, large = _sizes(make(4)), _sizes(make(1000))
+    small, mid, large = _sizes(make(4)), _sizes(make(300)), _sizes(make(1000))
     for fn in small:
-        # within 1.5x from 4 to 1,000 agents (250x the agents); a per-agent
-        # Python loop would add thousands of equations
-        assert large[fn] <= 1.5 * small[fn], (economy, fn, small[fn], large[fn])
+        # A per-agent Python loop would add at least one equation per agent:
+        # from 300 to 1,000 agents the program grows by under 5% ...
+        assert large[fn] <= 1.05 * mid[fn], (economy, fn, mid[fn], large[fn])
+        # ... and from 4 to 1,000 agents (250x) by under 1.6x: the rest is
+        # constant-size code chosen by size (Foundation's pairwise Gini under
+        # 30 agents, integer-key sorts from 256 values, blocked action sampling)
+        assert large[fn] <= 1.6 * small[fn], (economy, fn, small[fn], large[fn])
 
 
 def _stepped(env, steps: int = 2):

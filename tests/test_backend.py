@@ -15,6 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from jaxecon.core import backend
 from jaxecon.core.backend import unrolled_threefry_impl
 
 
@@ -55,3 +56,37 @@ def test_unrolled_threefry_falls_back_where_the_numbers_would_differ():
         assert unrolled_threefry_impl() is None
     with jax.default_prng_impl("rbg"):
         assert unrolled_threefry_impl() is None
+
+
+@pytest.mark.parametrize("n", [5, 300, 10_000])
+def test_sort_floats_is_jnp_sort(n):
+    """Bit for bit ``jnp.sort``'s values (no -0.0 here), long vectors as integer keys."""
+    _check_sort(n, np.float32)
+
+
+def test_sort_floats_float64_under_x64():
+    with jax.enable_x64(True):
+        _check_sort(1000, np.float64)
+
+
+def _check_sort(n, dtype):
+    rng = np.random.default_rng(n)
+    x = np.concatenate([rng.normal(size=n - 4) * 10.0 ** rng.integers(-30, 30, size=n - 4),
+                        [np.inf, -np.inf, 0.0, 1e-45]]).astype(dtype)
+    got, want = jax.jit(backend.sort_floats)(jnp.asarray(x)), jnp.sort(jnp.asarray(x))
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(np.asarray(got).view(np.uint8), np.asarray(want).view(np.uint8))
+
+
+def test_sort_floats_zeros_nans_and_gradient():
+    x = jnp.asarray(np.r_[np.linspace(-5, 5, 297), [0.0, -0.0, np.nan]].astype(np.float32))
+    got = np.asarray(backend.sort_floats(x))  # a NaN with a clear sign bit: last, as jnp.sort
+    assert np.isnan(got[-1]) and np.array_equal(got[:-1], np.sort(np.asarray(x))[:-1])
+    zeros = np.flatnonzero(got == 0)
+    assert np.signbit(got[zeros[0]]) and not np.signbit(got[zeros[-1]])  # -0.0 before +0.0
+    w = jnp.arange(300.0)
+    y = x[:-1] * 1.5  # no NaN: gradients compared with jnp.sort's
+    g = jax.grad(lambda v: jnp.sum(backend.sort_floats(v) * w[:-1]))(y)
+    np.testing.assert_array_equal(g, jax.grad(lambda v: jnp.sum(jnp.sort(v) * w[:-1]))(y))
+    with pytest.raises(ValueError, match="1-D float32/float64"):
+        backend.sort_floats(jnp.zeros((2, 300)))

@@ -137,6 +137,7 @@ from jaxecon.components.tax_schedules import (
     taxes_due,
 )
 from jaxecon.core import validators as cfg
+from jaxecon.core.backend import sort_floats
 from jaxecon.core.bounds import bound_of, bounded
 from jaxecon.core.component import Component
 from jaxecon.interop.foundation_hooks import FoundationComponentHooks
@@ -699,7 +700,7 @@ class PeriodicBracketTax(Component, FoundationComponentHooks):
         is_first_day = (pos == 1).astype(f)
         tax_phase = pos / self.period
         last_income_obs = sub.last_income / self.period
-        last_sorted = jnp.sort(last_income_obs)
+        last_sorted = sort_floats(last_income_obs)
         curr_rates = sub.curr_rates_obs
         rates = self.curr_marginal_rates(state, sub, params)
         cutoffs = jnp.asarray(params.bracket_cutoffs, f)

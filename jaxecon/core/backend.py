@@ -2,8 +2,10 @@
 
 jaxecon's arithmetic is the same on every backend; these helpers change only
 the program XLA compiles, where XLA:CPU's choices cost time on the small
-arrays of one economy. Each keeps values, shapes and dtypes bit-identical,
-and its docstring states the measurement behind it. The figures, with the
+arrays of one economy (or on one economy's long vectors). Each keeps values,
+shapes and dtypes bit-identical (``sort_floats``: the same values, see its
+docstring for the order of -0.0 and +0.0), and its docstring states the
+measurement behind it. The figures, with the
 load they were taken at, are also in ``benchmarks/RESULTS.md`` ("XLA:CPU
 code generation"); ``python benchmarks/backend_tricks.py`` measures each
 again, with and without.
@@ -13,6 +15,9 @@ again, with and without.
   (``BaseEnvironment``) and the shim's packing (``jaxecon.foundation.packing``).
 - ``pad_onto_canvas``: a padded map written once, not recomputed per window
   element; used by the wood-and-stone observation windows.
+- ``sort_floats``: a float vector sorted as integer keys (XLA:CPU's float
+  comparator is several times slower); used by the tax component's sorted
+  last incomes (``PeriodicBracketTax.observe``).
 - ``unrolled_threefry_impl``: a PRNG implementation whose keys draw JAX's
   Threefry numbers with the hash unrolled on the CPU; the shim's compiled
   functions wrap their key data with it (``jaxecon.foundation.engine``,
@@ -29,7 +34,10 @@ import jax
 import jax.extend.random as jax_random
 import jax.numpy as jnp
 
-__all__ = ["FUSIBLE_CONCAT_OPERANDS", "fusible_concatenate", "pad_onto_canvas", "threefry2x32_unrolled", "unrolled_threefry_impl"]
+__all__ = [
+    "FUSIBLE_CONCAT_OPERANDS", "SORT_AS_KEYS_MIN", "fusible_concatenate", "pad_onto_canvas", "sort_floats",
+    "threefry2x32_unrolled", "unrolled_threefry_impl",
+]
 
 #: XLA:CPU fuses a concatenate with its producers only up to this many
 #: operands (its ``kMaxConcatenateArguments``); a wider one materialises every
@@ -91,6 +99,65 @@ def pad_onto_canvas(x: jax.Array, r: int, zero: jax.Array) -> jax.Array:
     k, h, w = x.shape
     canvas = jnp.zeros((k, h + 2 * r, w + 2 * r), x.dtype)
     return jax.lax.dynamic_update_slice(canvas, x, (zero, zero + r, zero + r))
+
+
+#: ``sort_floats`` sorts vectors at least this long as integer keys (shorter ones
+#: by ``jnp.sort``, whose cost there is negligible).
+SORT_AS_KEYS_MIN = 256
+
+
+def _order_keys(x: jax.Array) -> jax.Array:
+    """Signed integer keys of float ``x`` in the order of its values: the bit
+    pattern, its magnitude bits flipped for negative numbers (an involution,
+    ``_order_keys_inverse``)."""
+    itype = jnp.int64 if x.dtype == jnp.float64 else jnp.int32
+    bits = jax.lax.bitcast_convert_type(x, itype)
+    return _order_keys_inverse(bits)
+
+
+@jax.custom_jvp
+def sort_floats(x: jax.Array) -> jax.Array:
+    """``jnp.sort(x)`` of a float32/float64 vector ``x`` [n], sorted as integer keys.
+
+    Same dtype and shape, the same values in the same order, except: within
+    a run of zeros, -0.0 comes before +0.0 (``jnp.sort``, stable, keeps their
+    input order; the values compare equal); a NaN whose sign bit is set comes
+    out first, not last (no economy quantity is NaN; ``checked_step``
+    reports one). Differentiable: the tangent is
+    permuted as ``jnp.sort``'s (by a stable argsort, computed only under
+    differentiation). Vectors shorter than ``SORT_AS_KEYS_MIN`` go to
+    ``jnp.sort``.
+
+    Backend: the same program everywhere; it pays on XLA:CPU, where a float
+    sort compares with a NaN-aware total-order comparator.
+
+    Measured on XLA:CPU (jax 0.10.2, 2 cores at load about 2.5): 10,000
+    float32 values in a ``lax.scan``, 0.21 ms per sort against 0.81 ms for
+    ``jnp.sort``; the one-step economy with 10,000 agents observes them
+    every step.
+
+    Raises:
+        ValueError: ``x`` is not a 1-D float32/float64 array.
+    """
+    if x.ndim != 1 or x.dtype not in (jnp.float32, jnp.float64):
+        raise ValueError(f"sort_floats sorts a 1-D float32/float64 vector, got {x.dtype} {x.shape}")
+    if x.shape[0] < SORT_AS_KEYS_MIN:
+        return jnp.sort(x)
+    keys = jax.lax.sort(_order_keys(x))
+    return jax.lax.bitcast_convert_type(_order_keys_inverse(keys), x.dtype)
+
+
+def _order_keys_inverse(keys: jax.Array) -> jax.Array:
+    """The bit patterns of ``_order_keys`` (the flip is its own inverse)."""
+    flip = jnp.asarray(jnp.iinfo(keys.dtype).max, keys.dtype)
+    return keys ^ ((keys >> (jnp.iinfo(keys.dtype).bits - 1)) & flip)
+
+
+@sort_floats.defjvp
+def _sort_floats_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    order = jnp.argsort(x, stable=True)
+    return x[order], t[order]
 
 
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
