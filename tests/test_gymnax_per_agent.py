@@ -21,7 +21,7 @@ from jaxecon.configs import gather_build_config
 from jaxecon.wrappers import GymnaxEnv
 from jaxecon.wrappers.gymnax import AgentState
 
-from common import jit_fast, two_agents
+from common import TINY_CONFIG, jit_fast, two_agents
 
 EPISODE = 5
 STEPS = 7  # crosses one auto-reset
@@ -221,6 +221,30 @@ def test_per_agent_errors(per_agent):
         per_agent.step(keys[0], state.env_state, jnp.int32(0), params)
     with pytest.raises(TypeError, match="agents_as_batch must be True or False"):
         GymnaxEnv(per_agent.env, agents_as_batch="yes")
+
+
+def test_multi_action_entries_equal_joint_mode_with_remap(jitted_env):
+    """Multi-action agents (one action per head): per entry int32 [n_heads]; "remap" per head."""
+    econ = jitted_env(TINY_CONFIG).env
+    per_agent = GymnaxEnv(econ, agents_as_batch=True, invalid_actions="remap", info_keys=("action_mask",))
+    joint = GymnaxEnv(econ, invalid_actions="remap", info_keys=("action_mask",))
+    params, n, heads = econ.default_params, per_agent.num_agents, len(per_agent.num_actions)
+    keys = jax.random.split(jax.random.key(2), 2 * n)
+    action = jax.random.randint(jax.random.key(3), (2 * n, heads), -1, 8, jnp.int32)  # many out of range
+
+    def run(keys, action):
+        _, state = jax.vmap(per_agent.reset, in_axes=(0, None))(keys, params)
+        _, state_joint = jax.vmap(joint.reset, in_axes=(0, None))(keys[::n], params)
+        return (state.env_state.loc, jax.vmap(per_agent.step, in_axes=(0, 0, 0, None))(keys, state, action, params),
+                jax.vmap(joint.step, in_axes=(0, 0, 0, None))(keys[::n], state_joint,
+                                                              action.reshape(2, n, heads), params))
+
+    loc0, out, out_joint = jit_fast(run)(keys, action)
+    assert out[5]["action_mask"].shape == (2 * n, heads, max(per_agent.num_actions))
+    np.testing.assert_array_equal(np.asarray(out[0]), np.asarray(out_joint[0]).reshape(2 * n, -1))
+    np.testing.assert_array_equal(np.asarray(out[2]), np.asarray(out_joint[2]).reshape(-1))
+    np.testing.assert_array_equal(np.asarray(out[1].env_state.loc), np.repeat(np.asarray(out_joint[1].loc), n, 0))
+    assert (np.asarray(out[1].env_state.loc) != np.asarray(loc0)).any()  # the actions acted
 
 
 # ------------------------------------------------------------ invalid actions
