@@ -194,6 +194,23 @@ def test_purejaxrl_style_loop(small):
     assert np.isfinite(np.asarray(adv)).all()
 
 
+def test_nested_vmap_over_seeds(per_agent):
+    """PureJaxRL vmaps its whole training over seeds: the inner vmap over entries still groups economies."""
+    params = per_agent.default_params
+
+    def one(keys, action):
+        _, state = jax.vmap(per_agent.reset, in_axes=(0, None))(keys, params)
+        return jax.vmap(per_agent.step, in_axes=(0, 0, 0, None))(keys, state, action, params)[:3:2]
+
+    keys = jax.random.split(jax.random.key(9), (2, 4))
+    action = jax.random.randint(jax.random.key(10), (2, 4), 0, per_agent.num_actions, jnp.int32)
+    nested, first, second = jit_fast(lambda k, a: (jax.vmap(one)(k, a), one(k[0], a[0]), one(k[1], a[1])))(keys, action)
+    assert nested[0].shape == (2, 4) + per_agent.observation_space().shape
+    for i, alone in enumerate((first, second)):
+        for got, want in zip(nested, alone):
+            np.testing.assert_array_equal(np.asarray(got[i]), np.asarray(want))
+
+
 def test_alone_is_one_entry_the_others_noop(per_agent, joint):
     """Outside vmap: reset is agent 0's entry; step moves the entry's agent, the others send NO-OP."""
     params = per_agent.default_params
