@@ -5,8 +5,9 @@
   over what Foundation keeps across episodes; terminated vs truncated.
 - ``LogWrapper`` (``log``): episode returns and lengths per agent and for the
   planner, and the finished episode's social metrics.
-- ``GymnaxEnv`` (``gymnax``): the mobile agents as one gymnax environment, the
-  planner driven by a fixed policy.
+- ``GymnaxEnv`` (``gymnax``): the mobile agents as one gymnax environment
+  (jointly, or one agent per ``jax.vmap`` entry with ``agents_as_batch=True``),
+  the planner driven by a fixed policy.
 - ``MultiAgentEnv`` (``jaxmarl``): a JaxMARL ``MultiAgentEnv`` with agents
   ``"0".."n-1"`` and ``"p"``.
 - ``NativeObjectObservationWrapper``, ``NativeRGBObservationWrapper`` and
