@@ -28,7 +28,7 @@ STEPS = 6
 def menv(jitted_env):
     """The economy without trade, two agents, planner included as agent "p"
     (the env is shared with the gymnax tests)."""
-    return MultiAgentEnv(jitted_env(two_agents(taxed_config(), EPISODE)).env)
+    return MultiAgentEnv(jitted_env(two_agents(taxed_config(), EPISODE)).env, planner_policy=None)
 
 
 @pytest.fixture(scope="module")
@@ -123,7 +123,7 @@ def test_a_trailing_singleton_action_axis_is_accepted(menv):
 
 
 def test_with_params_replaces_the_params(small_env):
-    menv = MultiAgentEnv(small_env, planner_policy="noop")
+    menv = MultiAgentEnv(small_env)
     p = small_env.default_params
     rich = p.replace(scenario=p.scenario.replace(starting_agent_coin=100.0))
     other = menv.with_params(rich)
@@ -135,9 +135,20 @@ def test_with_params_replaces_the_params(small_env):
     assert not np.allclose(np.asarray(o1["0"]), np.asarray(o2["0"]))
 
 
+def test_by_default_the_planner_sends_noop_and_is_no_agent(small_env):
+    menv = MultiAgentEnv(small_env)  # planner_policy="noop"
+    assert menv.agents == ["0", "1"] and menv.num_agents == 2 and menv.agent_classes == {"mobile": ["0", "1"]}
+    assert not menv.trains_planner
+    with_planner = MultiAgentEnv(small_env, planner_policy=None)
+    assert with_planner.agents == ["0", "1", "p"] and with_planner.trains_planner
+    _, state = jax.eval_shape(menv.reset, jax.random.key(1))
+    joint = menv.joint_actions(jax.random.key(0), state, {"0": jnp.int32(1), "1": jnp.int32(2)})
+    np.testing.assert_array_equal(np.asarray(joint["p"]), np.zeros(menv.unwrapped.planner_actions.action_shape))
+    np.testing.assert_array_equal(np.asarray(joint["a"]), [1, 2])
+
+
 def test_fixed_planner_and_reset_state(small_env):
     menv = MultiAgentEnv(small_env, planner_policy="noop")
-    assert menv.agents == ["0", "1"] and menv.num_agents == 2 and menv.agent_classes == {"mobile": ["0", "1"]}
     with pytest.raises(ValueError, match=r"agent must be one of \['0', '1'\]"):
         menv.observation_space("p")
     _, state = jax.eval_shape(menv.reset, jax.random.key(1))
@@ -293,7 +304,7 @@ IPPO_CONFIG = {"NUM_ENVS": 2, "NUM_STEPS": 8, "NUM_UPDATES": 2, "UPDATE_EPOCHS":
 
 def test_ippo_trains_over_jaxmarl_log_wrapper(small_env):
     baselines = pytest.importorskip("jaxmarl.wrappers.baselines")
-    env = baselines.LogWrapper(MultiAgentEnv(small_env, planner_policy="noop"))
+    env = baselines.LogWrapper(MultiAgentEnv(small_env))  # the planner sends NO-OP: agents look alike
     out = jit_fast(make_train(dict(IPPO_CONFIG), env))(jax.random.key(0))
     metrics = out["metrics"]
     loss = np.asarray(metrics["loss"])

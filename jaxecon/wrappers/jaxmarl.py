@@ -13,9 +13,11 @@ methods. JaxMARL's functions take no params: they are fixed at construction
 
 Agents are Foundation's ids: ``"0" .. "n-1"`` (mobile agents) and ``"p"``
 (the planner). JaxMARL's baselines stack agents with equal observation and
-action shapes; the planner's differ, so with ``planner_policy`` given the
-planner leaves ``agents`` and acts by that policy
-(``jaxecon.wrappers.planner``), and the mobile agents alone are trained.
+action shapes; the planner's differ, so by default (``planner_policy="noop"``)
+the planner is not an agent and sends NO-OP every step
+(``jaxecon.wrappers.planner``): ``agents`` are the mobile agents alone, and
+code written for an env whose agents all look alike runs unchanged. With
+``planner_policy=None`` the planner is agent ``"p"`` too (two-level training).
 """
 
 from __future__ import annotations
@@ -54,13 +56,18 @@ class MultiAgentEnv(Front, _JaxMARLEnv):
         env: a jaxecon functional env (``jaxecon.make``) or a ``Wrapper`` of one,
             not auto-resetting, with ``flatten_masks=True``.
         params: the ``EnvParams`` every call uses (default ``env.default_params``).
-        planner_policy: None (default): the planner is agent ``"p"``; else it is
-            not an agent and acts by this policy: ``"noop"``, ``"random"``,
+        planner_policy: how the planner acts. ``"noop"`` (default): it is not
+            an agent and sends NO-OP (action 0 in every head) each step, so
+            ``agents`` holds the mobile agents only; likewise ``"random"``,
             fixed planner actions, or a callable ``(key, planner_obs, state) ->
-            action`` (``jaxecon.wrappers.planner``).
+            action`` (``jaxecon.wrappers.planner``). ``None``: the planner is
+            agent ``"p"`` and acts by ``actions["p"]``. In an economy without
+            a planner (``n_planners=0``) only ``"noop"`` and ``None`` are
+            allowed, and both mean the same: no planner.
     Raises:
         TypeError: ``env`` is not a jaxecon env/wrapper or already auto-resets.
-        ValueError: ``flatten_masks=False`` or an unknown ``planner_policy``.
+        ValueError: ``flatten_masks=False``; an unknown ``planner_policy``; a
+            ``planner_policy`` other than ``"noop"`` or None without a planner.
         TypeError / ValueError: ``params`` that are not the env's
             (``Economy.check_params``).
 
@@ -90,20 +97,25 @@ class MultiAgentEnv(Front, _JaxMARLEnv):
     ``key, k_reset``; ``step_env`` splits ``k_planner, k_env``.
     """
 
-    def __init__(self, env, params=None, planner_policy=None):
+    def __init__(self, env, params=None, planner_policy="noop"):
         base = env.unwrapped if isinstance(env, Wrapper) else env
         has_planner = getattr(base, "planner_group", None) is not None
-        if planner_policy is not None and not has_planner:
-            raise ValueError("planner_policy must be None: the economy has no planner (n_planners=0)")
         self._mobile_groups = tuple(getattr(base, "mobile_groups", ()))
         groups = tuple(g.name for g in self._mobile_groups)
-        flat = self._wrap(env, groups + ((PLANNER,) if has_planner and planner_policy is None else ()))
+        flat = self._wrap(env, groups + ((PLANNER,) if has_planner else ()))
+        if not has_planner and planner_policy is not None and not (
+            isinstance(planner_policy, str) and planner_policy == "noop"
+        ):
+            raise ValueError(
+                f'planner_policy must be "noop" (the default) or None: the economy has no planner '
+                f"(n_planners=0), got {planner_policy!r}"
+            )
         base = self._base
         self._params = env.default_params if params is None else params
         base.check_params(self._params)
         self.mobile_agents = [str(i) for i in range(base.n_agents)]
-        self._planner = None if planner_policy is None else make_planner_policy(base, planner_policy)
         self._has_planner = has_planner
+        self._planner = make_planner_policy(base, planner_policy) if has_planner and planner_policy is not None else None
         agents = self.mobile_agents + ([PLANNER] if self.trains_planner else [])
         if _JaxMARLEnv is not object:
             super().__init__(num_agents=len(agents))
@@ -112,8 +124,9 @@ class MultiAgentEnv(Front, _JaxMARLEnv):
         self._group_of = {str(i): g.name for g in self._mobile_groups for i in range(g.start, g.stop)}
         self._group_of.update({PLANNER: PLANNER} if self.trains_planner else {})
         # JaxMARL's own space classes when installed (``jaxecon.wrappers.library_spaces``)
-        obs_spaces = {g: to_library_space(space, "jaxmarl") for g, space in flat.items()}
-        act_spaces = {g: to_library_space(base.action_space(g), "jaxmarl") for g in flat}
+        used = set(self._group_of.values())
+        obs_spaces = {g: to_library_space(flat[g], "jaxmarl") for g in used}
+        act_spaces = {g: to_library_space(base.action_space(g), "jaxmarl") for g in used}
         self.observation_spaces = {a: obs_spaces[self._group_of[a]] for a in agents}
         self.action_spaces = {a: act_spaces[self._group_of[a]] for a in agents}
 
