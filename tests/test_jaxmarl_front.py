@@ -122,6 +122,21 @@ def test_a_trailing_singleton_action_axis_is_accepted(menv):
         menv.step_env(jax.random.key(1), state, {**acts, "0": jnp.array([2, 2], jnp.int32)})
 
 
+def test_batched_actions_with_a_trailing_singleton_axis(small_env):
+    """Under ``vmap`` over envs, IPPO's ``unbatchify`` hands each agent ``[num_envs, 1]``."""
+    menv = MultiAgentEnv(small_env)
+    n_envs = 3
+    _, states = jax.eval_shape(jax.vmap(menv.reset), jax.random.split(jax.random.key(0), n_envs))
+    keys = jax.random.split(jax.random.key(1), n_envs)
+    acts = {a: jnp.zeros((n_envs, 1), jnp.int32) for a in menv.agents}
+    obs, new_states, rewards, dones, _ = jax.eval_shape(jax.vmap(menv.step), keys, states, acts)
+    assert obs["1"].shape == (n_envs,) + menv.observation_space("1").shape
+    assert rewards["0"].shape == dones["__all__"].shape == (n_envs,)
+    assert jax.tree.structure(new_states) == jax.tree.structure(states)
+    with pytest.raises(ValueError, match=r"actions\['0'\] must be an integer array of shape \(\), got int32 \(2,\)"):
+        jax.eval_shape(jax.vmap(menv.step), keys, states, {**acts, "0": jnp.zeros((n_envs, 2), jnp.int32)})
+
+
 def test_with_params_replaces_the_params(small_env):
     menv = MultiAgentEnv(small_env)
     p = small_env.default_params
@@ -218,8 +233,9 @@ def make_train(config, env):
     def stack(tree):  # {agent: [E, ...]} -> [num_actors, ...], agent-major
         return jnp.concatenate([tree[a] for a in env.agents], axis=0)
 
-    def unstack(x):
-        return {a: x[i * config["NUM_ENVS"]:(i + 1) * config["NUM_ENVS"]] for i, a in enumerate(env.agents)}
+    def unstack(x):  # [num_actors] -> {agent: [E, 1]}, as JaxMARL's unbatchify leaves the actions
+        x = x.reshape((env.num_agents, config["NUM_ENVS"], -1))
+        return {a: x[i] for i, a in enumerate(env.agents)}
 
     def train(rng):
         network = ActorCritic(env.action_space(env.agents[0]).n)

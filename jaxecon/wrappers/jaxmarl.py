@@ -78,7 +78,8 @@ class MultiAgentEnv(Front, _JaxMARLEnv):
       ``jaxecon.wrappers.flat``); mobile agents share one obs_dim, the
       planner has its own;
     - ``actions[agent]``: int32 [] (single-action mode; ``[1]`` is accepted
-      too, the shape JaxMARL's MPE baselines pass) or [n_heads] (multi-action
+      too, the shape JaxMARL's MPE and IPPO feed-forward baselines pass, so
+      ``[num_envs, 1]`` under ``vmap``) or [n_heads] (multi-action
       mode: the planner by default, one head per tax bracket);
     - ``rewards[agent]``: float []; ``dones[agent]`` and ``dones["__all__"]``:
       bool [], all equal (every agent's episode ends at the time limit);
