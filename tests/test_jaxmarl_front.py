@@ -15,7 +15,7 @@ import pytest
 
 from jaxecon import spaces
 from jaxecon.configs import gather_build_config
-from jaxecon.wrappers import AutoResetWrapper, MultiAgentEnv
+from jaxecon.wrappers import AutoResetWrapper, LogWrapper, MultiAgentEnv
 from jaxecon.wrappers.library_spaces import library_spaces_module
 
 from common import jit_fast, taxed_config, two_agents
@@ -96,8 +96,8 @@ def test_step_dicts_auto_reset_and_masks(menv, run):
     np.testing.assert_array_equal(np.asarray(out["dones"]["__all__"]), expected)
     state = out["state"]
     assert int(state.timestep[EPISODE - 1]) == 0 and int(state.completions[EPISODE - 1]) == 1  # carried over
-    # infos: every leaf one entry per agent (JaxMARL's baselines reshape them to NUM_ACTORS)
-    assert out["infos"] and all(x.shape[:2] == (STEPS, menv.num_agents) for x in jax.tree.leaves(out["infos"]))
+    # infos: by default one scalar per agent in every leaf (JaxMARL's baselines reshape them to NUM_ACTORS)
+    assert out["infos"] and all(x.shape == (STEPS, menv.num_agents) for x in jax.tree.leaves(out["infos"]))
     # masks: mobile agents [n_actions]; the planner one row per tax bracket, its NO-OP first
     avail = out["avail"]
     n_actions = menv.unwrapped.agent_actions.n_actions
@@ -135,6 +135,34 @@ def test_batched_actions_with_a_trailing_singleton_axis(small_env):
     assert jax.tree.structure(new_states) == jax.tree.structure(states)
     with pytest.raises(ValueError, match=r"actions\['0'\] must be an integer array of shape \(\), got int32 \(2,\)"):
         jax.eval_shape(jax.vmap(menv.step), keys, states, {**acts, "0": jnp.zeros((n_envs, 2), jnp.int32)})
+
+
+def test_infos_keep_scalars_unless_asked(small_env):
+    """By default only one-scalar entries, one per agent; larger ones by ``info_keys``."""
+    logged = LogWrapper(small_env)
+
+    def infos(menv):
+        _, state = jax.eval_shape(menv.reset, jax.random.key(0))
+        acts = {a: jnp.zeros((), jnp.int32) for a in menv.agents}
+        return jax.eval_shape(menv.step, jax.random.key(1), state, acts)[4]
+
+    lean = infos(MultiAgentEnv(logged))
+    assert {"returned_episode", "returned_episode_lengths", "timestep", "planner_reward"} <= set(lean)
+    assert not {"returned_episode_returns", "episode_metrics"} & set(lean)
+    assert all(x.shape == (2,) for x in jax.tree.leaves(lean))
+    assert lean["timestep"].dtype == jnp.int32 and lean["returned_episode"].dtype == jnp.bool_
+    asked = infos(MultiAgentEnv(logged, info_keys=["episode_metrics", "planner_reward"]))
+    assert set(asked) == {"episode_metrics", "planner_reward"} and "social/productivity" in asked["episode_metrics"]
+    assert asked["episode_metrics"]["social/productivity"].shape == (2,)
+    full = infos(MultiAgentEnv(logged, info_keys="all"))
+    assert set(full) > set(lean) and full["returned_episode_returns"]["a"].shape == (2, 2)
+    with pytest.raises(ValueError, match=r"info_keys: unknown names \['obs'\]; allowed: \[.*'episode_metrics'"):
+        MultiAgentEnv(logged, info_keys=["obs"])
+    for bad in ("everything", 3, ["timestep", 1]):
+        with pytest.raises(ValueError, match=r'info_keys must be None, "all" or a sequence of info entry names'):
+            MultiAgentEnv(logged, info_keys=bad)
+    with pytest.raises(ValueError, match=r"unknown names \['planner_reward'\]"):  # the planner is an agent here
+        MultiAgentEnv(logged, planner_policy=None, info_keys=["planner_reward"])
 
 
 def test_with_params_replaces_the_params(small_env):
@@ -256,7 +284,8 @@ def make_train(config, env):
                 logp = jnp.take_along_axis(logp_all, action[:, None], axis=-1)[:, 0]
                 obs2, env_state, reward, done, info = jax.vmap(env.step)(
                     jax.random.split(k_step, config["NUM_ENVS"]), env_state, unstack(action))
-                info = jax.tree.map(lambda x: jnp.swapaxes(x, 0, 1).reshape((num_actors,) + x.shape[2:]), info)
+                # as JaxMARL's x.reshape((NUM_ACTORS,)), which needs one scalar per agent, but agent-major
+                info = jax.tree.map(lambda x: jnp.swapaxes(x, 0, 1).reshape((num_actors,)), info)
                 tr = dict(obs=stack(obs), mask=mask, action=action, logp=logp, value=value,
                           reward=stack(reward), done=stack(done), info=info)
                 return (train_state, env_state, obs2, rng), tr

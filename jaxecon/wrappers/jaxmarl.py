@@ -23,6 +23,7 @@ code written for an env whose agents all look alike runs unchanged. With
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 from functools import partial
 
 import jax
@@ -48,6 +49,9 @@ __all__ = ["JAXMARL_AVAILABLE", "PLANNER", "MultiAgentEnv"]
 #: The planner's agent id (Foundation's).
 PLANNER = "p"
 
+#: What an info entry that is one scalar can be (``info_keys=None`` keeps those).
+_ARRAY_TYPES = (jax.Array, np.ndarray, np.generic, bool, int, float)
+
 
 class MultiAgentEnv(Front, _JaxMARLEnv):
     """A jaxecon economy as a JaxMARL multi-agent environment.
@@ -64,10 +68,17 @@ class MultiAgentEnv(Front, _JaxMARLEnv):
             agent ``"p"`` and acts by ``actions["p"]``. In an economy without
             a planner (``n_planners=0``) only ``"noop"`` and ``None`` are
             allowed, and both mean the same: no planner.
+        info_keys: which entries of the wrapped env's info ``infos`` holds.
+            None (default): those that are one scalar (shape ``[]``), plus
+            ``"planner_reward"``; a sequence of entry names: those, whatever
+            their shape (observation side channels, ``"episode_metrics"``...);
+            ``"all"``: every entry.
     Raises:
         TypeError: ``env`` is not a jaxecon env/wrapper or already auto-resets.
         ValueError: ``flatten_masks=False``; an unknown ``planner_policy``; a
-            ``planner_policy`` other than ``"noop"`` or None without a planner.
+            ``planner_policy`` other than ``"noop"`` or None without a planner;
+            ``info_keys`` not None, ``"all"`` or a sequence of entry names of
+            the wrapped env's info (the message lists them).
         TypeError / ValueError: ``params`` that are not the env's
             (``Economy.check_params``).
 
@@ -86,10 +97,16 @@ class MultiAgentEnv(Front, _JaxMARLEnv):
     - ``get_avail_actions(state)[agent]``: bool [n_actions], or
       [n_heads, max(dims)] in multi-action mode (row k: head k's mask, its
       NO-OP first, padded with False);
-    - ``infos``: each leaf of the wrapped env's info repeated per agent,
-      [num_agents, *shape] (JaxMARL's baselines reshape every info leaf to
-      one entry per agent), plus ``"planner_reward"`` when the planner acts
-      by ``planner_policy``.
+    - ``infos``: ``{name: [num_agents, *shape]}``, each kept entry of the
+      wrapped env's info repeated per agent (JaxMARL's baselines reshape
+      every info leaf to one entry per agent), plus ``"planner_reward"``:
+      float [num_agents] when the planner acts by ``planner_policy``. By
+      default (``info_keys=None``) only the entries that are one scalar are
+      kept, so every leaf is [num_agents] (IPPO's
+      ``x.reshape((num_actors,))`` works) and a script that stores every
+      step's infos stores a few bytes per agent (``docs/wrappers.md``);
+      larger entries (a ``LogWrapper``'s returns and metrics dicts, an
+      observation adapter's side channels) when ``info_keys`` names them.
 
     ``state`` is the wrapped env's state. The auto-reset calls
     ``env.reset(key, params, prev_state=final_state)``, so what Foundation
@@ -98,7 +115,7 @@ class MultiAgentEnv(Front, _JaxMARLEnv):
     ``key, k_reset``; ``step_env`` splits ``k_planner, k_env``.
     """
 
-    def __init__(self, env, params=None, planner_policy="noop"):
+    def __init__(self, env, params=None, planner_policy="noop", info_keys=None):
         base = env.unwrapped if isinstance(env, Wrapper) else env
         has_planner = getattr(base, "planner_group", None) is not None
         self._mobile_groups = tuple(getattr(base, "mobile_groups", ()))
@@ -130,6 +147,28 @@ class MultiAgentEnv(Front, _JaxMARLEnv):
         act_spaces = {g: to_library_space(base.action_space(g), "jaxmarl") for g in used}
         self.observation_spaces = {a: obs_spaces[self._group_of[a]] for a in agents}
         self.action_spaces = {a: act_spaces[self._group_of[a]] for a in agents}
+        self.info_keys = info_keys if info_keys is None else self._check_info_keys(info_keys)
+
+    def _check_info_keys(self, info_keys):
+        """``"all"`` or a tuple of entry names of ``_step``'s full info; raise
+        ``ValueError`` otherwise (naming the allowed values)."""
+        if isinstance(info_keys, str) and info_keys == "all":
+            return info_keys
+        if isinstance(info_keys, str) or not isinstance(info_keys, Sequence) or not all(
+            isinstance(k, str) for k in info_keys
+        ):
+            raise ValueError(f'info_keys must be None, "all" or a sequence of info entry names, got {info_keys!r}')
+
+        def info(key):
+            _, state = self._env.reset(key, self._params)
+            zeros = {a: jnp.zeros(self.action_spaces[a].shape, jnp.int32) for a in self.agents}
+            return self._full_step(key, state, zeros)[4]
+
+        allowed = sorted(jax.eval_shape(info, jax.random.key(0)))
+        unknown = [k for k in info_keys if k not in allowed]
+        if unknown:
+            raise ValueError(f"info_keys: unknown names {unknown}; allowed: {allowed}")
+        return tuple(info_keys)
 
     # ------------------------------------------------------------ structure
     @property
@@ -262,6 +301,25 @@ class MultiAgentEnv(Front, _JaxMARLEnv):
             joint[PLANNER] = self._planner(key, unwrap_state(state), self._params)
         return joint
 
+    def _full_step(self, key, state, actions):
+        """The wrapped env's step from ``{agent: action}``: ``(obs, state,
+        reward, done, info)`` keyed by group, ``info`` with every entry (and
+        ``"planner_reward"`` when the planner acts by policy)."""
+        k_planner, k_env = jax.random.split(key)
+        joint = self.joint_actions(k_planner, state, actions)
+        obs, state, reward, done, info = self._env.step(k_env, state, joint, self._params)
+        if self._has_planner and not self.trains_planner:
+            info = {**info, "planner_reward": reward[PLANNER]}
+        return obs, state, reward, done, info
+
+    def _kept_info(self, info: dict) -> dict:
+        """The entries of ``info`` that ``info_keys`` keeps."""
+        if self.info_keys is None:
+            return {k: v for k, v in info.items() if isinstance(v, _ARRAY_TYPES) and np.ndim(v) == 0}
+        if self.info_keys == "all":
+            return info
+        return {k: info[k] for k in self.info_keys}
+
     def step_env(self, key, state, actions):
         """One step without reset: ``(obs, state, rewards, dones, infos)``.
 
@@ -269,12 +327,9 @@ class MultiAgentEnv(Front, _JaxMARLEnv):
             ValueError: ``actions`` without exactly the keys ``agents``, or an
                 action that is not an integer array of its space's shape.
         """
-        k_planner, k_env = jax.random.split(key)
-        joint = self.joint_actions(k_planner, state, actions)
-        obs, state, reward, done, info = self._env.step(k_env, state, joint, self._params)
+        obs, state, reward, done, info = self._full_step(key, state, actions)
+        info = self._kept_info(info)
         rewards = self.by_agent(reward)
-        if self._has_planner and not self.trains_planner:
-            info = {**info, "planner_reward": reward[PLANNER]}
         done = jnp.asarray(done, bool)
         dones = {a: done for a in self.agents}
         dones["__all__"] = done
