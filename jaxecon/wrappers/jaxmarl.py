@@ -72,7 +72,8 @@ class MultiAgentEnv(Front, _JaxMARLEnv):
             None (default): those that are one scalar (shape ``[]``), plus
             ``"planner_reward"``; a sequence of entry names: those, whatever
             their shape (observation side channels, ``"episode_metrics"``...);
-            ``"all"``: every entry.
+            ``"all"``: every entry. Kept as the attribute ``info_keys`` (None,
+            ``"all"`` or a tuple).
     Raises:
         TypeError: ``env`` is not a jaxecon env/wrapper or already auto-resets.
         ValueError: ``flatten_masks=False``; an unknown ``planner_policy``; a
@@ -133,7 +134,8 @@ class MultiAgentEnv(Front, _JaxMARLEnv):
         base.check_params(self._params)
         self.mobile_agents = [str(i) for i in range(base.n_agents)]
         self._has_planner = has_planner
-        self._planner = make_planner_policy(base, planner_policy) if has_planner and planner_policy is not None else None
+        by_policy = has_planner and planner_policy is not None
+        self._planner = make_planner_policy(base, planner_policy) if by_policy else None
         agents = self.mobile_agents + ([PLANNER] if self.trains_planner else [])
         if _JaxMARLEnv is not object:
             super().__init__(num_agents=len(agents))
@@ -150,8 +152,8 @@ class MultiAgentEnv(Front, _JaxMARLEnv):
         self.info_keys = info_keys if info_keys is None else self._check_info_keys(info_keys)
 
     def _check_info_keys(self, info_keys):
-        """``"all"`` or a tuple of entry names of ``_step``'s full info; raise
-        ``ValueError`` otherwise (naming the allowed values)."""
+        """``"all"`` or a tuple of entry names of ``_full_step``'s info (traced
+        once, not compiled); raise ``ValueError`` otherwise (naming the allowed values)."""
         if isinstance(info_keys, str) and info_keys == "all":
             return info_keys
         if isinstance(info_keys, str) or not isinstance(info_keys, Sequence) or not all(
