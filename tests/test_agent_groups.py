@@ -163,7 +163,7 @@ def test_groups_run_vmapped_and_jitted(pair):
 
 def test_the_fronts_key_agents_by_group(pair):
     typed, _ = pair
-    marl = MultiAgentEnv(typed)
+    marl = MultiAgentEnv(typed, planner_policy=None)
     assert marl.agents == ["0", "1", "2", "3", "4", "p"]
     assert marl.agent_classes == {"builders": ["0", "1"], "traders": ["2", "3", "4"], "planner": ["p"]}
     assert marl.action_space("0").n == typed.action_space("builders").n
@@ -184,9 +184,10 @@ def test_the_fronts_key_agents_by_group(pair):
     assert o.shape == (3, gym.observation_space().shape[0]) and r.shape == (3,)
 
     none = make([("Build", {}), ("Gather", {})], n_planners=0)
-    assert MultiAgentEnv(none).agents == ["0", "1", "2", "3", "4"]
-    with pytest.raises(ValueError, match="no planner"):
-        MultiAgentEnv(none, planner_policy="noop")
+    # the default ("noop") and None both mean no planner; a policy for a planner that is not there is an error
+    assert MultiAgentEnv(none).agents == MultiAgentEnv(none, planner_policy=None).agents == ["0", "1", "2", "3", "4"]
+    with pytest.raises(ValueError, match=r'planner_policy must be "noop" \(the default\) or None: .*no planner'):
+        MultiAgentEnv(none, planner_policy="random")
     o, s, r, *_ , info = GymnaxEnv(none).step(jax.random.key(1), GymnaxEnv(none).reset(jax.random.key(0))[1],
                                               jnp.zeros(5, jnp.int32))
     assert "planner_reward" not in info

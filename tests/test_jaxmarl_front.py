@@ -15,7 +15,7 @@ import pytest
 
 from jaxecon import spaces
 from jaxecon.configs import gather_build_config
-from jaxecon.wrappers import AutoResetWrapper, MultiAgentEnv
+from jaxecon.wrappers import AutoResetWrapper, LogWrapper, MultiAgentEnv
 from jaxecon.wrappers.library_spaces import library_spaces_module
 
 from common import jit_fast, taxed_config, two_agents
@@ -28,7 +28,7 @@ STEPS = 6
 def menv(jitted_env):
     """The economy without trade, two agents, planner included as agent "p"
     (the env is shared with the gymnax tests)."""
-    return MultiAgentEnv(jitted_env(two_agents(taxed_config(), EPISODE)).env)
+    return MultiAgentEnv(jitted_env(two_agents(taxed_config(), EPISODE)).env, planner_policy=None)
 
 
 @pytest.fixture(scope="module")
@@ -96,8 +96,8 @@ def test_step_dicts_auto_reset_and_masks(menv, run):
     np.testing.assert_array_equal(np.asarray(out["dones"]["__all__"]), expected)
     state = out["state"]
     assert int(state.timestep[EPISODE - 1]) == 0 and int(state.completions[EPISODE - 1]) == 1  # carried over
-    # infos: every leaf one entry per agent (JaxMARL's baselines reshape them to NUM_ACTORS)
-    assert out["infos"] and all(x.shape[:2] == (STEPS, menv.num_agents) for x in jax.tree.leaves(out["infos"]))
+    # infos: by default one scalar per agent in every leaf (JaxMARL's baselines reshape them to NUM_ACTORS)
+    assert out["infos"] and all(x.shape == (STEPS, menv.num_agents) for x in jax.tree.leaves(out["infos"]))
     # masks: mobile agents [n_actions]; the planner one row per tax bracket, its NO-OP first
     avail = out["avail"]
     n_actions = menv.unwrapped.agent_actions.n_actions
@@ -122,8 +122,51 @@ def test_a_trailing_singleton_action_axis_is_accepted(menv):
         menv.step_env(jax.random.key(1), state, {**acts, "0": jnp.array([2, 2], jnp.int32)})
 
 
+def test_batched_actions_with_a_trailing_singleton_axis(small_env):
+    """Under ``vmap`` over envs, IPPO's ``unbatchify`` hands each agent ``[num_envs, 1]``."""
+    menv = MultiAgentEnv(small_env)
+    n_envs = 3
+    _, states = jax.eval_shape(jax.vmap(menv.reset), jax.random.split(jax.random.key(0), n_envs))
+    keys = jax.random.split(jax.random.key(1), n_envs)
+    acts = {a: jnp.zeros((n_envs, 1), jnp.int32) for a in menv.agents}
+    obs, new_states, rewards, dones, _ = jax.eval_shape(jax.vmap(menv.step), keys, states, acts)
+    assert obs["1"].shape == (n_envs,) + menv.observation_space("1").shape
+    assert rewards["0"].shape == dones["__all__"].shape == (n_envs,)
+    assert jax.tree.structure(new_states) == jax.tree.structure(states)
+    with pytest.raises(ValueError, match=r"actions\['0'\] must be an integer array of shape \(\), got int32 \(2,\)"):
+        jax.eval_shape(jax.vmap(menv.step), keys, states, {**acts, "0": jnp.zeros((n_envs, 2), jnp.int32)})
+
+
+def test_infos_keep_scalars_unless_asked(small_env):
+    """By default only one-scalar entries, one per agent; larger ones by ``info_keys``."""
+    logged = LogWrapper(small_env)
+
+    def infos(menv):
+        _, state = jax.eval_shape(menv.reset, jax.random.key(0))
+        acts = {a: jnp.zeros((), jnp.int32) for a in menv.agents}
+        return jax.eval_shape(menv.step, jax.random.key(1), state, acts)[4]
+
+    lean = infos(MultiAgentEnv(logged))
+    assert {"returned_episode", "returned_episode_lengths", "timestep", "planner_reward"} <= set(lean)
+    assert not {"returned_episode_returns", "episode_metrics"} & set(lean)
+    assert all(x.shape == (2,) for x in jax.tree.leaves(lean))
+    assert lean["timestep"].dtype == jnp.int32 and lean["returned_episode"].dtype == jnp.bool_
+    asked = infos(MultiAgentEnv(logged, info_keys=["episode_metrics", "planner_reward"]))
+    assert set(asked) == {"episode_metrics", "planner_reward"} and "social/productivity" in asked["episode_metrics"]
+    assert asked["episode_metrics"]["social/productivity"].shape == (2,)
+    full = infos(MultiAgentEnv(logged, info_keys="all"))
+    assert set(full) > set(lean) and full["returned_episode_returns"]["a"].shape == (2, 2)
+    with pytest.raises(ValueError, match=r"info_keys: unknown names \['obs'\]; allowed: \[.*'episode_metrics'"):
+        MultiAgentEnv(logged, info_keys=["obs"])
+    for bad in ("everything", 3, ["timestep", 1]):
+        with pytest.raises(ValueError, match=r'info_keys must be None, "all" or a sequence of info entry names'):
+            MultiAgentEnv(logged, info_keys=bad)
+    with pytest.raises(ValueError, match=r"unknown names \['planner_reward'\]"):  # the planner is an agent here
+        MultiAgentEnv(logged, planner_policy=None, info_keys=["planner_reward"])
+
+
 def test_with_params_replaces_the_params(small_env):
-    menv = MultiAgentEnv(small_env, planner_policy="noop")
+    menv = MultiAgentEnv(small_env)
     p = small_env.default_params
     rich = p.replace(scenario=p.scenario.replace(starting_agent_coin=100.0))
     other = menv.with_params(rich)
@@ -135,9 +178,20 @@ def test_with_params_replaces_the_params(small_env):
     assert not np.allclose(np.asarray(o1["0"]), np.asarray(o2["0"]))
 
 
+def test_by_default_the_planner_sends_noop_and_is_no_agent(small_env):
+    menv = MultiAgentEnv(small_env)  # planner_policy="noop"
+    assert menv.agents == ["0", "1"] and menv.num_agents == 2 and menv.agent_classes == {"mobile": ["0", "1"]}
+    assert not menv.trains_planner
+    with_planner = MultiAgentEnv(small_env, planner_policy=None)
+    assert with_planner.agents == ["0", "1", "p"] and with_planner.trains_planner
+    _, state = jax.eval_shape(menv.reset, jax.random.key(1))
+    joint = menv.joint_actions(jax.random.key(0), state, {"0": jnp.int32(1), "1": jnp.int32(2)})
+    np.testing.assert_array_equal(np.asarray(joint["p"]), np.zeros(menv.unwrapped.planner_actions.action_shape))
+    np.testing.assert_array_equal(np.asarray(joint["a"]), [1, 2])
+
+
 def test_fixed_planner_and_reset_state(small_env):
     menv = MultiAgentEnv(small_env, planner_policy="noop")
-    assert menv.agents == ["0", "1"] and menv.num_agents == 2 and menv.agent_classes == {"mobile": ["0", "1"]}
     with pytest.raises(ValueError, match=r"agent must be one of \['0', '1'\]"):
         menv.observation_space("p")
     _, state = jax.eval_shape(menv.reset, jax.random.key(1))
@@ -207,8 +261,9 @@ def make_train(config, env):
     def stack(tree):  # {agent: [E, ...]} -> [num_actors, ...], agent-major
         return jnp.concatenate([tree[a] for a in env.agents], axis=0)
 
-    def unstack(x):
-        return {a: x[i * config["NUM_ENVS"]:(i + 1) * config["NUM_ENVS"]] for i, a in enumerate(env.agents)}
+    def unstack(x):  # [num_actors] -> {agent: [E, 1]}, as JaxMARL's unbatchify leaves the actions
+        x = x.reshape((env.num_agents, config["NUM_ENVS"], -1))
+        return {a: x[i] for i, a in enumerate(env.agents)}
 
     def train(rng):
         network = ActorCritic(env.action_space(env.agents[0]).n)
@@ -229,7 +284,8 @@ def make_train(config, env):
                 logp = jnp.take_along_axis(logp_all, action[:, None], axis=-1)[:, 0]
                 obs2, env_state, reward, done, info = jax.vmap(env.step)(
                     jax.random.split(k_step, config["NUM_ENVS"]), env_state, unstack(action))
-                info = jax.tree.map(lambda x: jnp.swapaxes(x, 0, 1).reshape((num_actors,) + x.shape[2:]), info)
+                # as JaxMARL's x.reshape((NUM_ACTORS,)), which needs one scalar per agent, but agent-major
+                info = jax.tree.map(lambda x: jnp.swapaxes(x, 0, 1).reshape((num_actors,)), info)
                 tr = dict(obs=stack(obs), mask=mask, action=action, logp=logp, value=value,
                           reward=stack(reward), done=stack(done), info=info)
                 return (train_state, env_state, obs2, rng), tr
@@ -293,7 +349,7 @@ IPPO_CONFIG = {"NUM_ENVS": 2, "NUM_STEPS": 8, "NUM_UPDATES": 2, "UPDATE_EPOCHS":
 
 def test_ippo_trains_over_jaxmarl_log_wrapper(small_env):
     baselines = pytest.importorskip("jaxmarl.wrappers.baselines")
-    env = baselines.LogWrapper(MultiAgentEnv(small_env, planner_policy="noop"))
+    env = baselines.LogWrapper(MultiAgentEnv(small_env))  # the planner sends NO-OP: agents look alike
     out = jit_fast(make_train(dict(IPPO_CONFIG), env))(jax.random.key(0))
     metrics = out["metrics"]
     loss = np.asarray(metrics["loss"])

@@ -389,7 +389,7 @@ def test_trainer_takes_jaxecons_own_jaxmarl_front(tiny):
     from jaxecon.wrappers import MultiAgentEnv
 
     _, env, _, _, _ = tiny
-    ppo = PPO(tiny_config(), MultiAgentEnv(env))
+    ppo = PPO(tiny_config(), MultiAgentEnv(env, planner_policy=None))
     assert [g.agents for g in ppo.groups] == [("0", "1"), ("p",)]
     runner = jax.eval_shape(ppo.init, jax.random.key(0))
     _, metrics = jax.eval_shape(ppo.update, runner)  # traces the whole update

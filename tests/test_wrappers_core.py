@@ -179,6 +179,15 @@ def test_log_wrapper_returns_are_the_summed_rewards(wrapped_run, explicit_run):
     assert {"social/productivity", "social/equality"} <= set(info["episode_metrics"])
 
 
+def test_log_wrapper_timestep_counts_steps_across_episodes(wrapped_run):
+    """PureJaxRL's ``info["timestep"]``: steps since the first reset, the auto-reset carrying it over."""
+    _, state, _, done, info = wrapped_run
+    assert info["timestep"].dtype == jnp.int32 and info["timestep"].shape == (BATCH, STEPS)
+    np.testing.assert_array_equal(np.asarray(info["timestep"]), np.broadcast_to(np.arange(1, STEPS + 1), (BATCH, STEPS)))
+    assert bool(jnp.any(done))  # it ran across episode ends, where the env's own timestep restarts
+    assert int(state.timestep[0, EPISODE - 1]) == 0
+
+
 def test_log_wrapper_metric_selection(econ):
     env = econ[0]
     every = LogWrapper(env, metrics="all").metric_names

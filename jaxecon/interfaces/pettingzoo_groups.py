@@ -81,7 +81,7 @@ def _economy(config: dict) -> tuple:
         _CACHE.move_to_end(cache_key)
         return _CACHE[cache_key]
     base = make_from_config(dict(config))
-    marl = MultiAgentEnv(base)
+    marl = MultiAgentEnv(base, planner_policy=None)  # the planner is agent "p"
     params = marl.params
 
     def reset(key, completions, prev_state):

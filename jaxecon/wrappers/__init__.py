@@ -9,7 +9,8 @@
   (jointly, or one agent per ``jax.vmap`` entry with ``agents_as_batch=True``),
   the planner driven by a fixed policy.
 - ``MultiAgentEnv`` (``jaxmarl``): a JaxMARL ``MultiAgentEnv`` with agents
-  ``"0".."n-1"`` and ``"p"``.
+  ``"0".."n-1"`` (the planner sends NO-OP), or also ``"p"`` with
+  ``planner_policy=None``.
 - ``NativeObjectObservationWrapper``, ``NativeRGBObservationWrapper`` and
   ``policy_env`` (``native``, frames from ``rgb``): the native observation
   adapters, one normalised vector or RGB frames per agent

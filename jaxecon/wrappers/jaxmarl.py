@@ -13,14 +13,17 @@ methods. JaxMARL's functions take no params: they are fixed at construction
 
 Agents are Foundation's ids: ``"0" .. "n-1"`` (mobile agents) and ``"p"``
 (the planner). JaxMARL's baselines stack agents with equal observation and
-action shapes; the planner's differ, so with ``planner_policy`` given the
-planner leaves ``agents`` and acts by that policy
-(``jaxecon.wrappers.planner``), and the mobile agents alone are trained.
+action shapes; the planner's differ, so by default (``planner_policy="noop"``)
+the planner is not an agent and sends NO-OP every step
+(``jaxecon.wrappers.planner``): ``agents`` are the mobile agents alone, and
+code written for an env whose agents all look alike runs unchanged. With
+``planner_policy=None`` the planner is agent ``"p"`` too (two-level training).
 """
 
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 from functools import partial
 
 import jax
@@ -46,6 +49,9 @@ __all__ = ["JAXMARL_AVAILABLE", "PLANNER", "MultiAgentEnv"]
 #: The planner's agent id (Foundation's).
 PLANNER = "p"
 
+#: What an info entry that is one scalar can be (``info_keys=None`` keeps those).
+_ARRAY_TYPES = (jax.Array, np.ndarray, np.generic, bool, int, float)
+
 
 class MultiAgentEnv(Front, _JaxMARLEnv):
     """A jaxecon economy as a JaxMARL multi-agent environment.
@@ -54,13 +60,26 @@ class MultiAgentEnv(Front, _JaxMARLEnv):
         env: a jaxecon functional env (``jaxecon.make``) or a ``Wrapper`` of one,
             not auto-resetting, with ``flatten_masks=True``.
         params: the ``EnvParams`` every call uses (default ``env.default_params``).
-        planner_policy: None (default): the planner is agent ``"p"``; else it is
-            not an agent and acts by this policy: ``"noop"``, ``"random"``,
+        planner_policy: how the planner acts. ``"noop"`` (default): it is not
+            an agent and sends NO-OP (action 0 in every head) each step, so
+            ``agents`` holds the mobile agents only; likewise ``"random"``,
             fixed planner actions, or a callable ``(key, planner_obs, state) ->
-            action`` (``jaxecon.wrappers.planner``).
+            action`` (``jaxecon.wrappers.planner``). ``None``: the planner is
+            agent ``"p"`` and acts by ``actions["p"]``. In an economy without
+            a planner (``n_planners=0``) only ``"noop"`` and ``None`` are
+            allowed, and both mean the same: no planner.
+        info_keys: which entries of the wrapped env's info ``infos`` holds.
+            None (default): those that are one scalar (shape ``[]``), plus
+            ``"planner_reward"``; a sequence of entry names: those, whatever
+            their shape (observation side channels, ``"episode_metrics"``...);
+            ``"all"``: every entry. Kept as the attribute ``info_keys`` (None,
+            ``"all"`` or a tuple).
     Raises:
         TypeError: ``env`` is not a jaxecon env/wrapper or already auto-resets.
-        ValueError: ``flatten_masks=False`` or an unknown ``planner_policy``.
+        ValueError: ``flatten_masks=False``; an unknown ``planner_policy``; a
+            ``planner_policy`` other than ``"noop"`` or None without a planner;
+            ``info_keys`` not None, ``"all"`` or a sequence of entry names of
+            the wrapped env's info (the message lists them).
         TypeError / ValueError: ``params`` that are not the env's
             (``Economy.check_params``).
 
@@ -71,17 +90,24 @@ class MultiAgentEnv(Front, _JaxMARLEnv):
       ``jaxecon.wrappers.flat``); mobile agents share one obs_dim, the
       planner has its own;
     - ``actions[agent]``: int32 [] (single-action mode; ``[1]`` is accepted
-      too, the shape JaxMARL's MPE baselines pass) or [n_heads] (multi-action
+      too, the shape JaxMARL's MPE and IPPO feed-forward baselines pass, so
+      ``[num_envs, 1]`` under ``vmap``) or [n_heads] (multi-action
       mode: the planner by default, one head per tax bracket);
     - ``rewards[agent]``: float []; ``dones[agent]`` and ``dones["__all__"]``:
       bool [], all equal (every agent's episode ends at the time limit);
     - ``get_avail_actions(state)[agent]``: bool [n_actions], or
       [n_heads, max(dims)] in multi-action mode (row k: head k's mask, its
       NO-OP first, padded with False);
-    - ``infos``: each leaf of the wrapped env's info repeated per agent,
-      [num_agents, *shape] (JaxMARL's baselines reshape every info leaf to
-      one entry per agent), plus ``"planner_reward"`` when the planner acts
-      by ``planner_policy``.
+    - ``infos``: ``{name: [num_agents, *shape]}``, each kept entry of the
+      wrapped env's info repeated per agent (JaxMARL's baselines reshape
+      every info leaf to one entry per agent), plus ``"planner_reward"``:
+      float [num_agents] when the planner acts by ``planner_policy``. By
+      default (``info_keys=None``) only the entries that are one scalar are
+      kept, so every leaf is [num_agents] (IPPO's
+      ``x.reshape((num_actors,))`` works) and a script that stores every
+      step's infos stores a few bytes per agent (``docs/wrappers.md``);
+      larger entries (a ``LogWrapper``'s returns and metrics dicts, an
+      observation adapter's side channels) when ``info_keys`` names them.
 
     ``state`` is the wrapped env's state. The auto-reset calls
     ``env.reset(key, params, prev_state=final_state)``, so what Foundation
@@ -90,20 +116,26 @@ class MultiAgentEnv(Front, _JaxMARLEnv):
     ``key, k_reset``; ``step_env`` splits ``k_planner, k_env``.
     """
 
-    def __init__(self, env, params=None, planner_policy=None):
+    def __init__(self, env, params=None, planner_policy="noop", info_keys=None):
         base = env.unwrapped if isinstance(env, Wrapper) else env
         has_planner = getattr(base, "planner_group", None) is not None
-        if planner_policy is not None and not has_planner:
-            raise ValueError("planner_policy must be None: the economy has no planner (n_planners=0)")
         self._mobile_groups = tuple(getattr(base, "mobile_groups", ()))
         groups = tuple(g.name for g in self._mobile_groups)
-        flat = self._wrap(env, groups + ((PLANNER,) if has_planner and planner_policy is None else ()))
+        flat = self._wrap(env, groups + ((PLANNER,) if has_planner else ()))
+        if not has_planner and planner_policy is not None and not (
+            isinstance(planner_policy, str) and planner_policy == "noop"
+        ):
+            raise ValueError(
+                f'planner_policy must be "noop" (the default) or None: the economy has no planner '
+                f"(n_planners=0), got {planner_policy!r}"
+            )
         base = self._base
         self._params = env.default_params if params is None else params
         base.check_params(self._params)
         self.mobile_agents = [str(i) for i in range(base.n_agents)]
-        self._planner = None if planner_policy is None else make_planner_policy(base, planner_policy)
         self._has_planner = has_planner
+        by_policy = has_planner and planner_policy is not None
+        self._planner = make_planner_policy(base, planner_policy) if by_policy else None
         agents = self.mobile_agents + ([PLANNER] if self.trains_planner else [])
         if _JaxMARLEnv is not object:
             super().__init__(num_agents=len(agents))
@@ -112,10 +144,33 @@ class MultiAgentEnv(Front, _JaxMARLEnv):
         self._group_of = {str(i): g.name for g in self._mobile_groups for i in range(g.start, g.stop)}
         self._group_of.update({PLANNER: PLANNER} if self.trains_planner else {})
         # JaxMARL's own space classes when installed (``jaxecon.wrappers.library_spaces``)
-        obs_spaces = {g: to_library_space(space, "jaxmarl") for g, space in flat.items()}
-        act_spaces = {g: to_library_space(base.action_space(g), "jaxmarl") for g in flat}
+        used = set(self._group_of.values())
+        obs_spaces = {g: to_library_space(flat[g], "jaxmarl") for g in used}
+        act_spaces = {g: to_library_space(base.action_space(g), "jaxmarl") for g in used}
         self.observation_spaces = {a: obs_spaces[self._group_of[a]] for a in agents}
         self.action_spaces = {a: act_spaces[self._group_of[a]] for a in agents}
+        self.info_keys = info_keys if info_keys is None else self._check_info_keys(info_keys)
+
+    def _check_info_keys(self, info_keys):
+        """``"all"`` or a tuple of entry names of ``_full_step``'s info (traced
+        once, not compiled); raise ``ValueError`` otherwise (naming the allowed values)."""
+        if isinstance(info_keys, str) and info_keys == "all":
+            return info_keys
+        if isinstance(info_keys, str) or not isinstance(info_keys, Sequence) or not all(
+            isinstance(k, str) for k in info_keys
+        ):
+            raise ValueError(f'info_keys must be None, "all" or a sequence of info entry names, got {info_keys!r}')
+
+        def info(key):
+            _, state = self._env.reset(key, self._params)
+            zeros = {a: jnp.zeros(self.action_spaces[a].shape, jnp.int32) for a in self.agents}
+            return self._full_step(key, state, zeros)[4]
+
+        allowed = sorted(jax.eval_shape(info, jax.random.key(0)))
+        unknown = [k for k in info_keys if k not in allowed]
+        if unknown:
+            raise ValueError(f"info_keys: unknown names {unknown}; allowed: {allowed}")
+        return tuple(info_keys)
 
     # ------------------------------------------------------------ structure
     @property
@@ -248,6 +303,25 @@ class MultiAgentEnv(Front, _JaxMARLEnv):
             joint[PLANNER] = self._planner(key, unwrap_state(state), self._params)
         return joint
 
+    def _full_step(self, key, state, actions):
+        """The wrapped env's step from ``{agent: action}``: ``(obs, state,
+        reward, done, info)`` keyed by group, ``info`` with every entry (and
+        ``"planner_reward"`` when the planner acts by policy)."""
+        k_planner, k_env = jax.random.split(key)
+        joint = self.joint_actions(k_planner, state, actions)
+        obs, state, reward, done, info = self._env.step(k_env, state, joint, self._params)
+        if self._has_planner and not self.trains_planner:
+            info = {**info, "planner_reward": reward[PLANNER]}
+        return obs, state, reward, done, info
+
+    def _kept_info(self, info: dict) -> dict:
+        """The entries of ``info`` that ``info_keys`` keeps."""
+        if self.info_keys is None:
+            return {k: v for k, v in info.items() if isinstance(v, _ARRAY_TYPES) and np.ndim(v) == 0}
+        if self.info_keys == "all":
+            return info
+        return {k: info[k] for k in self.info_keys}
+
     def step_env(self, key, state, actions):
         """One step without reset: ``(obs, state, rewards, dones, infos)``.
 
@@ -255,12 +329,9 @@ class MultiAgentEnv(Front, _JaxMARLEnv):
             ValueError: ``actions`` without exactly the keys ``agents``, or an
                 action that is not an integer array of its space's shape.
         """
-        k_planner, k_env = jax.random.split(key)
-        joint = self.joint_actions(k_planner, state, actions)
-        obs, state, reward, done, info = self._env.step(k_env, state, joint, self._params)
+        obs, state, reward, done, info = self._full_step(key, state, actions)
+        info = self._kept_info(info)
         rewards = self.by_agent(reward)
-        if self._has_planner and not self.trains_planner:
-            info = {**info, "planner_reward": reward[PLANNER]}
         done = jnp.asarray(done, bool)
         dones = {a: done for a in self.agents}
         dones["__all__"] = done

@@ -46,6 +46,8 @@ class LogState:
         returned_episode_lengths: int32 [], the last finished episode's length.
         returned_episode_metrics: ``{metric name: float []}``, ``env.metrics`` of
             the last finished episode's final state (zeros before the first one ends).
+        timestep: int32 [], steps taken since the first reset, across episodes
+            (an auto-reset carries it over; PureJaxRL's ``LogEnvState.timestep``).
     """
 
     env_state: Any
@@ -54,6 +56,7 @@ class LogState:
     returned_episode_returns: dict
     returned_episode_lengths: jax.Array
     returned_episode_metrics: dict
+    timestep: jax.Array
 
 
 class LogWrapper(Wrapper):
@@ -74,7 +77,7 @@ class LogWrapper(Wrapper):
 
     ``reset(key, params, prev_state=None) -> (obs, LogState)``; with a
     ``LogState`` as ``prev_state`` the wrapped env carries over from its
-    ``env_state`` and the ``returned_*`` fields are kept.
+    ``env_state`` and the ``returned_*`` fields and ``timestep`` are kept.
     ``step(key, state, actions, params) -> (obs, LogState, reward, done, info)``,
     ``info`` adding (after the step; the ``returned_*`` values change only on
     steps with ``done``):
@@ -82,7 +85,13 @@ class LogWrapper(Wrapper):
     - ``"returned_episode_returns"``: ``{"a": float [n], "p": float []}``;
     - ``"returned_episode_lengths"``: int32 [];
     - ``"returned_episode"``: bool [], this step finished an episode;
-    - ``"episode_metrics"``: ``{name: float []}``, the finished episode's metrics.
+    - ``"episode_metrics"``: ``{name: float []}``, the finished episode's metrics;
+    - ``"timestep"``: int32 [], the steps this env has taken since its first
+      reset, this one included, across episodes (1 after the first step; the
+      auto-reset carries it over). PureJaxRL's ``LogWrapper`` reports the same
+      count under this key, which its scripts multiply by ``num_envs`` to log
+      the global step; the step within the episode is
+      ``unwrap_state(state).timestep``.
 
     Pure, jittable and vmappable. The metrics are computed every step and
     selected on ``done``; under jit XLA computes only the selected entries.
@@ -145,7 +154,7 @@ class LogWrapper(Wrapper):
             params: ``EnvParams``.
             prev_state: None, or the ``LogState`` of the episode that ended: the
                 wrapped env carries over from ``prev_state.env_state`` and the
-                ``returned_*`` fields are kept.
+                ``returned_*`` fields and ``timestep`` are kept.
         """
         obs, env_state = self._env.reset(
             key, params, prev_state=None if prev_state is None else prev_state.env_state
@@ -158,12 +167,14 @@ class LogWrapper(Wrapper):
                 zero_returns,
                 jnp.zeros((), jnp.int32),
                 {k: jnp.zeros((), f) for k in self.metric_names},
+                jnp.zeros((), jnp.int32),
             )
         else:
             returned = (
                 prev_state.returned_episode_returns,
                 prev_state.returned_episode_lengths,
                 prev_state.returned_episode_metrics,
+                prev_state.timestep,
             )
         state = LogState(env_state, zero_returns, jnp.zeros((), jnp.int32), *returned)
         return obs, state
@@ -191,6 +202,7 @@ class LogWrapper(Wrapper):
             returned_episode_returns=on_done(returns, state.returned_episode_returns),
             returned_episode_lengths=on_done(length, state.returned_episode_lengths).astype(jnp.int32),
             returned_episode_metrics=on_done(metrics, state.returned_episode_metrics),
+            timestep=(state.timestep + 1).astype(jnp.int32),
         )
         info = {
             **info,
@@ -198,5 +210,6 @@ class LogWrapper(Wrapper):
             "returned_episode_lengths": state.returned_episode_lengths,
             "returned_episode": jnp.asarray(done, bool),
             "episode_metrics": state.returned_episode_metrics,
+            "timestep": state.timestep,
         }
         return obs, state, reward, done, info

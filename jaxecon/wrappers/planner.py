@@ -2,9 +2,9 @@
 
 Foundation's two-level training (Zheng et al., "The AI Economist") first trains
 the mobile agents under a fixed tax policy (no taxes, or fixed rates), then the
-planner. ``GymnaxEnv`` and ``MultiAgentEnv(planner_policy=...)`` expose only
-the mobile agents; the planner's action each step comes from the policy made
-here:
+planner. ``GymnaxEnv`` and ``MultiAgentEnv`` (unless given
+``planner_policy=None``) expose only the mobile agents; the planner's action
+each step comes from the policy made here (both default to ``"noop"``):
 
 - ``"noop"``: action 0 in every head (Foundation's NO-OP; a
   ``PeriodicBracketTax`` planner keeps its rate indices, which start at 0
