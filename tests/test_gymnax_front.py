@@ -210,13 +210,38 @@ def test_mirrors_gymnax(small, legacy_walk):
     action = jnp.zeros(2, jnp.int32)
     six = jax.eval_shape(lambda k, s: genv.step(k, s, action, params), jax.random.key(0), state)
     # gymnax's own adapter to the removed five-value API gives what step_api="legacy" gives
-    theirs = jax.eval_shape(lambda k, s: compat.LegacyStepAPIWrapper(genv).step(k, s, action, params),
+    lean = GymnaxEnv(small, info_keys=())  # the legacy API's default info
+    theirs = jax.eval_shape(lambda k, s: compat.LegacyStepAPIWrapper(lean).step(k, s, action, params),
                             jax.random.key(0), state)
     assert jax.tree.structure(theirs) == jax.tree.structure(legacy_walk[0])
     assert [(x.shape, x.dtype) for x in jax.tree.leaves(theirs)] == \
         [(jnp.shape(x), x.dtype) for x in jax.tree.leaves(legacy_walk[0])]
-    assert len(six) == 6 and set(six[5]) >= {"terminated", "truncated"}
-    assert not set(six[5]) & {"final_observation", "action_mask"}  # only when info_keys asks
+    assert len(six) == 6 and set(six[5]) >= {"terminated", "truncated", "final_observation"}
+    assert "action_mask" not in six[5]  # only when info_keys asks
+    assert "final_observation" not in legacy_walk[0][4]  # legacy API: lean by default
+
+
+def test_gymnax_own_wrappers_run_on_the_default_front(small):
+    """gymnax 1.0's FlattenObservationWrapper and LogWrapper read info["final_observation"]."""
+    purerl = pytest.importorskip("gymnax.wrappers.purerl")
+    for per_agent in (False, True):
+        genv = purerl.LogWrapper(purerl.FlattenObservationWrapper(GymnaxEnv(small, agents_as_batch=per_agent)))
+        params = genv.default_params
+        n = 2 if per_agent else 1
+        obs, state = jax.vmap(genv.reset, in_axes=(0, None))(jax.random.split(jax.random.key(0), n), params)
+        action = jnp.zeros((n,) if per_agent else (n, 2), jnp.int32)
+        out = jax.vmap(genv.step, in_axes=(0, 0, 0, None))(jax.random.split(jax.random.key(1), n), state, action,
+                                                            params)
+        assert out[0].shape == obs.shape and "returned_episode_returns" in out[5]
+
+
+def test_a_bad_key_is_named(genv):
+    params = genv.default_params
+    with pytest.raises(TypeError, match="key must be one PRNG key"):
+        genv.reset(0, params)
+    _, state = genv.reset(jax.random.key(0), params)
+    with pytest.raises(TypeError, match="key must be one PRNG key"):
+        genv.step(jnp.zeros(3, jnp.uint32), state, jnp.zeros(genv.num_agents, jnp.int32), params)
 
 
 def test_bad_input(env, genv):

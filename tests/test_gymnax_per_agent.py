@@ -311,7 +311,7 @@ def test_noop_mode_idles_on_invalid_actions(remap_outcomes):
 
 # ------------------------------------------------------------ lean info
 def test_info_holds_small_values_unless_asked(small):
-    lean = GymnaxEnv(small, agents_as_batch=True)
+    lean = GymnaxEnv(small, agents_as_batch=True, info_keys=())  # the default with step_api="legacy"
     params = lean.default_params
     keys = jax.random.split(jax.random.key(0), 2)
     _, state = jax.eval_shape(jax.vmap(lean.reset, in_axes=(0, None)), keys, params)
@@ -328,7 +328,7 @@ def test_info_holds_small_values_unless_asked(small):
 def test_bad_front_options(small):
     with pytest.raises(ValueError, match=r"invalid_actions must be one of \('noop', 'remap'\), got 'random'"):
         GymnaxEnv(small, invalid_actions="random")
-    with pytest.raises(TypeError, match=r"info_keys must be a tuple of names from \('action_mask', "
+    with pytest.raises(TypeError, match=r"info_keys must be None or a tuple of names from \('action_mask', "
                                         r"'final_observation'\), got 'action_mask'"):
         GymnaxEnv(small, info_keys="action_mask")
     with pytest.raises(ValueError, match=r"info_keys must name entries from .* got unknown \['obs'\]"):

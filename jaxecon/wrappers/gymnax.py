@@ -45,6 +45,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
+from jaxecon.core.arg_checks import check_key
 from jaxecon.wrappers.base import Wrapper, unwrap_state
 from jaxecon.wrappers.flat import MASK_FIELD, flat_observation, mask_heads
 from jaxecon.wrappers.front import Front
@@ -59,7 +60,7 @@ except ImportError:  # gymnax is optional (extra "jaxmarl")
     _GymnaxEnvironment = object
     GYMNAX_AVAILABLE = False
 
-__all__ = ["GYMNAX_AVAILABLE", "INFO_KEYS", "INVALID_ACTIONS", "STEP_APIS", "AgentState", "GymnaxEnv"]
+__all__ = ["DEFAULT_INFO_KEYS", "GYMNAX_AVAILABLE", "INFO_KEYS", "INVALID_ACTIONS", "STEP_APIS", "AgentState", "GymnaxEnv"]
 
 #: ``step_api`` values: gymnax 1.0's six values, or the legacy five.
 STEP_APIS = ("gymnax", "legacy")
@@ -88,10 +89,20 @@ class AgentState:
     agent: jax.Array
 
 
-def _check_info_keys(info_keys) -> tuple:
-    """``info_keys`` as a tuple, or a TypeError / ValueError naming it and ``INFO_KEYS``."""
+#: ``info_keys=None``: per ``step_api``, what its users read. gymnax 1.0's own
+#: wrappers (``gymnax.wrappers.purerl``) read ``info["final_observation"]``,
+#: which every gymnax 1.0 environment hands out; legacy-API code (PureJaxRL,
+#: rejax) reads none of them and may store every step's ``info``.
+DEFAULT_INFO_KEYS = {"gymnax": ("final_observation",), "legacy": ()}
+
+
+def _check_info_keys(info_keys, step_api: str) -> tuple:
+    """``info_keys`` as a tuple (None: ``DEFAULT_INFO_KEYS[step_api]``), or a
+    TypeError / ValueError naming it and ``INFO_KEYS``."""
+    if info_keys is None:
+        return DEFAULT_INFO_KEYS[step_api]
     if isinstance(info_keys, str) or not isinstance(info_keys, (tuple, list, set, frozenset)):
-        raise TypeError(f"info_keys must be a tuple of names from {INFO_KEYS}, got {info_keys!r}")
+        raise TypeError(f"info_keys must be None or a tuple of names from {INFO_KEYS}, got {info_keys!r}")
     unknown = [k for k in info_keys if k not in INFO_KEYS]
     if unknown:
         raise ValueError(f"info_keys must name entries from {INFO_KEYS}, got unknown {unknown!r}")
@@ -148,11 +159,15 @@ class GymnaxEnv(Front, _GymnaxEnvironment):
             otherwise learn that most actions do nothing.
         info_keys: the large per-agent ``info`` entries to hand out, a tuple
             from ``INFO_KEYS``: ``"action_mask"``, ``"final_observation"``.
-            Default ``()``: ``info`` holds only small per-economy values,
-            what a learner storing every step's ``info`` can afford.
+            Default None: ``DEFAULT_INFO_KEYS[step_api]``, i.e.
+            ``("final_observation",)`` with ``step_api="gymnax"`` (gymnax
+            1.0's contract; its own wrappers read it) and ``()`` with
+            ``"legacy"`` (``info`` then holds only small per-economy values,
+            what PureJaxRL or rejax, storing every step's ``info``, can afford).
     Raises:
         TypeError: ``env`` is not a jaxecon env/wrapper or already auto-resets;
-            ``agents_as_batch`` is not a bool; ``info_keys`` is not a tuple.
+            ``agents_as_batch`` is not a bool; ``info_keys`` is not None or a tuple;
+            ``key`` (``reset``, ``step``) is not one PRNG key (when traced).
         ValueError: ``flatten_masks=False``, an unknown ``planner_policy``,
             ``step_api``, ``group``, ``invalid_actions`` or ``info_keys`` entry
             (the message lists the allowed values).
@@ -200,7 +215,7 @@ class GymnaxEnv(Front, _GymnaxEnvironment):
     """
 
     def __init__(self, env, planner_policy="noop", step_api: str = "gymnax", group=None, *,
-                 agents_as_batch: bool = False, invalid_actions: str = "noop", info_keys=()):
+                 agents_as_batch: bool = False, invalid_actions: str = "noop", info_keys=None):
         base = env.unwrapped if isinstance(env, Wrapper) else env
         mobile = tuple(g.name for g in getattr(base, "mobile_groups", ()))
         if group is None and len(mobile) > 1:
@@ -219,7 +234,7 @@ class GymnaxEnv(Front, _GymnaxEnvironment):
         self.step_api = step_api
         self.agents_as_batch = agents_as_batch
         self.invalid_actions = invalid_actions
-        self.info_keys = _check_info_keys(info_keys)
+        self.info_keys = _check_info_keys(info_keys, step_api)
         planner = self._base.planner_group
         if planner is None and not (isinstance(planner_policy, str) and planner_policy == "noop"):
             raise ValueError(f"planner_policy must be 'noop': the economy has no planner (n_planners=0), "
@@ -273,8 +288,9 @@ class GymnaxEnv(Front, _GymnaxEnvironment):
             raise TypeError("state must be the AgentState that reset returns in per-agent mode "
                             f"(agents_as_batch=True), got {type(state).__qualname__}")
 
-    def _check_step(self, state, action, params) -> None:
+    def _check_step(self, key, state, action, params) -> None:
         """The checks of ``step``/``step_env``, at trace time."""
+        check_key(key, "key")
         shape = self.action_space().shape
         self._check_action(action, shape if self.agents_as_batch else (self.num_agents,) + shape, "action")
         self._base.check_params(params)
@@ -446,6 +462,7 @@ class GymnaxEnv(Front, _GymnaxEnvironment):
             TypeError / ValueError: ``params`` that are not the env's
                 (``Economy.check_params``).
         """
+        check_key(key, "key")
         self._base.check_params(params)
         out = (self._reset_entry if self.agents_as_batch else self._joint_reset)(key, None, None, params)
         return out["obs"], out["state"]
@@ -467,7 +484,7 @@ class GymnaxEnv(Front, _GymnaxEnvironment):
             TypeError: per-agent mode and ``state`` is not an ``AgentState``.
             TypeError / ValueError: ``params`` that are not the env's.
         """
-        self._check_step(state, action, params)
+        self._check_step(key, state, action, params)
         out = (self._step_env_entry if self.agents_as_batch else self._joint_step_env)(key, state, action, params)
         return out["obs"], out["state"], out["reward"], out["terminated"], out["info"]
 
@@ -490,7 +507,7 @@ class GymnaxEnv(Front, _GymnaxEnvironment):
             as ``step_env``.
         """
         params = self.default_params if params is None else params
-        self._check_step(state, action, params)
+        self._check_step(key, state, action, params)
         out = (self._step_entry if self.agents_as_batch else self._joint_step)(key, state, action, params)
         if self.step_api == "legacy":
             return out["obs"], out["state"], out["reward"], out["terminated"] | out["truncated"], out["info"]
