@@ -371,3 +371,25 @@ def test_ippo_trains_over_jaxmarl_log_wrapper(small_env):
         np.testing.assert_array_equal(lengths[t], EPISODE)
         start = t + 1
     assert info["returned_episode"].dtype == jnp.bool_
+
+
+def test_remap_replaces_forbidden_actions_by_allowed_ones():
+    import jaxecon
+
+    econ = jaxecon.make(**two_agents(gather_build_config(), episode_length=5))
+    menv = MultiAgentEnv(econ, invalid_actions="remap")
+    _, state = menv.reset(jax.random.key(0))
+    avail = menv.get_avail_actions(state)
+    n_actions = menv.action_space("0").n
+    forbidden = {a: int(np.flatnonzero(~np.asarray(m))[-1]) for a, m in avail.items()}
+    allowed = {a: int(np.flatnonzero(np.asarray(m))[-1]) for a, m in avail.items()}
+    for acts in (forbidden, {a: n_actions + 7 for a in menv.agents}):  # forbidden, then out of range
+        joint = menv.joint_actions(jax.random.key(1), state, {a: jnp.int32(v) for a, v in acts.items()})
+        for i, a in enumerate(menv.agents):
+            assert bool(avail[a][int(joint["a"][i])]), (a, acts[a], int(joint["a"][i]))
+    kept = menv.joint_actions(jax.random.key(1), state, {a: jnp.int32(v) for a, v in allowed.items()})
+    assert [int(x) for x in kept["a"]] == [allowed[a] for a in menv.agents]
+    noop = MultiAgentEnv(econ).joint_actions(jax.random.key(1), state, {a: jnp.int32(v) for a, v in forbidden.items()})
+    assert [int(x) for x in noop["a"]] == [forbidden[a] for a in menv.agents]  # the default leaves them (NO-OP)
+    with pytest.raises(ValueError, match=r"invalid_actions must be one of \('noop', 'remap'\), got 'random'"):
+        MultiAgentEnv(econ, invalid_actions="random")

@@ -24,7 +24,13 @@ import numpy as np
 from jaxecon import spaces
 from jaxecon.core.action_layout import ActionLayout
 
-__all__ = ["MASK_FIELD", "flat_observation", "flat_observation_space", "flatten_leaves", "mask_heads"]
+__all__ = [
+    "INVALID_ACTIONS", "MASK_FIELD", "flat_observation", "flat_observation_space", "flatten_leaves", "mask_heads",
+    "remap_forbidden",
+]
+
+#: The fronts' ``invalid_actions`` values: Foundation's NO-OP, or a random allowed action.
+INVALID_ACTIONS = ("noop", "remap")
 
 #: The observation field that holds the action mask (left out of the flat vector).
 MASK_FIELD = "action_mask"
@@ -94,3 +100,24 @@ def mask_heads(flat_mask: jax.Array, layout: ActionLayout) -> jax.Array:
         rows.append(jnp.pad(row, [(0, 0)] * (row.ndim - 1) + [(0, width - d)]))
         start += d
     return jnp.stack(rows, axis=-2)
+
+
+def remap_forbidden(key: jax.Array, action: jax.Array, flat_mask: jax.Array, layout: ActionLayout) -> jax.Array:
+    """``action`` with every action the mask forbids, or out of range, replaced
+    by a uniformly random allowed one (the fronts' ``invalid_actions="remap"``).
+
+    Args:
+        key: PRNG key of the draw (``layout.sample``: one uniform per agent,
+            per head in multi-action mode).
+        action: int32 [*batch] (single-action mode) or [*batch, n_heads].
+        flat_mask: float [*batch, layout.mask_size], Foundation's flattened mask.
+        layout: the agents' ``ActionLayout``.
+    Returns:
+        int32 of ``action``'s shape: allowed actions unchanged, the others drawn
+        uniformly among the allowed ones (NO-OP included).
+    """
+    allowed = mask_heads(flat_mask, layout)
+    upper = np.asarray(layout.dims) if layout.multi_action_mode else layout.n_actions
+    index = jnp.clip(action, 0, allowed.shape[-1] - 1)
+    ok = (action >= 0) & (action < upper) & jnp.take_along_axis(allowed, index[..., None], -1)[..., 0]
+    return jnp.where(ok, action, layout.sample(key, flat_mask))

@@ -42,12 +42,11 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 from flax import struct
 
 from jaxecon.core.arg_checks import check_key
 from jaxecon.wrappers.base import Wrapper, unwrap_state
-from jaxecon.wrappers.flat import MASK_FIELD, flat_observation, mask_heads
+from jaxecon.wrappers.flat import INVALID_ACTIONS, MASK_FIELD, flat_observation, mask_heads, remap_forbidden
 from jaxecon.wrappers.front import Front
 from jaxecon.wrappers.library_spaces import to_library_space
 from jaxecon.wrappers.planner import make_planner_policy
@@ -64,8 +63,6 @@ __all__ = ["DEFAULT_INFO_KEYS", "GYMNAX_AVAILABLE", "INFO_KEYS", "INVALID_ACTION
 
 #: ``step_api`` values: gymnax 1.0's six values, or the legacy five.
 STEP_APIS = ("gymnax", "legacy")
-#: ``invalid_actions`` values: Foundation's NO-OP, or a random valid action.
-INVALID_ACTIONS = ("noop", "remap")
 #: The ``info`` entries handed out only when ``info_keys`` names them (one
 #: row per agent, so the big ones: ``[n_agents, obs_dim]`` float32 for
 #: ``"final_observation"``).
@@ -317,13 +314,8 @@ class GymnaxEnv(Front, _GymnaxEnvironment):
     def _remap(self, key, state, action, params) -> jax.Array:
         """``action`` (int32 [n] or [n, n_heads]) with every action the mask at
         ``state`` forbids, or out of range, replaced by a uniformly random allowed one."""
-        layout = self._layout
         flat_mask = self._base.masks(unwrap_state(state), params)[self.group]
-        allowed = mask_heads(flat_mask, layout)
-        upper = np.asarray(layout.dims) if layout.multi_action_mode else layout.n_actions
-        index = jnp.clip(action, 0, allowed.shape[-1] - 1)
-        ok = (action >= 0) & (action < upper) & jnp.take_along_axis(allowed, index[..., None], -1)[..., 0]
-        return jnp.where(ok, action, layout.sample(key, flat_mask))
+        return remap_forbidden(key, action, flat_mask, self._layout)
 
     def _joint_reset(self, key, state, action, params) -> dict:
         """A fresh episode of one economy: ``{"obs", "state"}`` (``state`` and

@@ -31,7 +31,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxecon.wrappers.base import Wrapper, unwrap_state
-from jaxecon.wrappers.flat import flat_observation, mask_heads
+from jaxecon.wrappers.flat import INVALID_ACTIONS, flat_observation, mask_heads, remap_forbidden
 from jaxecon.wrappers.front import Front
 from jaxecon.wrappers.library_spaces import to_library_space
 from jaxecon.wrappers.planner import make_planner_policy
@@ -74,12 +74,21 @@ class MultiAgentEnv(Front, _JaxMARLEnv):
             their shape (observation side channels, ``"episode_metrics"``...);
             ``"all"``: every entry. Kept as the attribute ``info_keys`` (None,
             ``"all"`` or a tuple).
+        invalid_actions: what an action the mask forbids (or out of range)
+            does: ``"noop"`` (default, Foundation's rule: a NO-OP) or
+            ``"remap"``: replaced by a uniformly random allowed action (NO-OP
+            included; per head in multi-action mode), drawn with
+            ``jax.random.fold_in`` of the planner's key (``step_env``'s first
+            split) by the group's index; for mask-blind learners (JaxMARL's
+            IPPO feed-forward baselines), which otherwise learn that most
+            actions do nothing (``flat.remap_forbidden``).
     Raises:
         TypeError: ``env`` is not a jaxecon env/wrapper or already auto-resets.
         ValueError: ``flatten_masks=False``; an unknown ``planner_policy``; a
             ``planner_policy`` other than ``"noop"`` or None without a planner;
             ``info_keys`` not None, ``"all"`` or a sequence of entry names of
-            the wrapped env's info (the message lists them).
+            the wrapped env's info (the message lists them); ``invalid_actions``
+            not one of ``flat.INVALID_ACTIONS``.
         TypeError / ValueError: ``params`` that are not the env's
             (``Economy.check_params``).
 
@@ -116,7 +125,7 @@ class MultiAgentEnv(Front, _JaxMARLEnv):
     ``key, k_reset``; ``step_env`` splits ``k_planner, k_env``.
     """
 
-    def __init__(self, env, params=None, planner_policy="noop", info_keys=None):
+    def __init__(self, env, params=None, planner_policy="noop", info_keys=None, invalid_actions="noop"):
         base = env.unwrapped if isinstance(env, Wrapper) else env
         has_planner = getattr(base, "planner_group", None) is not None
         self._mobile_groups = tuple(getattr(base, "mobile_groups", ()))
@@ -149,6 +158,9 @@ class MultiAgentEnv(Front, _JaxMARLEnv):
         act_spaces = {g: to_library_space(base.action_space(g), "jaxmarl") for g in used}
         self.observation_spaces = {a: obs_spaces[self._group_of[a]] for a in agents}
         self.action_spaces = {a: act_spaces[self._group_of[a]] for a in agents}
+        if not isinstance(invalid_actions, str) or invalid_actions not in INVALID_ACTIONS:
+            raise ValueError(f"invalid_actions must be one of {INVALID_ACTIONS}, got {invalid_actions!r}")
+        self.invalid_actions = invalid_actions
         self.info_keys = info_keys if info_keys is None else self._check_info_keys(info_keys)
 
     def _check_info_keys(self, info_keys):
@@ -299,7 +311,11 @@ class MultiAgentEnv(Front, _JaxMARLEnv):
                  for g in self._mobile_groups}
         if self.trains_planner:
             joint[PLANNER] = self._agent_action(PLANNER, actions[PLANNER])
-        elif self._has_planner:
+        if self.invalid_actions == "remap":  # the agents' actions, before the planner's policy draws
+            masks = self._base.masks(unwrap_state(state), self._params)
+            joint = {g: remap_forbidden(jax.random.fold_in(key, i + 1), a, masks[g], self._base.group_actions[g])
+                     for i, (g, a) in enumerate(joint.items())}
+        if self._has_planner and not self.trains_planner:
             joint[PLANNER] = self._planner(key, unwrap_state(state), self._params)
         return joint
 
