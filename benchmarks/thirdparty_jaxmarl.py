@@ -10,8 +10,9 @@ clone's checkout does not matter), replaces its one env construction line
 
     env = jaxmarl.make(config["ENV_NAME"], **config["ENV_KWARGS"])
 
-with ``env = MultiAgentEnv(jaxecon.make(**config["ENV_KWARGS"]))`` in
-memory, and runs the script's ``make_train(config)`` unchanged otherwise
+with ``env = MultiAgentEnv(jaxecon.make(**config["ENV_KWARGS"]),
+invalid_actions=...)`` (``--invalid-actions``: ``"noop"``, Foundation's rule,
+or ``"remap"`` for this mask-blind script) in memory, and runs the script's ``make_train(config)`` unchanged otherwise
 (its network, PPO, JaxMARL's ``MPELogWrapper``; the installed ``jaxmarl``
 package supplies its imports). The economy is
 ``jaxecon.configs.default_config()`` (4 mobile agents; the planner sends
@@ -58,7 +59,7 @@ PINNED_COMMIT = "c793d095618c6d3edfb5632802348f57b70a4b94"
 SCRIPT = "baselines/IPPO/ippo_ff_mpe.py"
 CONFIG = "baselines/IPPO/config/ippo_ff_mpe.yaml"
 ENV_LINE = 'env = jaxmarl.make(config["ENV_NAME"], **config["ENV_KWARGS"])'
-JAXECON_LINE = 'env = MultiAgentEnv(jaxecon.make(**config["ENV_KWARGS"]))'
+JAXECON_LINE = 'env = MultiAgentEnv(jaxecon.make(**config["ENV_KWARGS"]), invalid_actions={invalid!r})'
 #: Modules the script imports only for its ``main``.
 MAIN_ONLY_MODULES = ("hydra", "omegaconf", "wandb")
 
@@ -83,12 +84,12 @@ def _stand_in(name: str) -> types.ModuleType:
     return module
 
 
-def load_baseline(clone: str, commit: str) -> tuple[types.ModuleType, dict]:
+def load_baseline(clone: str, commit: str, invalid_actions: str = "noop") -> tuple[types.ModuleType, dict]:
     """``(module, config)``: the script with the jaxecon env line, executed as a module, and its YAML config."""
     source = read_at_commit(clone, commit, SCRIPT)
     if source.count(ENV_LINE) != 1:
         raise SystemExit(f"{SCRIPT} at {commit} does not hold the env line exactly once: {ENV_LINE}")
-    source = source.replace(ENV_LINE, JAXECON_LINE)
+    source = source.replace(ENV_LINE, JAXECON_LINE.format(invalid=invalid_actions))
     module = types.ModuleType("ippo_ff_mpe_on_jaxecon")
     module.__dict__.update(jaxecon=jaxecon, MultiAgentEnv=MultiAgentEnv)
     sys.modules[module.__name__] = module  # its flax modules are dataclasses, which look their module up
@@ -107,10 +108,10 @@ def load_baseline(clone: str, commit: str) -> tuple[types.ModuleType, dict]:
     return module, yaml.safe_load(read_at_commit(clone, commit, CONFIG))
 
 
-def evaluate(env_kwargs: dict, policy, key, n_envs: int) -> dict:
+def evaluate(env_kwargs: dict, policy, key, n_envs: int, invalid_actions: str = "noop") -> dict:
     """One episode of ``n_envs`` economies under ``policy(key, obs [agents, n_envs, d]) -> int32 [agents, n_envs]``:
     ``{"return": mean episode return per mobile agent, "productivity": mean total coin at the end}``."""
-    menv = MultiAgentEnv(jaxecon.make(**env_kwargs))
+    menv = MultiAgentEnv(jaxecon.make(**env_kwargs), invalid_actions=invalid_actions)
     steps = menv.unwrapped.episode_length
 
     def run(key):
@@ -142,13 +143,15 @@ def main(argv=None) -> None:
     parser.add_argument("--episode-length", type=int, default=50)
     parser.add_argument("--eval-envs", type=int, default=8)
     parser.add_argument("--seed", type=int, default=30)
+    parser.add_argument("--invalid-actions", choices=("noop", "remap"), default="noop",
+                        help="MultiAgentEnv's invalid_actions in the swapped env line (remap: for this mask-blind script)")
     args = parser.parse_args(argv)
 
-    module, config = load_baseline(args.clone, args.commit)
+    module, config = load_baseline(args.clone, args.commit, args.invalid_actions)
     env_kwargs = {**default_config(), "episode_length": args.episode_length}
     config.update(TOTAL_TIMESTEPS=args.total_timesteps, NUM_ENVS=args.num_envs, NUM_STEPS=args.num_steps,
                   SEED=args.seed, ENV_KWARGS=env_kwargs)
-    print(f"JaxMARL {SCRIPT} at {args.commit[:8]}, env line -> {JAXECON_LINE}")
+    print(f"JaxMARL {SCRIPT} at {args.commit[:8]}, env line -> {JAXECON_LINE.format(invalid=args.invalid_actions)}")
     print(f"economy: default_config(), episode_length={args.episode_length}; {args.total_timesteps} env steps "
           f"= {args.total_timesteps // args.num_steps // args.num_envs} updates of {args.num_envs} envs x "
           f"{args.num_steps} steps; device {jax.devices()[0].platform}")
@@ -177,7 +180,7 @@ def main(argv=None) -> None:
     print(f"{'policy':<9}{'return per agent':>18}{'productivity':>14}")
     key = jax.random.PRNGKey(args.seed + 1)
     for name, policy in policies.items():
-        result = evaluate(env_kwargs, policy, key, args.eval_envs)
+        result = evaluate(env_kwargs, policy, key, args.eval_envs, args.invalid_actions)
         print(f"{name:<9}{result['return']:>18.3f}{result['productivity']:>14.2f}")
 
 
