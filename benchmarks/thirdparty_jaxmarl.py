@@ -1,37 +1,39 @@
-"""JaxMARL's own IPPO baseline trained on jaxecon with its env line changed, against random and no-op.
+"""JaxMARL's own IPPO baselines trained on jaxecon with their env line changed, against random and no-op.
 
-    python benchmarks/thirdparty_jaxmarl.py /path/to/JaxMARL [--commit C] [--total-timesteps 800]
-        [--num-envs 4] [--num-steps 50] [--episode-length 50] [--eval-envs 8] [--seed 30]
+    python benchmarks/thirdparty_jaxmarl.py /path/to/JaxMARL [--script ippo_ff_mpe|ippo_rnn_smax]
+        [--commit C] [--total-timesteps 800] [--num-envs 4] [--num-steps 50] [--episode-length 50]
+        [--eval-envs 8] [--seed 30] [--invalid-actions noop|remap]
 
-Reads ``baselines/IPPO/ippo_ff_mpe.py`` and its config
-``baselines/IPPO/config/ippo_ff_mpe.yaml`` from a JaxMARL clone (bare or
-not) at ``--commit`` (default ``PINNED_COMMIT``, with ``git show``, so the
-clone's checkout does not matter), replaces its one env construction line
+Reads the baseline (``SCRIPTS``: ``baselines/IPPO/ippo_ff_mpe.py``, the
+feed-forward IPPO, mask-blind; or ``baselines/IPPO/ippo_rnn_smax.py``, the
+recurrent IPPO, which masks its logits with ``get_avail_actions``) and its
+YAML config from a JaxMARL clone (bare or not) at ``--commit`` (default
+``PINNED_COMMIT``, with ``git show``, so the clone's checkout does not
+matter), replaces its one env construction line with
 
-    env = jaxmarl.make(config["ENV_NAME"], **config["ENV_KWARGS"])
+    env = MultiAgentEnv(jaxecon.make(**config["ENV_KWARGS"]), invalid_actions=...)
 
-with ``env = MultiAgentEnv(jaxecon.make(**config["ENV_KWARGS"]),
-invalid_actions=...)`` (``--invalid-actions``: ``"noop"``, Foundation's rule,
-or ``"remap"`` for this mask-blind script) in memory, and runs the script's ``make_train(config)`` unchanged otherwise
-(its network, PPO, JaxMARL's ``MPELogWrapper``; the installed ``jaxmarl``
-package supplies its imports). The economy is
+(``--invalid-actions``: ``"noop"``, Foundation's rule, or ``"remap"`` for a
+mask-blind script) in memory, and runs the script's ``make_train(config)``
+unchanged otherwise (its network, PPO and log wrapper; the installed
+``jaxmarl`` package supplies its imports). The economy is
 ``jaxecon.configs.default_config()`` (4 mobile agents; the planner sends
 NO-OP, ``MultiAgentEnv``'s default) with ``--episode-length`` steps.
 ``TOTAL_TIMESTEPS``, ``NUM_ENVS``, ``NUM_STEPS`` and ``SEED`` come from the
-command line, the rest from the script's config. The script's
-``main`` (hydra, wandb) is not called; when hydra, omegaconf or wandb are
-not installed, stand-ins with the names the script touches let it import
-(its per-update ``wandb.log`` is then dropped: the metrics come back from
-``train``).
+command line, the rest from the script's config. The script's ``main``
+(hydra, wandb) is not called; when hydra, omegaconf or wandb are not
+installed, stand-ins with the names the script touches let it import (its
+``wandb.log`` calls are recorded, not sent).
 
-Prints the script's own metric (``returned_episode_returns``, the mean over
-actors per update, scaled by the number of agents as ``MPELogWrapper``
-does), then one episode of ``--eval-envs`` economies per policy: the
-trained one (actions sampled from the script's ``ActorCritic``), uniform
-random actions and NO-OP, with the mean episode return per mobile agent and
-the productivity (total coin, ``social/productivity``) at the episode's end.
-The default budget is a smoke run (minutes on a CPU, most of it compiling):
-too small to learn; raise ``--total-timesteps`` on an accelerator.
+Prints the script's own learning curve (the feed-forward script's
+``returned_episode_returns`` per update, x the number of agents as
+``MPELogWrapper`` reports it; the recurrent script's logged ``returns``),
+then one episode of ``--eval-envs`` economies per policy: the trained one
+(actions sampled from the script's network, the recurrent one with its
+hidden state and the masks), uniformly random allowed actions and NO-OP,
+with the mean episode return per mobile agent and the productivity (total
+coin, ``social/productivity``) at the episode's end. The default budget is
+a smoke run; ``--total-timesteps 409600`` learns on a CPU in minutes.
 
 Raises ``SystemExit`` with a message when the clone, commit or file cannot
 be read, or the env line is not found exactly once (another JaxMARL version).
@@ -56,9 +58,13 @@ from jaxecon.wrappers import MultiAgentEnv
 
 #: JaxMARL's commit the substitution was written against (its ``main`` of July 2026).
 PINNED_COMMIT = "c793d095618c6d3edfb5632802348f57b70a4b94"
-SCRIPT = "baselines/IPPO/ippo_ff_mpe.py"
-CONFIG = "baselines/IPPO/config/ippo_ff_mpe.yaml"
-ENV_LINE = 'env = jaxmarl.make(config["ENV_NAME"], **config["ENV_KWARGS"])'
+#: ``--script``: (script, its config, its env construction line).
+SCRIPTS = {
+    "ippo_ff_mpe": ("baselines/IPPO/ippo_ff_mpe.py", "baselines/IPPO/config/ippo_ff_mpe.yaml",
+                    'env = jaxmarl.make(config["ENV_NAME"], **config["ENV_KWARGS"])'),
+    "ippo_rnn_smax": ("baselines/IPPO/ippo_rnn_smax.py", "baselines/IPPO/config/ippo_rnn_smax.yaml",
+                      'env = HeuristicEnemySMAX(scenario=scenario, **config["ENV_KWARGS"])'),
+}
 JAXECON_LINE = 'env = MultiAgentEnv(jaxecon.make(**config["ENV_KWARGS"]), invalid_actions={invalid!r})'
 #: Modules the script imports only for its ``main``.
 MAIN_ONLY_MODULES = ("hydra", "omegaconf", "wandb")
@@ -80,62 +86,98 @@ def _stand_in(name: str) -> types.ModuleType:
     elif name == "omegaconf":
         module.OmegaConf = types.SimpleNamespace(to_container=lambda cfg: cfg)
     else:
-        module.log = lambda metric: None
+        module.logged = []  # every wandb.log(...) dict, in order
+        module.log = module.logged.append
     return module
 
 
-def load_baseline(clone: str, commit: str, invalid_actions: str = "noop") -> tuple[types.ModuleType, dict]:
-    """``(module, config)``: the script with the jaxecon env line, executed as a module, and its YAML config."""
-    source = read_at_commit(clone, commit, SCRIPT)
-    if source.count(ENV_LINE) != 1:
-        raise SystemExit(f"{SCRIPT} at {commit} does not hold the env line exactly once: {ENV_LINE}")
-    source = source.replace(ENV_LINE, JAXECON_LINE.format(invalid=invalid_actions))
-    module = types.ModuleType("ippo_ff_mpe_on_jaxecon")
+def load_baseline(clone: str, commit: str, script: str = "ippo_ff_mpe",
+                  invalid_actions: str = "noop") -> tuple[types.ModuleType, dict, list]:
+    """``(module, config, logged)``: the script (``SCRIPTS[script]``) with the jaxecon env
+    line, executed as a module, its YAML config, and the list its ``wandb.log`` calls fill
+    (empty when wandb is installed)."""
+    path, config_path, env_line = SCRIPTS[script]
+    source = read_at_commit(clone, commit, path)
+    if source.count(env_line) != 1:
+        raise SystemExit(f"{path} at {commit} does not hold the env line exactly once: {env_line}")
+    source = source.replace(env_line, JAXECON_LINE.format(invalid=invalid_actions))
+    module = types.ModuleType(f"{script}_on_jaxecon")
     module.__dict__.update(jaxecon=jaxecon, MultiAgentEnv=MultiAgentEnv)
     sys.modules[module.__name__] = module  # its flax modules are dataclasses, which look their module up
-    added = []
+    added, logged = [], []
     for name in MAIN_ONLY_MODULES:
         try:
             __import__(name)
         except ImportError:
             sys.modules[name] = _stand_in(name)
             added.append(name)
+            logged = getattr(sys.modules[name], "logged", logged)
     try:
-        exec(compile(source, f"{clone}/{SCRIPT}@{commit[:8]}", "exec"), module.__dict__)
+        exec(compile(source, f"{clone}/{path}@{commit[:8]}", "exec"), module.__dict__)
     finally:
         for name in added:
             del sys.modules[name]
-    return module, yaml.safe_load(read_at_commit(clone, commit, CONFIG))
+    return module, yaml.safe_load(read_at_commit(clone, commit, config_path)), logged
 
 
-def evaluate(env_kwargs: dict, policy, key, n_envs: int, invalid_actions: str = "noop") -> dict:
-    """One episode of ``n_envs`` economies under ``policy(key, obs [agents, n_envs, d]) -> int32 [agents, n_envs]``:
+def evaluate(env_kwargs: dict, policy, key, n_envs: int, invalid_actions: str = "noop", carry=None) -> dict:
+    """One episode of ``n_envs`` economies under ``policy(key, obs, avail, done, carry) -> (action, carry)``
+    (obs [agents, n_envs, d], avail bool [agents, n_envs, n_actions], done bool [agents, n_envs], action
+    int32 [agents, n_envs]; ``carry`` starts as given, e.g. a recurrent policy's hidden state):
     ``{"return": mean episode return per mobile agent, "productivity": mean total coin at the end}``."""
     menv = MultiAgentEnv(jaxecon.make(**env_kwargs), invalid_actions=invalid_actions)
     steps = menv.unwrapped.episode_length
 
+    def stack(d):
+        return jnp.stack([d[a] for a in menv.agents])
+
     def run(key):
         k_reset, k_run = jax.random.split(key)
         obs, state = jax.vmap(menv.reset)(jax.random.split(k_reset, n_envs))
+        done = jnp.zeros((len(menv.agents), n_envs), bool)
 
-        def body(carry, key):
-            obs, state = carry
+        def body(c, key):
+            obs, state, done, carry = c
             k_act, k_step = jax.random.split(key)
-            action = policy(k_act, jnp.stack([obs[a] for a in menv.agents]))
-            obs, state, rewards, _, infos = jax.vmap(menv.step)(
+            avail = stack(jax.vmap(menv.get_avail_actions)(state))
+            action, carry = policy(k_act, stack(obs), avail, done, carry)
+            obs, state, rewards, dones, infos = jax.vmap(menv.step)(
                 jax.random.split(k_step, n_envs), state, {a: action[i] for i, a in enumerate(menv.agents)})
-            return (obs, state), (jnp.stack([rewards[a] for a in menv.agents]), infos["social/productivity"][:, 0])
+            return (obs, state, stack(dones), carry), (stack(rewards), infos["social/productivity"][:, 0])
 
-        _, (rewards, productivity) = jax.lax.scan(body, (obs, state), jax.random.split(k_run, steps))
+        _, (rewards, productivity) = jax.lax.scan(body, (obs, state, done, carry), jax.random.split(k_run, steps))
         return rewards.sum(axis=0).mean(), productivity[-1].mean()
 
     ret, prod = jax.jit(run)(key)
     return {"return": float(ret), "productivity": float(prod)}
 
 
+def trained_policy(module, script: str, config: dict, train_state, n_actions: int, n_actors: int):
+    """``(policy, initial carry)`` of the trained network for ``evaluate`` (``n_actors``:
+    agents x economies, the recurrent network's batch)."""
+    if script == "ippo_ff_mpe":
+        network = module.ActorCritic(n_actions, activation=config["ACTIVATION"])
+
+        def ff(key, obs, avail, done, carry):
+            pi, _ = network.apply(train_state.params, obs)
+            return pi.sample(seed=key).astype(jnp.int32), carry
+
+        return ff, None
+    network = module.ActorCriticRNN(n_actions, config=config)
+
+    def rnn(key, obs, avail, done, hidden):
+        a, e = obs.shape[:2]  # the script's actor axis: agents x envs, one time step
+        x = (obs.reshape(1, a * e, -1), done.reshape(1, a * e), avail.reshape(1, a * e, -1).astype(jnp.float32))
+        hidden, pi, _ = network.apply(train_state.params, hidden, x)
+        return pi.sample(seed=key)[0].reshape(a, e).astype(jnp.int32), hidden
+
+    return rnn, module.ScannedRNN.initialize_carry(n_actors, config["GRU_HIDDEN_DIM"])
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("clone", help="path of a JaxMARL git clone (bare or not)")
+    parser.add_argument("--script", choices=tuple(SCRIPTS), default="ippo_ff_mpe")
     parser.add_argument("--commit", default=PINNED_COMMIT, help="JaxMARL commit to read the script at")
     parser.add_argument("--total-timesteps", type=int, default=800)
     parser.add_argument("--num-envs", type=int, default=4)
@@ -144,43 +186,49 @@ def main(argv=None) -> None:
     parser.add_argument("--eval-envs", type=int, default=8)
     parser.add_argument("--seed", type=int, default=30)
     parser.add_argument("--invalid-actions", choices=("noop", "remap"), default="noop",
-                        help="MultiAgentEnv's invalid_actions in the swapped env line (remap: for this mask-blind script)")
+                        help="MultiAgentEnv's invalid_actions in the swapped env line (remap: for a mask-blind script)")
     args = parser.parse_args(argv)
 
-    module, config = load_baseline(args.clone, args.commit, args.invalid_actions)
+    module, config, logged = load_baseline(args.clone, args.commit, args.script, args.invalid_actions)
     env_kwargs = {**default_config(), "episode_length": args.episode_length}
     config.update(TOTAL_TIMESTEPS=args.total_timesteps, NUM_ENVS=args.num_envs, NUM_STEPS=args.num_steps,
                   SEED=args.seed, ENV_KWARGS=env_kwargs)
-    print(f"JaxMARL {SCRIPT} at {args.commit[:8]}, env line -> {JAXECON_LINE.format(invalid=args.invalid_actions)}")
+    print(f"JaxMARL {SCRIPTS[args.script][0]} at {args.commit[:8]}, env line -> "
+          f"{JAXECON_LINE.format(invalid=args.invalid_actions)}")
     print(f"economy: default_config(), episode_length={args.episode_length}; {args.total_timesteps} env steps "
           f"= {args.total_timesteps // args.num_steps // args.num_envs} updates of {args.num_envs} envs x "
           f"{args.num_steps} steps; device {jax.devices()[0].platform}")
 
     t0 = time.perf_counter()
     out = jax.block_until_ready(jax.jit(module.make_train(config))(jax.random.PRNGKey(args.seed)))
-    print(f"trained in {time.perf_counter() - t0:.1f} s (compile included)")
-    per_update = np.asarray(out["metrics"]["returned_episode_returns"])
-    print("script's returned_episode_returns per update (x num_agents, MPELogWrapper):",
-          np.array2string(per_update, precision=3))
+    wall = time.perf_counter() - t0
+    print(f"trained in {wall:.1f} s (compile included): {args.total_timesteps / wall:,.0f} env-steps/s")
+    if args.script == "ippo_ff_mpe":
+        curve = np.asarray(out["metrics"]["returned_episode_returns"])
+        print("script's returned_episode_returns per update (x num_agents, MPELogWrapper):",
+              np.array2string(curve, precision=3))
+        train_state = out["runner_state"][0]
+    else:
+        curve = np.asarray([float(m["returns"]) for m in logged])
+        print("script's logged returns per update:", np.array2string(curve, precision=3))
+        train_state = out["runner_state"][0][0]
 
-    train_state = out["runner_state"][0]
-    n_actions = MultiAgentEnv(jaxecon.make(**env_kwargs)).action_space("0").n
-    network = module.ActorCritic(n_actions, activation=config["ACTIVATION"])
+    menv = MultiAgentEnv(jaxecon.make(**env_kwargs))
+    n_actions = menv.action_space("0").n
+    trained, carry = trained_policy(module, args.script, config, train_state, n_actions,
+                                    len(menv.agents) * args.eval_envs)
 
-    def trained(key, obs):
-        pi, _ = network.apply(train_state.params, obs)
-        return pi.sample(seed=key).astype(jnp.int32)
+    def random_allowed(key, obs, avail, done, carry):
+        return jax.random.categorical(key, jnp.where(avail, 0.0, -jnp.inf)).astype(jnp.int32), carry
 
-    policies = {
-        "trained": trained,
-        "random": lambda key, obs: jax.random.randint(key, obs.shape[:-1], 0, n_actions),
-        "no-op": lambda key, obs: jnp.zeros(obs.shape[:-1], jnp.int32),
-    }
+    def noop(key, obs, avail, done, carry):
+        return jnp.zeros(obs.shape[:-1], jnp.int32), carry
+
     print(f"one episode of {args.eval_envs} economies per policy:")
     print(f"{'policy':<9}{'return per agent':>18}{'productivity':>14}")
     key = jax.random.PRNGKey(args.seed + 1)
-    for name, policy in policies.items():
-        result = evaluate(env_kwargs, policy, key, args.eval_envs, args.invalid_actions)
+    for name, policy, c in (("trained", trained, carry), ("random", random_allowed, None), ("no-op", noop, None)):
+        result = evaluate(env_kwargs, policy, key, args.eval_envs, args.invalid_actions, c)
         print(f"{name:<9}{result['return']:>18.3f}{result['productivity']:>14.2f}")
 
 
