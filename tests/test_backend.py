@@ -58,6 +58,25 @@ def test_unrolled_threefry_falls_back_where_the_numbers_would_differ():
         assert unrolled_threefry_impl() is None
 
 
+def test_as_unrolled_key_draws_what_the_key_draws():
+    """Typed and raw default keys are rewrapped (same draws); other keys, key
+    batches and non-keys come back unchanged."""
+    typed, raw = jax.random.key(3), jax.random.PRNGKey(3)
+    for key in (typed, raw):
+        out = backend.as_unrolled_key(key)
+        assert jax.random.key_impl(out) == unrolled_threefry_impl()
+        want = jax.jit(_draws)(jax.random.wrap_key_data(jax.random.key_data(typed)))
+        got = jax.jit(lambda k: _draws(backend.as_unrolled_key(k)))(key)
+        for name, value in want.items():
+            np.testing.assert_array_equal(got[name], value, err_msg=name)
+    rbg = jax.random.key(3, impl="rbg")
+    batch = jax.random.split(typed, 2)
+    for other in (rbg, batch, jax.random.key_data(batch), None, 3, np.zeros(2, np.float32)):
+        assert backend.as_unrolled_key(other) is other
+    with jax.threefry_partitionable(False):
+        assert backend.as_unrolled_key(typed) is typed
+
+
 @pytest.mark.parametrize("n", [5, 300, 10_000])
 def test_sort_floats_is_jnp_sort(n):
     """Bit for bit ``jnp.sort``'s values (no -0.0 here), long vectors as integer keys."""

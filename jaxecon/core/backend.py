@@ -21,7 +21,8 @@ again, with and without.
 - ``unrolled_threefry_impl``: a PRNG implementation whose keys draw JAX's
   Threefry numbers with the hash unrolled on the CPU; the shim's compiled
   functions wrap their key data with it (``jaxecon.foundation.engine``,
-  ``jaxecon.foundation.host_engine``).
+  ``jaxecon.foundation.host_engine``), and the gymnax and JaxMARL fronts
+  rewrap their keys with ``as_unrolled_key``.
 
 This module imports nothing of jaxecon, so every layer may use it.
 """
@@ -35,7 +36,7 @@ import jax.extend.random as jax_random
 import jax.numpy as jnp
 
 __all__ = [
-    "FUSIBLE_CONCAT_OPERANDS", "SORT_AS_KEYS_MIN", "fusible_concatenate", "pad_onto_canvas", "sort_floats",
+    "FUSIBLE_CONCAT_OPERANDS", "SORT_AS_KEYS_MIN", "as_unrolled_key", "fusible_concatenate", "pad_onto_canvas", "sort_floats",
     "threefry2x32_unrolled", "unrolled_threefry_impl",
 ]
 
@@ -252,3 +253,34 @@ def unrolled_threefry_impl():
     if config.jax_default_prng_impl != "threefry2x32" or not config.jax_threefry_partitionable:
         return None
     return _UNROLLED_THREEFRY
+
+
+def as_unrolled_key(key):
+    """``key`` rewrapped as a key of ``unrolled_threefry_impl()`` where it is one
+    key of JAX's default Threefry (a typed ``threefry2x32`` key of shape (), or
+    a raw uint32 [2] key while that is JAX's default); anything else (another
+    implementation, a batch of keys, not a key) is returned unchanged, for the
+    caller's own checks to name.
+
+    The key data is the same, so every draw and split is bit-identical to
+    ``key``'s (tests/test_backend.py); only the compiled program changes. The
+    gymnax and JaxMARL fronts rewrap the keys they are given (their state
+    holds no key, so a caller never sees the rewrapped type): vmapped in a
+    training script, the economy's draws then compile shorter and run
+    faster. ``python benchmarks/front_compile.py`` measures it (the figures are
+    in ``benchmarks/RESULTS.md``, "What the economy adds to a training
+    script's compile"). The functional env itself does not rewrap: one
+    un-vmapped gather-trade-build economy (``bench.scaling.scaling_config(4)``)
+    compiled its step in 7.7-8.0 s rewrapped against 4.1-4.4 s with JAX's loop.
+    """
+    dtype = getattr(key, "dtype", None)
+    impl = unrolled_threefry_impl()
+    if impl is None or dtype is None:
+        return key
+    if jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
+        if key.shape != () or jax.random.key_impl(key) != jax.random.key_impl(jax.random.key(0)):
+            return key
+        key = jax.random.key_data(key)
+    elif dtype != jnp.uint32 or key.shape != (2,):
+        return key
+    return jax.random.wrap_key_data(key, impl=impl)

@@ -45,6 +45,7 @@ import jax.numpy as jnp
 from flax import struct
 
 from jaxecon.core.arg_checks import check_key
+from jaxecon.core.backend import as_unrolled_key
 from jaxecon.wrappers.base import Wrapper, unwrap_state
 from jaxecon.wrappers.flat import INVALID_ACTIONS, MASK_FIELD, flat_observation, mask_heads, remap_forbidden
 from jaxecon.wrappers.front import Front
@@ -320,12 +321,13 @@ class GymnaxEnv(Front, _GymnaxEnvironment):
     def _joint_reset(self, key, state, action, params) -> dict:
         """A fresh episode of one economy: ``{"obs", "state"}`` (``state`` and
         ``action`` unused: ``_entrywise``'s signature)."""
-        obs, env_state = self._env.reset(key, params)
+        obs, env_state = self._env.reset(as_unrolled_key(key), params)
         return {"obs": self._flat(obs), "state": env_state}
 
     def _joint_step_env(self, key, state, action, params) -> dict:
         """One step of one economy, without reset: ``{"obs", "state", "reward",
         "terminated", "info"}``, joint shapes."""
+        key = as_unrolled_key(key)
         k_planner, k_env = jax.random.split(key)
         action = jnp.asarray(action, jnp.int32)
         if self.invalid_actions == "remap":
@@ -346,7 +348,7 @@ class GymnaxEnv(Front, _GymnaxEnvironment):
     def _joint_step(self, key, state, action, params) -> dict:
         """One step of one economy with auto-reset: ``_joint_step_env``'s dict
         plus ``"truncated"``, ``info`` with the reset entries."""
-        k_step, k_reset = jax.random.split(key)
+        k_step, k_reset = jax.random.split(as_unrolled_key(key))
         out = self._joint_step_env(k_step, state, action, params)
         obs_st, state_st, info = out["obs"], out["state"], out["info"]
         truncated = self.is_truncated(state_st, params)

@@ -30,6 +30,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxecon.core.backend import as_unrolled_key
 from jaxecon.wrappers.base import Wrapper, unwrap_state
 from jaxecon.wrappers.flat import INVALID_ACTIONS, flat_observation, mask_heads, remap_forbidden
 from jaxecon.wrappers.front import Front
@@ -265,7 +266,7 @@ class MultiAgentEnv(Front, _JaxMARLEnv):
     @partial(jax.jit, static_argnums=(0,))
     def reset(self, key):
         """``(obs, state)`` of a fresh episode (``env.reset(key, params)``)."""
-        obs, state = self._env.reset(key, self._params)
+        obs, state = self._env.reset(as_unrolled_key(key), self._params)
         return self._obs_dict(obs), state
 
     def get_obs(self, state) -> dict:
@@ -323,7 +324,7 @@ class MultiAgentEnv(Front, _JaxMARLEnv):
         """The wrapped env's step from ``{agent: action}``: ``(obs, state,
         reward, done, info)`` keyed by group, ``info`` with every entry (and
         ``"planner_reward"`` when the planner acts by policy)."""
-        k_planner, k_env = jax.random.split(key)
+        k_planner, k_env = jax.random.split(as_unrolled_key(key))
         joint = self.joint_actions(k_planner, state, actions)
         obs, state, reward, done, info = self._env.step(k_env, state, joint, self._params)
         if self._has_planner and not self.trains_planner:
@@ -367,7 +368,7 @@ class MultiAgentEnv(Front, _JaxMARLEnv):
 
     @partial(jax.jit, static_argnums=(0,))
     def _step(self, key, state, actions, reset_state):
-        key, k_reset = jax.random.split(key)
+        key, k_reset = jax.random.split(as_unrolled_key(key))
         obs_st, state_st, rewards, dones, infos = self.step_env(key, state, actions)
 
         def reset():
