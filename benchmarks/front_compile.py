@@ -29,6 +29,14 @@ import subprocess
 import sys
 import time
 
+import jax
+import jax.numpy as jnp
+
+import jaxecon
+from jaxecon import spaces
+from jaxecon.configs import default_config
+from jaxecon.wrappers import GymnaxEnv
+
 HERE = pathlib.Path(__file__).resolve().parent
 
 
@@ -41,46 +49,30 @@ class StandIn:
         self.default_params = None
 
     def observation_space(self, params=None):
-        from gymnax.environments import spaces
-
         return spaces.Box(-1.0, 1.0, (self.obs_dim,))
 
     def _obs(self, t):
-        import jax.numpy as jnp
-
         return jnp.full((self.obs_dim,), t.astype(jnp.float32) / self.episode_length)
 
     def reset(self, key, params=None):
-        import jax.numpy as jnp
-
         t = jnp.zeros((), jnp.int32)
         return self._obs(t), t
 
     def step(self, key, state, action, params=None):
-        import jax.numpy as jnp
-
         t = state + 1
         done = t >= self.episode_length
         t = jnp.where(done, 0, t)
         return self._obs(t), t, jnp.zeros((), jnp.float32), done, {}
 
     def action_mask(self, state, params=None):
-        import jax.numpy as jnp
-
         return jnp.ones((self.num_actions,), bool)
 
 
 def measure(which: str, num_envs: int, num_steps: int) -> dict:
     """Build ``which`` ("economy" or "stand-in") and time the train function's compile."""
-    os.environ["JAXECON_COMPILATION_CACHE"] = "0"
-    import jax
-
+    os.environ["JAXECON_COMPILATION_CACHE"] = "0"  # read when the economy is built
     sys.path.insert(0, str(HERE))
     from masked_ppo_gymnax import make_train
-
-    import jaxecon
-    from jaxecon.configs import default_config
-    from jaxecon.wrappers import GymnaxEnv
 
     env = GymnaxEnv(jaxecon.make_from_config(default_config() | {"episode_length": 200}),
                     step_api="legacy", agents_as_batch=True)

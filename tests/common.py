@@ -82,3 +82,29 @@ def tree_equal(a, b) -> bool:
 def jit_fast(fn, **jit_kwargs):
     """``jax.jit(fn, **jit_kwargs)`` compiled with ``FAST_COMPILE``."""
     return jax.jit(fn, compiler_options=FAST_COMPILE, **jit_kwargs)
+
+
+
+#: The primitives that derive numbers or keys from a key.
+_KEY_DRAWS = ("random_bits", "random_split", "random_fold_in")
+
+
+def default_key_draws(fn, *args) -> int:
+    """How many splits, fold-ins and draws in ``jax.make_jaxpr(fn)(*args)``
+    (nested jaxprs included) take a key of JAX's default implementation
+    (``key<fry>``): 0 where every key ``fn`` draws with has been rewrapped by
+    ``backend.as_unrolled_key``."""
+
+    def count(jaxpr) -> int:
+        n = 0
+        for eqn in jaxpr.eqns:
+            if eqn.primitive.name in _KEY_DRAWS and str(eqn.invars[0].aval.dtype) == "key<fry>":
+                n += 1
+            for value in eqn.params.values():
+                for sub in value if isinstance(value, (tuple, list)) else (value,):
+                    inner = getattr(sub, "jaxpr", sub)
+                    if hasattr(inner, "eqns"):
+                        n += count(inner)
+        return n
+
+    return count(jax.make_jaxpr(fn)(*args).jaxpr)

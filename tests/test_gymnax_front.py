@@ -21,7 +21,7 @@ from jaxecon.wrappers.flat import flat_observation
 from jaxecon.wrappers.library_spaces import library_spaces_module
 from jaxecon.wrappers.planner import make_planner_policy
 
-from common import jit_fast, taxed_config, two_agents
+from common import default_key_draws, jit_fast, taxed_config, two_agents
 
 EPISODE = 5
 STEPS = 7
@@ -84,6 +84,27 @@ def run(genv):
         return obs, out
 
     return jit_fast(jax.vmap(one))(jax.random.split(jax.random.key(3), BATCH))
+
+
+def test_the_economy_draws_with_unrolled_threefry_keys(genv, env):
+    """Joint mode and per-agent mode with remapped actions: every key the
+    front splits or hands to the economy is rewrapped (as_unrolled_key), none
+    is JAX's default; the economy's own reset, not rewrapped, counts some."""
+    key = jax.random.key(0)
+
+    def joint(k):
+        return genv.step(k, genv.reset(k)[1], jnp.zeros((genv.num_agents,), jnp.int32))
+
+    per_agent = GymnaxEnv(env, agents_as_batch=True, invalid_actions="remap")
+    keys = jax.random.split(key, per_agent.num_agents)
+
+    def entries(ks):
+        _, state = jax.vmap(per_agent.reset)(ks)
+        return jax.vmap(per_agent.step)(ks, state, jnp.zeros(len(ks), jnp.int32))
+
+    assert default_key_draws(joint, key) == 0
+    assert default_key_draws(entries, keys) == 0
+    assert default_key_draws(lambda k: env.reset(k, env.default_params), key) > 0
 
 
 def test_shapes_dtypes_and_spaces(genv, env, run, first):

@@ -18,7 +18,7 @@ from jaxecon.configs import gather_build_config
 from jaxecon.wrappers import AutoResetWrapper, LogWrapper, MultiAgentEnv
 from jaxecon.wrappers.library_spaces import library_spaces_module
 
-from common import jit_fast, taxed_config, two_agents
+from common import default_key_draws, jit_fast, taxed_config, two_agents
 
 EPISODE = 5
 STEPS = 6
@@ -63,6 +63,15 @@ def run(menv):
         return obs, out
 
     return jit_fast(go)(jax.random.key(5))
+
+
+def test_the_economy_draws_with_unrolled_threefry_keys(menv):
+    """Every key reset and step split or hand to the economy is rewrapped
+    (as_unrolled_key), none is JAX's default key."""
+    key = jax.random.key(0)
+    actions = {a: jnp.zeros(menv.action_space(a).shape, jnp.int32) for a in menv.agents}
+    assert default_key_draws(menv.reset, key) == 0
+    assert default_key_draws(lambda k: menv.step(k, menv.reset(k)[1], actions), key) == 0
 
 
 def test_agents_and_spaces(menv):

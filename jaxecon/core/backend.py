@@ -278,7 +278,8 @@ def as_unrolled_key(key):
     if impl is None or dtype is None:
         return key
     if jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
-        if key.shape != () or jax.random.key_impl(key) != jax.random.key_impl(jax.random.key(0)):
+        # (unrolled_threefry_impl is not None: JAX's default is threefry2x32)
+        if key.shape != () or str(jax.random.key_impl(key)) != jax.config.jax_default_prng_impl:
             return key
         key = jax.random.key_data(key)
     elif dtype != jnp.uint32 or key.shape != (2,):
