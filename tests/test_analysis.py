@@ -387,6 +387,27 @@ def test_env_soft_bracket_temperature_zero_is_exact(iso_env):
     np.testing.assert_allclose(s_tiny.inventory["Coin"], s0.inventory["Coin"], rtol=1e-5)
 
 
+def test_traced_bracket_temperature_runs_one_schedule():
+    """A temperature passed into jit picks the exact or the soft schedule with a
+    ``cond`` (the soft one is not computed beside the exact one); the values are
+    each schedule's own (the exact one bit for bit), jitted, vmapped over
+    temperatures and differentiated."""
+    z = jnp.array([-3.0, 0.0, 5.0, 12.0, 40.0, 90.0])
+    rates = jnp.array([0.1, 0.3, 0.5])
+    cut = jnp.array([0.0, 10.0, 50.0])
+    for fn, soft in ((taxes_due, soft_taxes_due), (marginal_rate, soft_marginal_rate)):
+        f = jax.jit(lambda t, fn=fn: fn(z, rates, cut, t))
+        np.testing.assert_array_equal(f(0.0), fn(z, rates, cut))
+        np.testing.assert_allclose(f(2.0), soft(z, rates, cut, 2.0), rtol=1e-6)  # jit may fuse: an ulp
+        both = jax.vmap(lambda t, fn=fn: fn(z, rates, cut, t))(jnp.array([0.0, 2.0]))
+        np.testing.assert_array_equal(both[0], fn(z, rates, cut))
+        np.testing.assert_allclose(both[1], soft(z, rates, cut, 2.0), rtol=1e-6)
+        assert "cond[" in str(jax.make_jaxpr(lambda t, fn=fn: fn(z, rates, cut, t))(1.0))
+        g = jax.grad(lambda r, t, fn=fn: jnp.sum(fn(z, r, cut, t)))
+        np.testing.assert_allclose(g(rates, 0.0), jax.grad(lambda r, fn=fn: jnp.sum(fn(z, r, cut)))(rates))
+        np.testing.assert_allclose(g(rates, 2.0), jax.grad(lambda r, soft=soft: jnp.sum(soft(z, r, cut, 2.0)))(rates))
+
+
 def test_softmax_best_responses_tend_to_exact_dynamics(iso_env, ql_env):
     for env in (iso_env, ql_env):
         with jax.enable_x64(True):

@@ -64,10 +64,7 @@ def taxes_due(income, rates, cutoffs, temperature=None):
     assignment of ``soft_taxes_due``; None or 0 gives the exact schedule above.
     """
     if temperature is not None:
-        t = jnp.asarray(temperature)
-        hard = taxes_due(income, rates, cutoffs)
-        soft = soft_taxes_due(income, rates, cutoffs, jnp.where(t > 0, t, 1.0))
-        return jnp.where(t > 0, soft, hard)
+        return _by_temperature(temperature, taxes_due, soft_taxes_due, income, rates, cutoffs)
     income = jnp.asarray(income)[..., None]
     sizes = jnp.concatenate([cutoffs[1:] - cutoffs[:-1], jnp.full((1,), jnp.inf, cutoffs.dtype)])
     past_cutoff = jnp.maximum(0.0, income - cutoffs)
@@ -113,10 +110,25 @@ def marginal_rate(income, rates, cutoffs, temperature=None):
 
     ``temperature`` > 0 (jaxecon only): ``soft_marginal_rate`` instead.
     """
+    if temperature is not None:
+        return _by_temperature(temperature, marginal_rate, soft_marginal_rate, income, rates, cutoffs)
     r = rates[bracket_index(income, cutoffs)]
-    hard = jnp.where(jnp.asarray(income) < 0, 0.0, r)
-    if temperature is None:
-        return hard
+    return jnp.where(jnp.asarray(income) < 0, 0.0, r)
+
+
+def _by_temperature(temperature, exact, soft, income, rates, cutoffs):
+    """``soft(income, rates, cutoffs, temperature)`` where temperature > 0, else
+    ``exact(income, rates, cutoffs)``.
+
+    A ``lax.cond``: a traced scalar temperature (a params leaf passed into
+    jit) runs one of the two, not both (the soft one is an exp or a log per
+    agent and bracket: at 10,000 agents, 2 of a one-step economy's 4.5 ms per
+    step). Under ``vmap`` over temperatures both run and each entry takes
+    its own. The soft branch sees temperature 1 where it is 0, so the branch
+    not taken never divides by zero (its NaNs would reach the gradient).
+    """
     t = jnp.asarray(temperature)
-    soft = soft_marginal_rate(income, rates, cutoffs, jnp.where(t > 0, t, 1.0))
-    return jnp.where(t > 0, soft, hard)
+    branches = (lambda: soft(income, rates, cutoffs, jnp.where(t > 0, t, 1.0)),
+                lambda: exact(income, rates, cutoffs))
+    dtype = jnp.result_type(*(jax.eval_shape(b).dtype for b in branches))  # what a where of the two gives
+    return jax.lax.cond(t > 0, *(lambda b=b: b().astype(dtype) for b in branches))
