@@ -99,6 +99,28 @@ class RolloutCarry:
     policy_state: Any = None
 
 
+def _masks_after(obs: dict, actions) -> dict:
+    """``obs`` with every ``action_mask`` multiplied by a 1.0 computed from
+    ``actions``: the same values, bit for bit, written only once the policy
+    has drawn its actions.
+
+    Why: the scan carries the masks the policy reads. A mask that does not
+    depend on the state (the one-step economy's all-ones labor choices,
+    10,000 x 101 floats) may otherwise be computed before the policy has read
+    the previous one, and XLA then copies the carried mask twice every step
+    to keep both. ``float(a) * 0 + 1`` is exactly 1 for every integer ``a``
+    (XLA does not fold a float times zero), and ``x * 1.0`` is ``x`` for
+    every float. benchmarks/RESULTS.md has the measurement.
+    """
+    firsts = [jnp.ravel(a)[0].astype(jnp.float32) for a in jax.tree.leaves(actions)]
+    if not firsts:
+        return obs
+    one = sum(firsts) * jnp.float32(0) + jnp.float32(1)
+    tie = lambda x: x * one.astype(x.dtype) if jnp.issubdtype(x.dtype, jnp.floating) else x  # noqa: E731
+    return {g: {k: jax.tree.map(tie, v) if k == "action_mask" else v for k, v in o.items()}
+            if isinstance(o, dict) else o for g, o in obs.items()}
+
+
 def random_policy(env) -> Policy:
     """``policy(key, obs, state)``: uniformly random valid actions (``env.sample_actions``)."""
 
@@ -234,6 +256,8 @@ def scan_steps(
             else:
                 act = policy(k_act, obs, state)
         obs, state, reward, done, info = env.step(k_step, state, act, params)
+        if draw:
+            obs = _masks_after(obs, act)
         return key, obs, state, policy_state, act, reward, done, info
 
     step = jax.vmap(one_step) if batched else one_step

@@ -1,6 +1,7 @@
 """``jaxecon.rollout``: the one scan over steps that run, bench, sharding and analysis share."""
 
 import jax
+import jax.extend.core
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -102,3 +103,35 @@ def test_bad_arguments(env):
     with pytest.raises(ValueError, match=r'actions\["a"\] must have shape'):
         scan_steps(env, params, carry, T, step_keys=jax.random.split(jax.random.key(0), T),
                    actions={"a": jnp.zeros((T, 3), jnp.int32)})
+
+
+def test_masks_drawn_from_wait_for_the_actions_and_keep_every_bit():
+    from jaxecon.rollout import _masks_after
+
+    mask = jnp.array([1.0, 0.0, -0.0, jnp.nan, jnp.inf, -jnp.inf, 3.5], jnp.float32)
+    obs = {"a": {"action_mask": mask, "flat": mask}, "p": {"action_mask": mask[:2]}}
+    acts = {"a": jnp.array([7, -3], jnp.int32), "p": jnp.array(2**31 - 1, jnp.int32)}
+    out = jax.jit(_masks_after)(obs, acts)
+    for x, y in zip(jax.tree.leaves(obs), jax.tree.leaves(out)):
+        np.testing.assert_array_equal(np.asarray(x).view(np.uint32), np.asarray(y).view(np.uint32))
+    # The masks are computed from the actions (so written after the policy read
+    # them); the rest of the observation passes through untouched.
+    closed = jax.make_jaxpr(_masks_after)(obs, acts)
+    jaxpr = closed.jaxpr
+    flat_in = jax.tree.leaves((obs, acts))
+    act_vars = set(jaxpr.invars[len(jax.tree.leaves(obs)):])
+    assert len(jaxpr.invars) == len(flat_in)
+    made_from = {}
+    for eqn in jaxpr.eqns:
+        deps = set()
+        for v in eqn.invars:
+            if isinstance(v, jax.extend.core.Var):
+                deps |= made_from.get(v, {v})
+        for v in eqn.outvars:
+            made_from[v] = deps
+    out_paths = [jax.tree_util.keystr(p) for p, _ in jax.tree_util.tree_flatten_with_path(out)[0]]
+    for path, v in zip(out_paths, jaxpr.outvars):
+        if "action_mask" in path:
+            assert made_from.get(v, set()) & act_vars, path
+        else:
+            assert v in jaxpr.invars, path
