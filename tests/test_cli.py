@@ -250,6 +250,12 @@ def test_load_config_flat_json_and_errors(tmp_path):
         (["bench", "--batch-sizes", "a,b"], "--batch-sizes"),
         (["bench", "--economies", "nope"], "--economies"),
         (["bench", "--steps", "0"], "--steps"),
+        (["bench", "--agents", "--batch-sizes", "4"], "--batch-sizes belongs to the throughput table"),
+        (["bench", "--agents", "--seed", "3", "--quiet"], "--seed, --quiet belong to the throughput table"),
+        (["bench", "--gtb-agents", "4"], "--gtb-agents needs --agents"),
+        (["bench", "--agents", "--one-step-agents", "none", "--gtb-agents", "none"], "nothing to measure"),
+        (["bench", "--agents", "--one-step-agents", "0"], "--one-step-agents"),
+        (["bench", "--agents", "--observed-incomes", "0"], "--observed-incomes"),
         ([], "required"),
     ],
 )
@@ -336,6 +342,21 @@ def test_bench_tiny_no_reference_writes_json(tmp_path, capsys):
         assert r["bandwidth_fraction"] == pytest.approx(
             r["env_steps_per_s"] * r["bytes_per_env_step"] / result["system"]["bandwidth_bytes_per_s"])
     assert path.with_suffix(".png").stat().st_size > 1000
+
+
+def test_bench_agents_writes_the_table(tmp_path, capsys):
+    path = tmp_path / "agents.json"
+    rc = cli.main(["bench", "--agents", "--one-step-agents", "3,5", "--gtb-agents", "none",
+                   "--observed-incomes", "2", "--steps", "4", "--device", "cpu", "--json", str(path)])
+    assert rc == 0
+    text = capsys.readouterr().out
+    assert "| one_step, observed_incomes=2 | 5 |" in text and "memory per env" in text
+    rows = json.loads(path.read_text())["rows"]
+    assert [r["agents"] for r in rows] == [3, 5]
+    for r in rows:
+        assert r["env_steps_per_s"] > 0 and r["agent_steps_per_s"] == pytest.approx(r["agents"] * r["env_steps_per_s"])
+        assert r["compile_reset_s"] > 0 and r["compile_step_s"] > 0 and r["memory_per_env_bytes"] > 0
+        assert "taxai_steps_per_s" not in r  # TaxAI published 10, 100, 1,000 and 10,000 households only
 
 
 @pytest.mark.reference

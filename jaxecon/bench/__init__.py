@@ -4,6 +4,8 @@
                   [--adapter-batch-sizes 1024|none]
                   [--economies default,gtb100,covid19] [--device cpu|gpu|tpu] [--json FILE]
     python benchmarks/throughput.py ...          # the same, as a script
+    jaxecon bench --agents [--one-step-agents 10,100,1000,10000] [--gtb-agents 4,100,1000]
+                  [--observed-incomes K]         # one env against its agents: jaxecon.bench.agents
 
 Economies (``--economies``): the named economies of ``jaxecon.configs.ECONOMIES``
 (each a Foundation env config; ``jaxecon.bench.economies``); by default

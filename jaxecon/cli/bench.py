@@ -16,12 +16,14 @@ benchmark runs.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import os
 import pathlib
 import time
 
 from jaxecon import bench
+from jaxecon.bench.agents import DEFAULT_GTB_AGENTS, DEFAULT_ONE_STEP_AGENTS
 from jaxecon.bench.defaults import ADAPTER_BATCH_SIZE, DEFAULT_BATCH_SIZES, DEFAULT_MAX_ENV_STEPS, DEFAULT_STEPS
 from jaxecon.bench.economies import DEFAULT_ECONOMIES, ECONOMIES
 from jaxecon.cli.options import DEVICE_KINDS, nonnegative_int, positive_int, select_device
@@ -98,8 +100,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="skip timing the compile of a full-episode rollout")
     parser.add_argument("--no-reference", action="store_true",
                         help="do not measure the reference (ai-economist)")
-    parser.add_argument("--reference-steps", type=positive_int, default=1000, metavar="N",
-                        help="steps of the reference measurement (default 1000)")
+    parser.add_argument("--reference-steps", type=positive_int, default=None, metavar="N",
+                        help="steps of the reference measurement (default 1000; with --agents 5)")
     parser.add_argument("--obs-dtype", choices=("float32", "bfloat16", "uint8"), default=None,
                         help="observed map dtype of the wood-and-stone economies (their obs_dtype; "
                              "default: the config's, float32); the reference runs the config as is")
@@ -113,6 +115,78 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="write the results here (default runs/bench-<timestamp>.json)")
     parser.add_argument("--quiet", action="store_true",
                         help="print only the final table")
+    parser.add_argument("--agents", action="store_true",
+                        help="instead of the throughput table, ONE env against its number of agents "
+                             "(jaxecon.bench.agents): the one-step economy and gather-trade-build, each "
+                             "row's compile s, env-steps/s, agent-steps/s and memory per env, beside "
+                             "TaxAI's published speeds and the reference; takes --steps, "
+                             "--reference-steps, --no-reference, --device and --json")
+    parser.add_argument("--one-step-agents", type=_agent_counts, default=None, metavar="N1,N2|none",
+                        help="with --agents: the one-step economy's agent counts (default "
+                             + ",".join(map(str, DEFAULT_ONE_STEP_AGENTS)) + "; none: skip it)")
+    parser.add_argument("--gtb-agents", type=_agent_counts, default=None, metavar="N1,N2|none",
+                        help="with --agents: gather-trade-build's agent counts (default "
+                             + ",".join(map(str, DEFAULT_GTB_AGENTS)) + "; none: skip it)")
+    parser.add_argument("--observed-incomes", type=positive_int, default=None, metavar="K",
+                        help="with --agents: each agent observes the sorted last incomes at K ranks "
+                             "(the tax's jaxecon-only observed_incomes) instead of all n")
+
+
+#: Options of the throughput table that --agents does not take (dest: flag).
+_THROUGHPUT_ONLY = {
+    "batch_sizes": "--batch-sizes", "adapter_batch_sizes": "--adapter-batch-sizes",
+    "max_env_steps": "--max-env-steps", "loop_steps": "--loop-steps", "shim_steps": "--shim-steps",
+    "economies": "--economies", "no_episode_compile": "--no-episode-compile", "obs_dtype": "--obs-dtype",
+    "min_time": "--min-time", "seed": "--seed", "quiet": "--quiet",
+}
+#: Options of --agents alone (dest: flag).
+_AGENTS_ONLY = {"one_step_agents": "--one-step-agents", "gtb_agents": "--gtb-agents",
+                "observed_incomes": "--observed-incomes"}
+
+
+def _agent_counts(text: str) -> list[int]:
+    if text.strip().lower() == "none":
+        return []
+    try:
+        return _int_list(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(
+            f"must be 'none' or a comma-separated list of positive integers, got {text!r}"
+        ) from None
+
+
+def _run_agents(args, parser: argparse.ArgumentParser, device) -> dict:
+    """``--agents``: the table of ``jaxecon.bench.agents``; prints it, writes the JSON."""
+    import jax
+
+    from jaxecon.bench.agents import format_agents_table, run_agents
+
+    given = [flag for dest, flag in _THROUGHPUT_ONLY.items() if getattr(args, dest) != parser.get_default(dest)]
+    if given:
+        parser.error(f"--agents measures one env per row; {', '.join(given)} "
+                     f"belong{'s' if len(given) == 1 else ''} to the throughput table "
+                     "(--agents takes --steps, --reference-steps, --no-reference, --device, --json, "
+                     + ", ".join(_AGENTS_ONLY.values()) + ")")
+    one_step = list(DEFAULT_ONE_STEP_AGENTS) if args.one_step_agents is None else args.one_step_agents
+    gtb = list(DEFAULT_GTB_AGENTS) if args.gtb_agents is None else args.gtb_agents
+    if not one_step and not gtb:
+        parser.error("--one-step-agents none and --gtb-agents none leave nothing to measure")
+    path = pathlib.Path(args.json) if args.json else pathlib.Path(
+        "runs", "agent-scaling-" + datetime.datetime.now().strftime("%Y%m%d-%H%M%S") + ".json"
+    )
+    t0 = time.perf_counter()
+    with jax.default_device(device) if device is not None else contextlib.nullcontext():
+        rows = run_agents(one_step, gtb, args.steps,
+                          0 if args.no_reference else (5 if args.reference_steps is None else args.reference_steps),
+                          args.observed_incomes)
+    result = {"rows": rows, "cpu_count": os.cpu_count(), "device": str(device or jax.devices()[0]),
+              "wall_s": time.perf_counter() - t0}
+    print()
+    print(format_agents_table(rows))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_json(path, result)
+    print(f"\nwrote {path} (total {result['wall_s']:.0f} s)")
+    return result
 
 
 def run_from_args(args, parser: argparse.ArgumentParser) -> dict:
@@ -126,6 +200,10 @@ def run_from_args(args, parser: argparse.ArgumentParser) -> dict:
         parser.error(f"--device {args.device}: {exc}")
     if not args.min_time >= 0:
         parser.error(f"--min-time must be >= 0, got {args.min_time}")
+    if not args.agents:
+        given = [flag for dest, flag in _AGENTS_ONLY.items() if getattr(args, dest) is not None]
+        if given:
+            parser.error(f"{', '.join(given)} need{'s' if len(given) == 1 else ''} --agents")
     path = pathlib.Path(args.json) if args.json else pathlib.Path(
         "runs", "bench-" + datetime.datetime.now().strftime("%Y%m%d-%H%M%S") + ".json"
     )
@@ -133,6 +211,12 @@ def run_from_args(args, parser: argparse.ArgumentParser) -> dict:
     # the shim's child process, which inherits the environment)
     asked = COMPILATION_CACHE_VAR in os.environ
     os.environ.setdefault(COMPILATION_CACHE_VAR, "0")
+    if args.agents:
+        try:
+            return _run_agents(args, parser, device)
+        finally:
+            if not asked:
+                os.environ.pop(COMPILATION_CACHE_VAR, None)
     t0 = time.perf_counter()
     try:
         result = run_benchmark(
@@ -143,7 +227,7 @@ def run_from_args(args, parser: argparse.ArgumentParser) -> dict:
             max_env_steps=args.max_env_steps,
             economies=args.economies,
             reference=not args.no_reference,
-            reference_steps=args.reference_steps,
+            reference_steps=1000 if args.reference_steps is None else args.reference_steps,
             episode_compile=not args.no_episode_compile,
             adapter_batch_sizes=args.adapter_batch_sizes,
             device=device,
