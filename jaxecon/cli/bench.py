@@ -49,7 +49,8 @@ def _int_list(text: str) -> list[int]:
     return values
 
 
-def _adapter_batch_sizes(text: str) -> list[int]:
+def _int_list_or_none(text: str) -> list[int]:
+    """``_int_list``, or [] for "none" (skip)."""
     if text.strip().lower() == "none":
         return []
     try:
@@ -76,7 +77,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         metavar="B1,B2,...",
                         help="batch sizes of the scan+vmap rollouts (default "
                              + ",".join(map(str, DEFAULT_BATCH_SIZES)) + ")")
-    parser.add_argument("--adapter-batch-sizes", type=_adapter_batch_sizes, default=None,
+    parser.add_argument("--adapter-batch-sizes", type=_int_list_or_none, default=None,
                         metavar="B1,B2|none",
                         help="batch sizes at which the object adapter (NativeObjectObservationWrapper) "
                              "is timed against the bare env in alternating rounds (default "
@@ -121,10 +122,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "row's compile s, env-steps/s, agent-steps/s and memory per env, beside "
                              "TaxAI's published speeds and the reference; takes --steps, "
                              "--reference-steps, --no-reference, --device and --json")
-    parser.add_argument("--one-step-agents", type=_agent_counts, default=None, metavar="N1,N2|none",
+    parser.add_argument("--one-step-agents", type=_int_list_or_none, default=None, metavar="N1,N2|none",
                         help="with --agents: the one-step economy's agent counts (default "
                              + ",".join(map(str, DEFAULT_ONE_STEP_AGENTS)) + "; none: skip it)")
-    parser.add_argument("--gtb-agents", type=_agent_counts, default=None, metavar="N1,N2|none",
+    parser.add_argument("--gtb-agents", type=_int_list_or_none, default=None, metavar="N1,N2|none",
                         help="with --agents: gather-trade-build's agent counts (default "
                              + ",".join(map(str, DEFAULT_GTB_AGENTS)) + "; none: skip it)")
     parser.add_argument("--observed-incomes", type=positive_int, default=None, metavar="K",
@@ -142,17 +143,6 @@ _THROUGHPUT_ONLY = {
 #: Options of --agents alone (dest: flag).
 _AGENTS_ONLY = {"one_step_agents": "--one-step-agents", "gtb_agents": "--gtb-agents",
                 "observed_incomes": "--observed-incomes"}
-
-
-def _agent_counts(text: str) -> list[int]:
-    if text.strip().lower() == "none":
-        return []
-    try:
-        return _int_list(text)
-    except argparse.ArgumentTypeError:
-        raise argparse.ArgumentTypeError(
-            f"must be 'none' or a comma-separated list of positive integers, got {text!r}"
-        ) from None
 
 
 def _run_agents(args, parser: argparse.ArgumentParser, device) -> dict:
