@@ -100,7 +100,7 @@ class RolloutCarry:
 
 
 def _masks_after(obs: dict, actions) -> dict:
-    """``obs`` with every ``action_mask`` multiplied by a 1.0 computed from
+    """``obs`` (``{group: {name: array}}``, ``env.step``'s) with every ``action_mask`` multiplied by a 1.0 computed from
     ``actions``: the same values, bit for bit, written only once the policy
     has drawn its actions.
 
@@ -112,13 +112,10 @@ def _masks_after(obs: dict, actions) -> dict:
     (XLA does not fold a float times zero), and ``x * 1.0`` is ``x`` for
     every float. benchmarks/RESULTS.md has the measurement.
     """
-    firsts = [jnp.ravel(a)[0].astype(jnp.float32) for a in jax.tree.leaves(actions)]
-    if not firsts:
-        return obs
-    one = sum(firsts) * jnp.float32(0) + jnp.float32(1)
+    one = sum(jnp.ravel(a)[0].astype(jnp.float32) for a in jax.tree.leaves(actions)) * jnp.float32(0) + 1
     tie = lambda x: x * one.astype(x.dtype) if jnp.issubdtype(x.dtype, jnp.floating) else x  # noqa: E731
     return {g: {k: jax.tree.map(tie, v) if k == "action_mask" else v for k, v in o.items()}
-            if isinstance(o, dict) else o for g, o in obs.items()}
+            for g, o in obs.items()}
 
 
 def random_policy(env) -> Policy:

@@ -68,7 +68,12 @@ def make_env(economy: str, n: int, observed_incomes: int | None = None):
 
 def measure_agents(economy: str, n: int, steps: int, reference_steps: int,
                    observed_incomes: int | None = None) -> dict:
-    """One row of the table (see the module docstring); times in s, memory in bytes."""
+    """One row of the table (see the module docstring): times in s, speeds in
+    steps/s, memory in bytes; ``reference_steps`` 0 skips the reference.
+
+    Raises:
+        ValueError: as ``make_env``, or the economy's own for a bad ``n``.
+    """
     import jax
     import jax.numpy as jnp
     import numpy as np
@@ -124,8 +129,10 @@ def measure_agents(economy: str, n: int, steps: int, reference_steps: int,
 
 def run_agents(one_step=DEFAULT_ONE_STEP_AGENTS, gtb=DEFAULT_GTB_AGENTS, steps: int = 200,
                reference_steps: int = 5, observed_incomes: int | None = None) -> list:
-    """Every row, the one-step economy's counts then gather-trade-build's, each
-    announced before it runs and summed up after (wall and CPU seconds, load)."""
+    """Every row (``measure_agents``), the one-step economy's agent counts
+    ``one_step`` then gather-trade-build's ``gtb`` (either may be empty), each
+    announced before it runs and summed up after; each row also gets its
+    ``wall_s`` and ``cpu_s`` (seconds) and the load average."""
     rows = []
     for economy, counts in (("one_step", one_step), ("gtb", gtb)):
         for n in counts:

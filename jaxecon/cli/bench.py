@@ -113,7 +113,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", choices=DEVICE_KINDS, default=None,
                         help="JAX device kind (default: JAX's default device)")
     parser.add_argument("--json", metavar="FILE", default=None,
-                        help="write the results here (default runs/bench-<timestamp>.json)")
+                        help="write the results here (default runs/bench-<timestamp>.json; "
+                             "with --agents runs/agent-scaling-<timestamp>.json)")
     parser.add_argument("--quiet", action="store_true",
                         help="print only the final table")
     parser.add_argument("--agents", action="store_true",
@@ -194,9 +195,6 @@ def run_from_args(args, parser: argparse.ArgumentParser) -> dict:
         given = [flag for dest, flag in _AGENTS_ONLY.items() if getattr(args, dest) is not None]
         if given:
             parser.error(f"{', '.join(given)} need{'s' if len(given) == 1 else ''} --agents")
-    path = pathlib.Path(args.json) if args.json else pathlib.Path(
-        "runs", "bench-" + datetime.datetime.now().strftime("%Y%m%d-%H%M%S") + ".json"
-    )
     # compile times are measured: no persistent cache unless asked for (also in
     # the shim's child process, which inherits the environment)
     asked = COMPILATION_CACHE_VAR in os.environ
@@ -207,6 +205,9 @@ def run_from_args(args, parser: argparse.ArgumentParser) -> dict:
         finally:
             if not asked:
                 os.environ.pop(COMPILATION_CACHE_VAR, None)
+    path = pathlib.Path(args.json) if args.json else pathlib.Path(
+        "runs", "bench-" + datetime.datetime.now().strftime("%Y%m%d-%H%M%S") + ".json"
+    )
     t0 = time.perf_counter()
     try:
         result = run_benchmark(
