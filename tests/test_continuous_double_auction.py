@@ -324,18 +324,25 @@ def test_order_limit_and_affordability():
     assert mask[1, 27:34].all()
 
 
-def _random_market(rng, n, M, P, C):
+def _random_market(rng, n, M, P, C, sellers=None):
     """A busy random market: per commodity and agent up to M orders (bids and asks), prices
-    biased to cross, lifetimes 0..3 (many exact ties); coin and price histories not whole."""
+    biased to cross, lifetimes 0..3 (many exact ties); coin and price histories not whole.
+
+    ``sellers`` (a few agent indices), when given, hold all the cheap asks and bid low
+    too: a seller's bid then often meets only its own cheap ask, fails, and the seller
+    bids again further down."""
     orders = []  # per commodity: (bids, asks) as Foundation's lists, agents in index order
     for _ in range(C):
         bids, asks = [], []
         for i in range(n):
+            seller = sellers is not None and i in sellers
             for _ in range(rng.integers(0, M + 1)):
-                if rng.random() < 0.5:
-                    bids.append({"buyer": i, "bid": int(rng.integers(P // 3, P)), "bid_lifetime": int(rng.integers(0, 4))})
+                if rng.random() < (0.5 if sellers is None else 0.4 if seller else 0.7):
+                    low, high = (P // 3, P // 2 + 1) if seller else (P // 3, P)
+                    bids.append({"buyer": i, "bid": int(rng.integers(low, high)), "bid_lifetime": int(rng.integers(0, 4))})
                 else:
-                    asks.append({"seller": i, "ask": int(rng.integers(0, P - P // 3)), "ask_lifetime": int(rng.integers(0, 4))})
+                    low, high = (0, P // 3) if seller else (P // 2, P) if sellers is not None else (0, P - P // 3)
+                    asks.append({"seller": i, "ask": int(rng.integers(low, high)), "ask_lifetime": int(rng.integers(0, 4))})
         orders.append((bids, asks))
     coin = rng.random(n) * 50
     esc_coin = np.array([sum(b["bid"] for bids, _ in orders for b in bids if b["buyer"] == i) for i in range(n)], float)
@@ -371,23 +378,26 @@ def _reference_match(orders, floats, commodities, P):
 
 
 @pytest.mark.reference
-def test_matching_matches_the_reference_on_busy_random_books():
-    """The matching against Foundation's own ``match_orders`` on random books of 24 agents
-    with up to 5 orders each: the same trades in the same order, books left, and
-    bit-for-bit coin, escrow, goods and price histories. The books include rounds where
-    the best bidder owns the best ask (the no-self-trade rule and the no-crossing test
-    are exercised)."""
-    n, M = 24, 5
-    cfg = _config({"max_bid_ask": 10, "max_num_orders": M, "order_duration": 50, "order_labor": 0.25}, 10,
-                  n_agents=n, env_layout_file="quadrant_25x25_20each_30clump.txt", fixed_four_skill_and_loc=False)
+@pytest.mark.parametrize("n,M,max_bid_ask,few_sellers", [(24, 5, 10, False), (40, 2, 6, True)])
+def test_matching_matches_the_reference_on_busy_random_books(n, M, max_bid_ask, few_sellers):
+    """The matching against Foundation's own ``match_orders`` on random books (up to M
+    orders per agent): the same trades in the same order, books left, and bit-for-bit
+    coin, escrow, goods and price histories. The books include rounds where the best
+    bidder owns the best ask (the no-self-trade rule and the no-crossing test are
+    exercised); with ``few_sellers``, a few agents hold most cheap asks and bid as well,
+    so a buyer that failed often bids again further down the book (Foundation skips
+    those bids, the pointer walk examines them: ``ContinuousDoubleAuction._match``)."""
+    cfg = _config({"max_bid_ask": max_bid_ask, "max_num_orders": M, "order_duration": 50, "order_labor": 0.25},
+                  10, n_agents=n, env_layout_file="quadrant_25x25_20each_30clump.txt", fixed_four_skill_and_loc=False)
     rng = np.random.default_rng(5)
-    skipped_own_ask = n_trades = 0
+    skipped_own_ask = n_trades = refails = 0
     with jax.enable_x64(True):
         comp = jaxecon.make_from_config(cfg).get_component(CDA)
         C, P = len(comp.commodities), comp.n_prices
         match = jax.jit(comp._match)
         for _ in range(12):
-            orders, floats = _random_market(rng, n, M, P, C)
+            sellers = rng.choice(n, size=int(rng.integers(1, 3)), replace=False) if few_sellers else None
+            orders, floats = _random_market(rng, n, M, P, C, sellers)
             book = {k: np.zeros((C, n, M), bool if k.endswith("active") else np.int32) for k in
                     ("bid_price", "bid_lifetime", "bid_active", "ask_price", "ask_lifetime", "ask_active")}
             for ci, (bids, asks) in enumerate(orders):
@@ -426,7 +436,94 @@ def test_matching_matches_the_reference_on_busy_random_books():
                     asks.remove(next(a for a in asks if a["seller"] == t["seller"] and a["ask"] == t["ask"]
                                      and a["ask_lifetime"] == t["ask_lifetime"]))
                 n_trades += len(trades)
-    assert n_trades > 200 and skipped_own_ask >= 3, (n_trades, skipped_own_ask)
+                refails += _bids_of_failed_buyers(orders[ci])
+    assert n_trades > 150 and skipped_own_ask >= 3, (n_trades, skipped_own_ask)
+    assert refails >= 20, refails  # bids the walk examines where Foundation passes over them
+
+
+def _bids_of_failed_buyers(orders):
+    """How many bids, in the rounds Foundation runs on one book, it passes over because
+    their buyer already failed (its rule, replayed on the orders: a coverage count)."""
+    bids = sorted(orders[0], key=lambda b: (b["bid"], b["bid_lifetime"]), reverse=True)
+    asks = sorted(orders[1], key=lambda a: (a["ask"], -a["ask_lifetime"]))
+    failed, passed = set(), 0
+    while True:
+        live = [b for b in bids if b["buyer"] not in failed]
+        if not live:
+            return passed
+        bid = live[0]
+        passed += bids.index(bid)  # every bid above it belongs to a failed buyer
+        ask = next((a for a in asks if a["seller"] != bid["buyer"]), None)
+        if ask is None or ask["ask"] > bid["bid"]:
+            failed.add(bid["buyer"])
+        else:
+            bids.remove(bid)
+            asks.remove(ask)
+
+
+@pytest.mark.parametrize("order_duration", [50, 10**6])
+def test_sorted_books_are_foundations_order(order_duration):
+    """``_sorted_books`` against numpy's lexsort: bids by price (high first), lifetime (old
+    first), slot; asks by price (low first), lifetime, slot; free slots last (in any
+    order); and the
+    asks' next-other-seller / next-same-seller pointers by brute force. With
+    order_duration 10**6 the packed int32 key would overflow: the two-key sort runs."""
+    from jaxecon.components.continuous_double_auction import _sorted_books
+
+    rng = np.random.default_rng(0)
+    C, n, M, P = 2, 300, 4, 11
+    assert (P + 1) * (order_duration + 1) * n * M > np.iinfo(np.int32).max or order_duration == 50
+    book = {f"{side}_{k}": v for side in ("bid", "ask") for k, v in (
+        ("price", rng.integers(0, P, (C, n, M)).astype(np.int32)),
+        ("lifetime", rng.integers(0, 4, (C, n, M)).astype(np.int32)),
+        ("active", rng.random((C, n, M)) < 0.6))}
+    bids, asks = jax.jit(lambda b: _sorted_books(b, n, M, P, order_duration))(book)
+    L, slots = n * M, np.arange(n * M)
+    for ci in range(C):
+        for side, got, sign in (("bid", bids, -1), ("ask", asks, 1)):
+            active = book[f"{side}_active"][ci].ravel()
+            price, life = book[f"{side}_price"][ci].ravel(), book[f"{side}_lifetime"][ci].ravel()
+            want, count = np.lexsort((slots, -life, sign * price, ~active)), active.sum()
+            assert int(got["count"][ci]) == count
+            np.testing.assert_array_equal(np.asarray(got["slot"][ci, :count]), want[:count])
+            assert sorted(np.asarray(got["slot"][ci, count:])) == sorted(want[count:])  # free slots, any order
+        order, count = np.asarray(asks["slot"][ci]), int(asks["count"][ci])
+        owner = np.where(slots < count, order // M, -1 - slots)
+        pos_of = np.argsort(order)
+        for j in range(L):
+            later = [j2 for j2 in range(j + 1, L) if owner[j2] != owner[j]]
+            assert int(asks["next_other"][ci, j]) == (later[0] if later else L)
+            same = [p for p in pos_of[(order[j] // M) * M:(order[j] // M + 1) * M] if p > j]
+            assert int(asks["next_same"][ci, order[j]]) == (min(same) if same else L)
+
+
+def test_matching_rounds_are_constant_time():
+    """Matching is O(n log n) in the number of agents: the books are sorted once, and every
+    equation of the loop's body works on a few scalars, except the scatters that update
+    its carried buffers in place. (The loop runs once per bid examined.)"""
+    from jax.extend.core import ClosedJaxpr
+
+    def loops(jaxpr):
+        for eqn in jaxpr.eqns:
+            if eqn.primitive.name == "while":
+                yield eqn.params["body_jaxpr"].jaxpr
+            for v in eqn.params.values():
+                for sub in (v if isinstance(v, (tuple, list)) else (v,)):
+                    if isinstance(sub, ClosedJaxpr):
+                        yield from loops(sub.jaxpr)
+
+    env = _env("canonical")[0]
+    comp = env.get_component(CDA)
+    C, n, M, P = len(comp.commodities), comp.n_agents, comp.max_num_orders, comp.n_prices
+    book = {k: jnp.zeros((C, n, M), bool if k.endswith("active") else jnp.int32)
+            for k in ("bid_price", "bid_lifetime", "bid_active", "ask_price", "ask_lifetime", "ask_active")}
+    floats = {"coin": jnp.zeros(n), "esc_coin": jnp.zeros(n), "goods": jnp.zeros((C, n)),
+              "goods_esc": jnp.zeros((C, n)), "ph": jnp.zeros((C, n, P))}
+    (body,) = loops(jax.make_jaxpr(comp._match)(book, floats).jaxpr)
+    big = [(e.primitive.name, v.aval.shape) for e in body.eqns if not e.primitive.name.startswith("scatter")
+           for v in e.outvars if np.prod(v.aval.shape) > 8]
+    assert big == [], big
+    assert sum(e.primitive.name.startswith("scatter") for e in body.eqns) == 3
 
 
 def test_gradients_flow_through_matching():

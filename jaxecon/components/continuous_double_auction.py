@@ -37,19 +37,21 @@ Step (``component_step``), in Foundation's order:
    ``order_duration`` are removed and their escrow returned. An order placed
    at step t can trade at steps t..t+order_duration.
 
-Matching is sequential (each trade changes the next round), so it runs as one
-``lax.while_loop`` over all commodities (trades + at most 3 rounds per
-commodity: a failed round ends the commodity unless the buyer failed only
-because the best ask is its own), each round a few masked reductions over
-the fixed-size book, O(n M); coin and goods change in the reference's order, so float64 results are
+Matching is sequential (each trade changes the next round). jaxecon sorts
+each book once (by price, age and slot, packed in one int32 key where it
+fits; O(n M log(n M)))
+and walks the sorted books with pointers in one ``lax.while_loop`` over all
+commodities, O(1) per bid examined (``ContinuousDoubleAuction._match`` gives
+the pointers and why the walk trades exactly as Foundation's rounds do).
+Coin and goods change in the reference's order, so float64 results are
 bit-for-bit Foundation's. When no bid reaches another agent's ask in any
-book, no round can trade and the loop is skipped (a ``lax.cond``, decided in
-O(n M) from each agent's best bid and the other agents' best ask). A step's
-matching is thus O(trades x n M): linear per agent-step while trades per step
-stay few, as in random play from reset. Matching decisions never depend on coin or
-inventories, so the loop runs on ``stop_gradient``-ed values and the
-derivative (1: trades add integer amounts) is re-attached: ``jax.grad`` flows
-through the market although a while_loop is not reverse-differentiable.
+book, no round can trade and the books are neither sorted nor walked (a
+``lax.cond``, decided in O(n M) from each agent's best bid and the other
+agents' best ask). A step's matching is thus O(n M (log(n M) + M)) however
+many trades it makes. Matching decisions never depend on coin or inventories, so
+the loop runs on ``stop_gradient``-ed values and the derivative (1: trades
+add integer amounts) is re-attached: ``jax.grad`` flows through the market
+although a while_loop is not reverse-differentiable.
 
 Order-book layout and the tie-break proof: every agent owns ``M =
 max_num_orders`` bid slots and M ask slots per commodity (it never has more
@@ -61,8 +63,8 @@ equal price and equal age were created in the same step, and an agent places
 at most one bid and one ask per commodity per step, so such orders belong to
 different agents and were appended in agent-index order; stable sorting and
 removals never swap them. "Creation order" among exact ties is therefore
-"lower agent index first" = lower slot index first, which is what
-``jnp.argmax`` picks among equal keys — no sequence number is needed.
+"lower agent index first" = lower slot index first, the last part of the
+sort key — no sequence number is needed.
 
 Observations (mobile agent i), for each commodity c:
     ``market_rate-c`` float []: sum_p p * H[p] / max(0.001, sum_p H[p]) with H
@@ -202,16 +204,6 @@ class ContinuousDoubleAuctionState:
         )
 
 
-def _first_best(eligible, primary, secondary):
-    """Index of the eligible entry with the largest ``primary``, then the
-    largest ``secondary``, then the lowest index; and whether any is eligible."""
-    best_p = jnp.max(jnp.where(eligible, primary, _I32_MIN))
-    e = eligible & (primary == best_p)
-    best_s = jnp.max(jnp.where(e, secondary, _I32_MIN))
-    e = e & (secondary == best_s)
-    return jnp.argmax(e), jnp.any(eligible)
-
-
 def _any_cross(book, n_prices):
     """bool []: some open bid is at or above an open ask of another agent, in some book.
 
@@ -236,29 +228,82 @@ def _any_cross(book, n_prices):
     return jnp.any(bid_max >= others_ask)
 
 
-class _Packed:
-    """Named arrays kept as one flat array per group (traceable pack/unpack).
+def _sorted_books(book, n, M, P, D):
+    """Every commodity's books in Foundation's matching order, with what the
+    pointer walk of ``ContinuousDoubleAuction._match`` needs. O(C L log L)
+    for L = n M slots per side, plus O(C L M) for ``next_same``.
+
+    Bids rank by price (high first), lifetime (old first), slot; asks by price
+    (low first), lifetime (old first), slot; free slots last. Slot order is
+    Foundation's creation order among exact ties (module docstring).
+    Lifetimes outside [0, D], which Foundation's dynamics cannot reach at
+    matching time (an order is at most ``order_duration`` steps old there),
+    rank as the nearest bound.
 
     Args:
-        groups: ``{group: {name: shape}}``; a group's arrays share a dtype
-            (the first one packed decides it).
+        book: ``BOOK_FIELDS`` arrays, [C, n, M] each.
+        n, M, P, D: agents, slots per agent and side, price levels and
+            ``order_duration``.
+    Returns:
+        ``(bids, asks)``, dicts of int32 arrays over sorted positions j (open
+        orders first): ``rank`` [C, L] (decoded by ``_order_at``), ``slot``
+        [C, L] (index into the [C, n M] book) and ``count`` [C] (open
+        orders). ``asks`` also has ``next_other`` [C, L], the first later
+        position of another seller (each free slot counts as a seller of its
+        own), and ``next_same`` [C, L] by slot: the next position of the same
+        seller (L when none).
     """
+    C, L = book["bid_price"].shape[0], n * M
+    slots = jnp.arange(L, dtype=jnp.int32)
+    out = []
+    for side in ("bid", "ask"):
+        active = book[f"{side}_active"].reshape(C, L)
+        price, life = book[f"{side}_price"].reshape(C, L), book[f"{side}_lifetime"].reshape(C, L)
+        level = jnp.where(active, P - 1 - price if side == "bid" else price, P)  # 0 ranks first
+        rank = level * (D + 1) + D - jnp.clip(life, 0, D)
+        if (P + 1) * (D + 1) * L <= np.iinfo(np.int32).max:  # one int32 key: XLA sorts it fastest
+            key = jax.lax.sort(rank * L + slots, dimension=1)
+            rank, slot = key // L, key % L
+        else:
+            rank, slot = jax.lax.sort((rank, jnp.broadcast_to(slots, (C, L))), dimension=1, num_keys=2)
+        out.append({"rank": rank, "slot": slot, "count": jnp.sum(active, axis=1, dtype=jnp.int32)})
+    asks = out[1]
+    # next_other: the first later position that starts a new run of sellers
+    seller = jnp.where(slots < asks["count"][:, None], asks["slot"] // M, -1 - slots)
+    starts = jnp.where(seller[:, 1:] != seller[:, :-1], slots[1:], L)
+    asks["next_other"] = jax.lax.cummin(jnp.concatenate([starts, jnp.full((C, 1), L, jnp.int32)], 1),
+                                        axis=1, reverse=True)
+    # next_same: among the seller's M positions, the least one after this slot's
+    at = jnp.zeros((C, L), jnp.int32).at[jnp.arange(C)[:, None], asks["slot"]].set(slots)  # slot -> position
+    mine = at.reshape(C, n, M)
+    later = mine[..., None, :] > mine[..., :, None]  # [C, n, M, M]
+    asks["next_same"] = jnp.min(jnp.where(later, mine[..., None, :], L), axis=-1).reshape(C, L)
+    return out[0], asks
 
-    def __init__(self, groups: dict):
-        self.groups = groups
 
-    def pack(self, arrays: dict) -> tuple:
-        return tuple(jnp.concatenate([jnp.ravel(arrays[k]) for k in names]) for names in self.groups.values())
+def _order_at(sorted_side, ci, j, side, M, P, D):
+    """Owner, price (coin) and lifetime (steps) of the order at sorted position
+    ``j`` of commodity ``ci`` (``_sorted_books``); scalars, int32. The owner
+    of a free slot (j >= count) is -1 - j, no agent and no other free slot.
+    """
+    rank, slot = sorted_side["rank"][ci, j], sorted_side["slot"][ci, j]
+    level = rank // (D + 1)
+    owner = jnp.where(j < sorted_side["count"][ci], slot // M, -1 - j)
+    return owner, (P - 1 - level if side == "bid" else level), D - rank % (D + 1)
 
-    def unpack(self, packed) -> dict:
-        out = {}
-        for buf, names in zip(packed, self.groups.values()):
-            off = 0
-            for k, shape in names.items():
-                size = int(np.prod(shape, dtype=np.int64))
-                out[k] = buf[off:off + size].reshape(shape)
-                off += size
-        return out
+
+def _flat(arrays: dict):
+    """``arrays`` (one dtype) as one flat array, and each one's offset in it."""
+    at, off = {}, 0
+    for k, x in arrays.items():
+        at[k] = off
+        off += int(np.prod(x.shape, dtype=np.int64))
+    return jnp.concatenate([jnp.ravel(x) for x in arrays.values()]), at
+
+
+def _unflat(buf, at: dict, shapes: dict) -> dict:
+    """The arrays ``shapes`` names ({name: shape}) out of a ``_flat`` buffer."""
+    return {k: buf[at[k]:at[k] + int(np.prod(shape, dtype=np.int64))].reshape(shape) for k, shape in shapes.items()}
 
 
 def _place(orders, who, price, life, n, M):
@@ -493,98 +538,129 @@ class ContinuousDoubleAuction(Component, FoundationComponentHooks):
     def _match(self, book, floats):
         """Foundation's ``match_orders``: every commodity's book, Stone then Wood.
 
-        One ``while_loop``; each iteration is a matching round of the current
-        commodity ``ci``, or, once no matchable buyer has a bid there, the move
-        to the next commodity (all buyers matchable again).
+        Foundation starts each round again from the top of the sorted books,
+        skipping the bids of buyers that failed earlier in this commodity and
+        the buyer's own asks. Here each book is sorted once
+        (``_sorted_books``), and one ``while_loop`` walks all the books with
+        pointers, O(1) per iteration: an iteration examines one bid (a trade,
+        a failure, or the end of the commodity). Pointers into commodity
+        ci's sorted books:
+
+        - ``bi``, the next bid. Bids only leave at ``bi`` (traded), so every
+          later bid is open.
+        - ``h``, the best open ask, and ``g``, the best open ask of another
+          seller than ``h``'s (s). Asks only leave at ``h`` (bought by
+          another agent than s) or at ``g`` (bought by s), so every ask after
+          ``g`` is open and the open asks between ``h`` and ``g`` are exactly
+          s's: the best ask the buyer may take is ``h``, or ``g`` when the
+          buyer is s.
+
+        Why the walk makes Foundation's trades in Foundation's order:
+
+        - A failure of a buyer that does not hold the best ask ends the
+          commodity: every later bid offers no more and faces no better ask
+          (``h``, or ``g`` for s), so every remaining round would fail.
+        - A buyer b that fails while holding the best ask has bid less than
+          every other seller's open ask (``g`` and after). Its later bids
+          offer no more and those asks only leave, so when the walk examines
+          one of them (Foundation skips it) it fails again: a failure that
+          changes nothing while b still holds ``h``, else the end above.
         """
         C, n, M, T, P = len(self.commodities), self.n_agents, self.max_num_orders, self.trade_capacity, self.n_prices
+        L = n * M
         f = float_dtype()
-        # numpy index vectors: constants inside the loop (a jnp.arange there is
-        # computed by a kernel of its own on every step)
-        owner = jnp.asarray(np.repeat(np.arange(n, dtype=np.int32), M))  # slot -> agent
-        flat = {k: book[k].reshape(C, n * M) for k in BOOK_FIELDS}
-        agents, slots, rows, levels, coms = (jnp.asarray(np.arange(k, dtype=np.int32))
-                                             for k in (n, n * M, T, P, C))
+        D = self.order_duration
 
-        # The loop carries three flat arrays (bools, floats, ints; see _Packed):
-        # each round then writes three buffers instead of one per field, and the
-        # cond below passes three arrays through instead of all of them.
-        layout = _Packed({
-            "b": {"matchable": (n,), "bid_active": (C, n * M), "ask_active": (C, n * M)},
-            "f": {"coin": (n,), "esc_coin": (n,), "goods": (C, n), "goods_esc": (C, n), "ph": (C, n, P)},
-            "i": {"ci": (), "k": (C,), "counts": (4, C, n), "rec": (len(TRADE_FIELDS), C, T)},
-        })
+        # The loop carries the pointers and three flat buffers (bools, floats,
+        # ints) that it only writes: XLA updates them in place, one scatter
+        # each a round, which it compiles faster than one scatter per field.
+        bools, b_at = _flat({"bid_active": book["bid_active"], "ask_active": book["ask_active"]})
+        nums, f_at = _flat(floats)
+        recs, r_at = _flat({"k": jnp.zeros(C, jnp.int32), "rec": jnp.zeros((len(TRADE_FIELDS), C, T), jnp.int32)})
 
-        def body(packed):
-            carry = layout.unpack(packed)
-            ci = carry["ci"]
-            bid_active, ask_active = carry["bid_active"][ci], carry["ask_active"][ci]
-            bid_price, bid_life = flat["bid_price"][ci], flat["bid_lifetime"][ci]
-            ask_price, ask_life = flat["ask_price"][ci], flat["ask_lifetime"][ci]
-            b, any_bid = _first_best(bid_active & carry["matchable"][owner], bid_price, bid_life)
-            buyer = owner[b]
-            a, any_ask = _first_best(ask_active & (owner != buyer), -ask_price, ask_life)
-            seller = owner[a]
-            bid, ask = bid_price[b], ask_price[a]
-            ok = any_bid & any_ask & (ask <= bid)
-            # Shortcut (same outcome, fewer rounds): when the failed buyer's best
-            # ask is the best ask of the whole book, every other matchable buyer
-            # bids no more and faces no better ask, so all of them would fail
-            # in turn; end this commodity now instead of one round per buyer.
-            best_all, any_ask_all = _first_best(ask_active, -ask_price, ask_life)
-            all_fail = ~ok & (~any_ask_all | (owner[best_all] != buyer))
-            next_commodity = ~any_bid | all_fail
-            price = jnp.where(bid_life[b] <= ask_life[a], ask, bid)
-            # One-hot updates (cheaper to compile than scatters); adding exact zeros
-            # elsewhere leaves every other entry bit-for-bit unchanged.
-            here = coms == ci
-            is_buyer, is_seller = agents == buyer, agents == seller
-            sold = ok & is_seller
-            bought = ok & is_buyer
-            sold_c = here[:, None] & sold[None, :]
-            bought_c = here[:, None] & bought[None, :]
-            row = here[:, None] & (ok & (rows == carry["k"][ci]))[None, :]
-            vals = jnp.stack([buyer, seller, bid, ask, bid_life[b], ask_life[a], price])  # TRADE_FIELDS order
-            counts = jnp.stack([sold_c.astype(jnp.int32), jnp.where(sold_c, price, 0),
-                                bought_c.astype(jnp.int32), jnp.where(bought_c, price, 0)])
-            return layout.pack({
-                "ci": ci + next_commodity.astype(jnp.int32),
-                "matchable": jnp.where(next_commodity, True, carry["matchable"] & ~(is_buyer & ~ok)),
-                "bid_active": carry["bid_active"] & ~(here[:, None] & (ok & (slots == b))[None, :]),
-                "ask_active": carry["ask_active"] & ~(here[:, None] & (ok & (slots == a))[None, :]),
-                "goods_esc": carry["goods_esc"] - sold_c.astype(f),
-                "goods": carry["goods"] + bought_c.astype(f),
-                "esc_coin": carry["esc_coin"] - jnp.where(bought, bid, 0).astype(f),
-                "coin": carry["coin"] + jnp.where(sold, price, jnp.where(bought, bid - price, 0)).astype(f),
-                "ph": carry["ph"] + (sold_c[:, :, None] & (levels == price)[None, None, :]).astype(f),
-                "k": carry["k"] + (here & ok).astype(jnp.int32),
-                "counts": carry["counts"] + counts,  # sell_count, sell_value, buy_count, buy_value
-                "rec": jnp.where(row[None], vals[:, None, None], carry["rec"]),
-            })
+        def walk(buffers):
+            bids, asks = _sorted_books(book, n, M, P, D)
 
-        carry = layout.pack({
-            "ci": jnp.zeros((), jnp.int32),
-            "matchable": jnp.ones(n, bool),
-            "bid_active": flat["bid_active"], "ask_active": flat["ask_active"],
-            **floats,
-            "k": jnp.zeros(C, jnp.int32),
-            "counts": jnp.zeros((4, C, n), jnp.int32),
-            "rec": jnp.zeros((len(TRADE_FIELDS), C, T), jnp.int32),
-        })
+            def start(ci):
+                """Pointers at the top of commodity ci's books (bi, h, g)."""
+                return jnp.int32(0), jnp.int32(0), asks["next_other"][ci, 0]
+
+            def body(carry):
+                ci, bi, h, g, k, bools, nums, recs = carry
+                nb, na = bids["count"][ci], asks["count"][ci]
+                buyer, bid, bid_life = _order_at(bids, ci, bi, "bid", M, P, D)
+                has_bid = bi < nb
+                s = _order_at(asks, ci, h, "ask", M, P, D)[0]
+                a = jnp.minimum(jnp.where(s == buyer, g, h), L)
+                seller, ask, ask_life = _order_at(asks, ci, a, "ask", M, P, D)
+                ok = has_bid & (a < na) & (ask <= bid)
+                fail = has_bid & ~ok
+                # A failed buyer that does not hold the best ask ends the commodity
+                # (see the docstring).
+                next_commodity = ~has_bid | (fail & (s != buyer))
+                price = jnp.where(bid_life <= ask_life, ask, bid)
+
+                def where(cond, idx):  # -1 (a write that does not happen) is dropped
+                    return jnp.where(cond, idx, -1)
+
+                drop = {"mode": "drop", "wrap_negative_indices": False}
+                bools = bools.at[jnp.stack([
+                    where(ok, b_at["bid_active"] + ci * L + bids["slot"][ci, bi]),
+                    where(ok, b_at["ask_active"] + ci * L + asks["slot"][ci, a]),
+                ])].set(False, **drop)
+                # Coin and goods move as in Foundation: each of these floats gets one
+                # addition per trade, in trade order (buyer != seller).
+                nums = nums.at[where(ok, jnp.stack([
+                    f_at["goods_esc"] + ci * n + seller,
+                    f_at["goods"] + ci * n + buyer,
+                    f_at["esc_coin"] + buyer,
+                    f_at["coin"] + seller,
+                    f_at["coin"] + buyer,
+                    f_at["ph"] + (ci * n + seller) * P + price,
+                ]))].add(jnp.stack([-1, 1, -bid, price, bid - price, 1]).astype(f), **drop)
+                # k: trades of commodity ci so far, written out when it ends
+                recs = recs.at[jnp.concatenate([
+                    where(ok, r_at["rec"] + (jnp.arange(len(TRADE_FIELDS)) * C + ci) * T + k),
+                    where(next_commodity, r_at["k"] + ci)[None],
+                ])].set(jnp.stack([buyer, seller, bid, ask, bid_life, ask_life, price, k + ok]),  # TRADE_FIELDS, k
+                        **drop)
+
+                # The asks' pointers after a trade (see the docstring).
+                h_same = asks["next_same"][ci, asks["slot"][ci, h]]
+                took_h = ok & (a == h)
+                took_g = ok & (a != h)
+                h_jumps = took_h & (h_same >= g)  # no ask of s left before g: g's run leads
+                g_run = _order_at(asks, ci, g + 1, "ask", M, P, D)[0] == s  # s's asks follow g
+                g_next = jnp.where(g_run, asks["next_other"][ci, g + 1], g + 1)
+                new_h = jnp.where(took_h, jnp.where(h_jumps, g, h_same), h)
+                new_g = jnp.where(h_jumps, asks["next_other"][ci, g], jnp.where(took_g, g_next, g))
+                nci = ci + next_commodity.astype(jnp.int32)
+                b0, h0, g0 = start(jnp.minimum(nci, C - 1))
+                return (nci,
+                        jnp.where(next_commodity, b0, bi + 1),
+                        jnp.where(next_commodity, h0, new_h),
+                        jnp.where(next_commodity, g0, new_g),
+                        jnp.where(next_commodity, 0, k + ok),
+                        bools, nums, recs)
+
+            carry = (jnp.int32(0), *start(0), jnp.int32(0), *buffers)
+            return jax.lax.while_loop(lambda c: c[0] < C, body, carry)[-3:]
+
         # Without a bid at or above another agent's ask in some book no round can
-        # trade: the loop would only walk the books. Skip it then (same outputs).
-        packed = jax.lax.cond(
-            _any_cross(book, P),
-            lambda c: jax.lax.while_loop(lambda c: layout.unpack(c)["ci"] < C, body, c),
-            lambda c: c,  # (ci stays 0: only the loop reads it)
-            carry,
-        )
-        out = layout.unpack(packed)
-        for j, k in enumerate(("sell_count", "sell_value", "buy_count", "buy_value")):
-            out[k] = out["counts"][j]
-        out["rec"] = {k: out["rec"][j] for j, k in enumerate(TRADE_FIELDS)}
-        out["bid_active"] = out["bid_active"].reshape(C, n, M)
-        out["ask_active"] = out["ask_active"].reshape(C, n, M)
+        # trade: the books are neither sorted nor walked then (same outputs).
+        bools, nums, recs = jax.lax.cond(_any_cross(book, P), walk, lambda b: b, (bools, nums, recs))
+        out = {**_unflat(nums, f_at, {name: x.shape for name, x in floats.items()}),
+               **_unflat(bools, b_at, {"bid_active": (C, n, M), "ask_active": (C, n, M)})}
+        ints = _unflat(recs, r_at, {"k": (C,), "rec": (len(TRADE_FIELDS), C, T)})
+        k = out["k"] = ints["k"]
+        rec = out["rec"] = {name: ints["rec"][j] for j, name in enumerate(TRADE_FIELDS)}
+        # Episode counts from this step's trades (integers: order-free), O(C T).
+        done = (jnp.arange(T)[None, :] < k[:, None]).astype(jnp.int32)  # [C, T]
+        com = jnp.broadcast_to(jnp.arange(C)[:, None], (C, T))
+        for name, who in (("sell", "seller"), ("buy", "buyer")):
+            zeros = jnp.zeros((C, n), jnp.int32)
+            out[f"{name}_count"] = zeros.at[com, rec[who]].add(done)
+            out[f"{name}_value"] = zeros.at[com, rec[who]].add(done * rec["price"])
         return out
 
     # ------------------------------------------------------- observation etc.
