@@ -461,40 +461,47 @@ def _bids_of_failed_buyers(orders):
             asks.remove(ask)
 
 
-@pytest.mark.parametrize("order_duration", [50, 10**6])
-def test_sorted_books_are_foundations_order(order_duration):
+@pytest.mark.parametrize("n,order_duration", [(300, 50), (12, 50), (300, 10**6)])
+def test_sorted_books_are_foundations_order(n, order_duration):
     """``_sorted_books`` against numpy's lexsort: bids by price (high first), lifetime (old
     first), slot; asks by price (low first), lifetime, slot; free slots last (in any
-    order); and the
-    asks' next-other-seller / next-same-seller pointers by brute force. With
-    order_duration 10**6 the packed int32 key would overflow: the two-key sort runs."""
-    from jaxecon.components.continuous_double_auction import _sorted_books
+    order); and the asks' next-other-seller / next-same-seller pointers by brute force.
+    Each of the three sorts runs: XLA's on the packed int32 key, counting on short books
+    (``SMALL_SORT``), and a two-key sort where the packed key would overflow int32."""
+    from jaxecon.components.continuous_double_auction import ROW, SMALL_SORT, _sorted_books
 
     rng = np.random.default_rng(0)
-    C, n, M, P = 2, 300, 4, 11
-    assert (P + 1) * (order_duration + 1) * n * M > np.iinfo(np.int32).max or order_duration == 50
+    C, M, P = 2, 4, 11
+    packed = (P + 1) * (order_duration + 1) * n * M <= np.iinfo(np.int32).max
+    assert (packed, n * M <= SMALL_SORT) == {(300, 50): (True, False), (12, 50): (True, True),
+                                             (300, 10**6): (False, False)}[n, order_duration]
     book = {f"{side}_{k}": v for side in ("bid", "ask") for k, v in (
         ("price", rng.integers(0, P, (C, n, M)).astype(np.int32)),
         ("lifetime", rng.integers(0, 4, (C, n, M)).astype(np.int32)),
         ("active", rng.random((C, n, M)) < 0.6))}
-    bids, asks = jax.jit(lambda b: _sorted_books(b, n, M, P, order_duration))(book)
+    bids, asks, counts = jax.device_get(jax.jit(lambda b: _sorted_books(b, n, M, P, order_duration))(book))
     L, slots = n * M, np.arange(n * M)
+    col = {name: j for j, name in enumerate(ROW)}
     for ci in range(C):
-        for side, got, sign in (("bid", bids, -1), ("ask", asks, 1)):
+        for s, (side, got, sign) in enumerate((("bid", bids, -1), ("ask", asks, 1))):
             active = book[f"{side}_active"][ci].ravel()
             price, life = book[f"{side}_price"][ci].ravel(), book[f"{side}_lifetime"][ci].ravel()
             want, count = np.lexsort((slots, -life, sign * price, ~active)), active.sum()
-            assert int(got["count"][ci]) == count
-            np.testing.assert_array_equal(np.asarray(got["slot"][ci, :count]), want[:count])
-            assert sorted(np.asarray(got["slot"][ci, count:])) == sorted(want[count:])  # free slots, any order
-        order, count = np.asarray(asks["slot"][ci]), int(asks["count"][ci])
-        owner = np.where(slots < count, order // M, -1 - slots)
-        pos_of = np.argsort(order)
+            assert counts[s, ci] == count and got.shape[1:] == (L + 2, 4 if side == "bid" else 6)
+            np.testing.assert_array_equal(got[ci, :count, col["slot"]], want[:count])
+            assert sorted(got[ci, count:L, col["slot"]]) == sorted(want[count:])  # free slots, any order
+            np.testing.assert_array_equal(got[ci, :count, col["owner"]], want[:count] // M)
+            np.testing.assert_array_equal(got[ci, :count, col["price"]], price[want[:count]])
+            np.testing.assert_array_equal(got[ci, :count, col["lifetime"]], life[want[:count]])
+        count = counts[1, ci]
+        owner = np.where(slots < count, asks[ci, :L, col["slot"]] // M, -1 - slots)
+        np.testing.assert_array_equal(asks[ci, :L, col["owner"]], owner)
         for j in range(L):
             later = [j2 for j2 in range(j + 1, L) if owner[j2] != owner[j]]
-            assert int(asks["next_other"][ci, j]) == (later[0] if later else L)
-            same = [p for p in pos_of[(order[j] // M) * M:(order[j] // M + 1) * M] if p > j]
-            assert int(asks["next_same"][ci, order[j]]) == (min(same) if same else L)
+            assert asks[ci, j, col["next_other"]] == (later[0] if later else L)
+            if j < count:
+                same = [j2 for j2 in range(j + 1, L) if owner[j2] == owner[j]]
+                assert asks[ci, j, col["next_same"]] == (same[0] if same else L)
 
 
 def test_matching_rounds_are_constant_time():
