@@ -234,12 +234,14 @@ SMALL_SORT = 64
 
 
 def _sort_unique(key):
-    """int32 [..., L] distinct keys, sorted along the last axis."""
+    """int32 [..., L] distinct keys, sorted along the last axis (rows of at most
+    ``SMALL_SORT`` by counting each key's smaller keys, longer ones by XLA)."""
     L = key.shape[-1]
     if L > SMALL_SORT:
         return jax.lax.sort(key, dimension=key.ndim - 1)
     place = jnp.sum(key[..., None, :] < key[..., :, None], axis=-1, dtype=jnp.int32)  # each key's position
-    return jnp.sum(jnp.where(place[..., None, :] == jnp.arange(L)[:, None], key[..., None, :], 0), axis=-1, dtype=key.dtype)
+    hit = place[..., None, :] == jnp.arange(L)[:, None]  # [..., position, key]
+    return jnp.sum(jnp.where(hit, key[..., None, :], 0), axis=-1, dtype=key.dtype)
 
 
 #: Columns of ``_sorted_books``'s tables (asks: all; bids: the first four).
