@@ -19,7 +19,6 @@ is a matching that is O(n log n) in the agents.
 from __future__ import annotations
 
 import argparse
-import copy
 import datetime
 import json
 import os
@@ -57,34 +56,15 @@ def busy_book(n: int, C: int, P: int, seed: int = 0):
     return orders, book
 
 
-def reference_match_seconds(orders, commodities, n: int, P: int) -> tuple:
-    """Foundation's ``match_orders`` on a stand-in component holding ``orders``:
+def reference_match_seconds(orders, floats: dict, commodities, P: int) -> tuple:
+    """Foundation's ``match_orders`` on ``orders`` (``jaxecon.interop.reference.reference_market``):
     ``(seconds, trades)``."""
-    from types import SimpleNamespace
+    from jaxecon.interop.reference import reference_market
 
-    import numpy as np
-
-    from jaxecon.interop.reference import load_foundation
-
-    load_foundation()
-    from ai_economist.foundation.components.continuous_double_auction import ContinuousDoubleAuction
-
-    agents = [SimpleNamespace(idx=i, state={"inventory": {"Coin": 100.0, **{c: 0.0 for c in commodities}},
-                                            "escrow": {"Coin": 100.0, **{c: 5.0 for c in commodities}}})
-              for i in range(n)]
-    fake = SimpleNamespace(
-        commodities=list(commodities), n_agents=n, price_floor=0, executed_trades=[],
-        bids={c: copy.deepcopy(orders[ci][0]) for ci, c in enumerate(commodities)},
-        asks={c: copy.deepcopy(orders[ci][1]) for ci, c in enumerate(commodities)},
-        bid_hists={c: {i: np.zeros(P, int) for i in range(n)} for c in commodities},
-        ask_hists={c: {i: np.zeros(P, int) for i in range(n)} for c in commodities},
-        n_orders={c: {i: 0 for i in range(n)} for c in commodities},
-        price_history={c: {i: np.zeros(P) for i in range(n)} for c in commodities},
-        world=SimpleNamespace(agents=agents),
-    )
+    match, market = reference_market(orders, floats, commodities, P)
     t = time.perf_counter()
-    ContinuousDoubleAuction.match_orders(fake)
-    return time.perf_counter() - t, len(fake.executed_trades[-1])
+    match()
+    return time.perf_counter() - t, len(market.executed_trades[-1])
 
 
 def measure(n: int, reference: bool) -> dict:
@@ -92,6 +72,7 @@ def measure(n: int, reference: bool) -> dict:
     reference's where ``reference``."""
     import jax
     import jax.numpy as jnp
+    import numpy as np
 
     from jaxecon.bench.agents import make_env
 
@@ -100,24 +81,23 @@ def measure(n: int, reference: bool) -> dict:
     assert comp.max_num_orders == SLOTS
     C, P = len(comp.commodities), comp.n_prices
     orders, book = busy_book(n, C, P)
-    f = jnp.float32
-    floats = {"coin": jnp.full(n, 100.0, f), "esc_coin": jnp.full(n, 100.0, f), "goods": jnp.zeros((C, n), f),
-              "goods_esc": jnp.full((C, n), 5.0, f), "ph": jnp.zeros((C, n, P), f)}
-    book = {k: jnp.asarray(v) for k, v in book.items()}
+    floats = {"coin": np.full(n, 100.0), "esc_coin": np.full(n, 100.0), "goods": np.zeros((C, n)),
+              "goods_esc": np.full((C, n), 5.0), "ph": np.zeros((C, n, P))}
+    args = ({k: jnp.asarray(v) for k, v in book.items()}, {k: jnp.asarray(v, jnp.float32) for k, v in floats.items()})
     match = jax.jit(comp._match)
     t = time.perf_counter()
-    out = jax.block_until_ready(match(book, floats))
+    out = jax.block_until_ready(match(*args))
     compile_s = time.perf_counter() - t
     best = float("inf")
     for _ in range(5):
         t = time.perf_counter()
-        jax.block_until_ready(match(book, floats))
+        jax.block_until_ready(match(*args))
         best = min(best, time.perf_counter() - t)
     trades = int(out["k"].sum())
     row = {"agents": n, "trades": trades, "compile_s": compile_s, "ms": best * 1e3,
            "us_per_trade": best * 1e6 / max(trades, 1)}
     if reference:
-        secs, ref_trades = reference_match_seconds(orders, comp.commodities, n, P)
+        secs, ref_trades = reference_match_seconds(orders, floats, comp.commodities, P)
         if ref_trades != trades:
             raise AssertionError(f"{n} agents: the reference made {ref_trades} trades, jaxecon {trades}")
         row.update(reference_ms=secs * 1e3, reference_us_per_trade=secs * 1e6 / max(trades, 1))

@@ -354,27 +354,11 @@ def _random_market(rng, n, M, P, C, sellers=None):
 
 def _reference_match(orders, floats, commodities, P):
     """Foundation's own ``match_orders`` on the market (its method, run on a stand-in component)."""
-    from types import SimpleNamespace
+    from jaxecon.interop.reference import reference_market
 
-    from ai_economist.foundation.components.continuous_double_auction import ContinuousDoubleAuction as RefCDA
-
-    n = len(floats["coin"])
-    agents = [SimpleNamespace(idx=i, state={
-        "inventory": {"Coin": float(floats["coin"][i]), **{c: float(floats["goods"][ci, i]) for ci, c in enumerate(commodities)}},
-        "escrow": {"Coin": float(floats["esc_coin"][i]), **{c: float(floats["goods_esc"][ci, i]) for ci, c in enumerate(commodities)}},
-    }) for i in range(n)]
-    fake = SimpleNamespace(
-        commodities=list(commodities), n_agents=n, price_floor=0, executed_trades=[],
-        bids={c: copy.deepcopy(orders[ci][0]) for ci, c in enumerate(commodities)},
-        asks={c: copy.deepcopy(orders[ci][1]) for ci, c in enumerate(commodities)},
-        bid_hists={c: {i: np.zeros(P, int) for i in range(n)} for c in commodities},
-        ask_hists={c: {i: np.zeros(P, int) for i in range(n)} for c in commodities},
-        n_orders={c: {i: 0 for i in range(n)} for c in commodities},
-        price_history={c: {i: floats["ph"][ci, i].copy() for i in range(n)} for ci, c in enumerate(commodities)},
-        world=SimpleNamespace(agents=agents),
-    )
-    RefCDA.match_orders(fake)
-    return fake
+    match, market = reference_market(orders, floats, commodities, P)
+    match()
+    return market
 
 
 @pytest.mark.reference

@@ -25,6 +25,8 @@ Without it every function here that needs the reference raises
   mask like ``BaseAgent.flatten_masks``.
 - :func:`reference_steps_per_second` times the reference on a config with
   random valid actions (the reference figure of ``jaxecon bench``).
+- :func:`reference_market` runs Foundation's own double-auction matching on
+  given order books (the matching tests, ``benchmarks/double_auction.py``).
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ __all__ = [
     "load_foundation",
     "make_reference_env",
     "random_valid_actions",
+    "reference_market",
     "reference_steps_per_second",
 ]
 
@@ -97,6 +100,55 @@ def load_foundation():
         ) from exc
     _FOUNDATION = foundation
     return foundation
+
+
+def reference_market(orders, floats: dict, commodities, n_prices: int):
+    """Foundation's ``ContinuousDoubleAuction.match_orders``, ready to run on given books.
+
+    The market is a stand-in component (Foundation's method reads only the
+    attributes set here) with stand-in agents holding ``floats``.
+
+    Args:
+        orders: per commodity, ``(bids, asks)`` as Foundation's lists (dicts
+            ``buyer, bid, bid_lifetime`` / ``seller, ask, ask_lifetime``;
+            prices in coin, lifetimes in steps); copied.
+        floats: numpy arrays: ``coin``, ``esc_coin`` [n]; ``goods``,
+            ``goods_esc`` [C, n] (the commodities' inventory and escrow);
+            ``ph`` [C, n, P] (price histories).
+        commodities: the C commodity names, in matching order.
+        n_prices: P, the number of price levels.
+    Returns:
+        ``(match, market)``: ``match()`` runs the matching, which changes
+        ``market.bids``, ``.asks``, ``.executed_trades`` (one list, this
+        step's trades), ``.price_history[c][i]`` and
+        ``.world.agents[i].state["inventory" / "escrow"]``.
+    Raises:
+        ImportError: ai-economist is not installed (the message says how).
+    """
+    from types import SimpleNamespace
+
+    load_foundation()
+    from ai_economist.foundation.components.continuous_double_auction import ContinuousDoubleAuction
+
+    n = len(floats["coin"])
+    agents = [SimpleNamespace(idx=i, state={
+        "inventory": {"Coin": float(floats["coin"][i]),
+                      **{c: float(floats["goods"][ci, i]) for ci, c in enumerate(commodities)}},
+        "escrow": {"Coin": float(floats["esc_coin"][i]),
+                   **{c: float(floats["goods_esc"][ci, i]) for ci, c in enumerate(commodities)}},
+    }) for i in range(n)]
+    market = SimpleNamespace(
+        commodities=list(commodities), n_agents=n, price_floor=0, executed_trades=[],
+        bids={c: copy.deepcopy(orders[ci][0]) for ci, c in enumerate(commodities)},
+        asks={c: copy.deepcopy(orders[ci][1]) for ci, c in enumerate(commodities)},
+        bid_hists={c: {i: np.zeros(n_prices, int) for i in range(n)} for c in commodities},
+        ask_hists={c: {i: np.zeros(n_prices, int) for i in range(n)} for c in commodities},
+        n_orders={c: {i: 0 for i in range(n)} for c in commodities},
+        price_history={c: {i: np.array(floats["ph"][ci, i], dtype=np.float64) for i in range(n)}
+                       for ci, c in enumerate(commodities)},
+        world=SimpleNamespace(agents=agents),
+    )
+    return (lambda: ContinuousDoubleAuction.match_orders(market)), market
 
 
 def make_reference_env(config: dict, seed: int | None = 1):
