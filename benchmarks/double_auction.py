@@ -118,15 +118,23 @@ def format_table(rows) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ints = lambda s: [int(x) for x in s.split(",") if x]  # noqa: E731
+    def ints(text):
+        try:
+            return [int(x) for x in text.split(",") if x]
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected comma-separated agent counts, got {text!r}") from None
+
     ap.add_argument("--agents", type=ints, default=[10, 100, 1000, 10000])
     ap.add_argument("--reference-agents", type=ints, default=[10, 100, 1000],
-                    help="counts at which Foundation's match_orders is timed too ('' for none)")
+                    help="counts of --agents at which Foundation's match_orders is timed too ('' for none)")
     ap.add_argument("--json", default=None)
     args = ap.parse_args(argv)
     for n in args.agents:
         if n < 2:
             ap.error(f"--agents: every count must be >= 2, got {n}")
+    for n in args.reference_agents:
+        if n not in args.agents:
+            ap.error(f"--reference-agents: {n} is not one of --agents {args.agents}")
     rows = [measure(n, n in args.reference_agents) for n in args.agents]
     print(format_table(rows))
     out = pathlib.Path(args.json or f"runs/double-auction-{datetime.datetime.now():%Y%m%d-%H%M%S}.json")
