@@ -122,8 +122,6 @@ from jaxecon.spaces import Box
 #: per-step decay of every agent's price history (Foundation's constant).
 PRICE_HISTORY_DECAY = 0.995
 
-_I32_MIN = np.iinfo(np.int32).min
-
 TRADE_FIELDS = ("buyer", "seller", "bid", "ask", "bid_lifetime", "ask_lifetime", "price")
 BOOK_FIELDS = ("bid_price", "bid_lifetime", "bid_active", "ask_price", "ask_lifetime", "ask_active")
 
@@ -584,6 +582,20 @@ class ContinuousDoubleAuction(Component, FoundationComponentHooks):
           offer no more and those asks only leave, so when the walk examines
           one of them (Foundation skips it) it fails again: a failure that
           changes nothing while b still holds ``h``, else the end above.
+
+        Args:
+            book: ``BOOK_FIELDS`` arrays [C, n, M] (prices in coin, lifetimes
+                in steps), this step's new orders included.
+            floats: float ``coin``, ``esc_coin`` [n]; ``goods``, ``goods_esc``
+                [C, n] (units of each commodity); ``ph`` [C, n, P] (price
+                histories), as they stand before matching.
+        Returns:
+            dict: ``floats``' keys after the trades; ``bid_active``,
+            ``ask_active`` bool [C, n, M] (traded orders removed); ``k`` int32
+            [C], trades per commodity; ``rec`` ``{TRADE_FIELDS name: int32
+            [C, T]}``, the trades in order (first ``k[c]`` valid);
+            ``sell_count``, ``sell_value``, ``buy_count``, ``buy_value``
+            int32 [C, n], this step's trades and their coin per agent.
         """
         C, n, M, T, P = len(self.commodities), self.n_agents, self.max_num_orders, self.trade_capacity, self.n_prices
         L = n * M
