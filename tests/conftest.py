@@ -4,10 +4,22 @@
   helper modules beside them by name: ``reference`` (the reference simulator,
   its configs), ``parity`` (driving both simulators with the same actions),
   ``common`` (the small economies several modules share, ``tree_equal``).
+- Tests marked ``slow`` (declared in ``pyproject.toml``) are the long
+  checks: statistical parity, long step-parity runs, notebooks, third-party
+  learners, the protocol through the CLI, multi-process training, the
+  large-economy scaling tests. They are deselected unless ``-m`` names the
+  marker (``-m slow`` runs them alone, ``-m "slow or not slow"`` everything)
+  or the command line names the test by its node id (``file.py::test``).
 - Tests marked ``reference`` (declared in ``pyproject.toml``) need the
   reference simulator, ai-economist 1.7.1. When it cannot be imported they are
   skipped with the import error as the reason; the other tests never import
   it, so ``python -m pytest -m "not reference"`` is the JAX-only suite.
+- XLA compiles with its cheaper optimisation settings (``TEST_XLA_FLAGS``,
+  added to ``$XLA_FLAGS`` before JAX starts its backend, unless
+  ``$XLA_FLAGS`` sets the optimisation level itself): the tests are
+  compile-bound, and these flags cut a fifth to a half of each compile; the
+  programs compute the same numbers, more slowly. Subprocesses (the CLI, the
+  notebooks' kernels, multi-process training) inherit them.
 - The tests ask for JAX's persistent compilation cache
   (``JAXECON_COMPILATION_CACHE=1`` unless the environment sets it), so a
   second run loads the economies' programs instead of compiling them.
@@ -24,10 +36,15 @@ import os
 import sys
 from typing import Any, Callable, NamedTuple
 
-import jax
-import pytest
+#: XLA flags the test session adds to ``$XLA_FLAGS`` (see the module docstring).
+TEST_XLA_FLAGS = "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"
+if "xla_backend_optimization_level" not in os.environ.get("XLA_FLAGS", ""):  # before JAX's backend starts
+    os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {TEST_XLA_FLAGS}".strip()
 
-import jaxecon
+import jax  # noqa: E402
+import pytest  # noqa: E402
+
+import jaxecon  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(__file__))
 os.environ.setdefault("JAXECON_COMPILATION_CACHE", "1")
@@ -35,13 +52,52 @@ os.environ.setdefault("JAXECON_COMPILATION_CACHE", "1")
 import reference  # noqa: E402  (needs the path above)
 
 
+def _node_ids_named(config) -> list[str]:
+    """The node ids (``path::name``, rootdir-relative) that the command line names."""
+    named = []
+    for arg in config.args:
+        path, sep, name = arg.partition("::")
+        if sep:
+            rel = os.path.relpath(os.path.join(str(config.invocation_params.dir), path), str(config.rootpath)).replace(os.sep, "/")
+            named.append(f"{rel}::{name}")
+    return named
+
+
+def _slow_selected(config) -> bool:
+    """Whether ``-m`` names the ``slow`` marker (then ``-m`` alone decides)."""
+    return "slow" in (config.getoption("markexpr") or "")
+
+
+def _deselect_slow(config, items) -> None:
+    """Deselect the ``slow`` tests unless ``-m`` names the marker or the test is named by node id."""
+    if _slow_selected(config):
+        return
+    named = _node_ids_named(config)
+    kept, deselected = [], []
+    for item in items:
+        explicit = any(item.nodeid == n or item.nodeid.startswith((n + "[", n + "::")) for n in named)
+        (deselected if item.get_closest_marker("slow") is not None and not explicit else kept).append(item)
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+        items[:] = kept
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    """Say how to run the ``slow`` tier when ``-m`` left it out."""
+    if not _slow_selected(config):
+        terminalreporter.write_line('the slow tier runs only when -m names it: python -m pytest -m slow '
+                                    '(-m "slow or not slow" for everything), or name a test by node id')
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config, items):
-    """Skip the selected ``reference`` tests if ai-economist is not importable.
+    """Deselect the ``slow`` tier (see the module docstring), then skip the
+    selected ``reference`` tests if ai-economist is not importable.
 
     Runs after ``-m``/``-k`` deselection, so ai-economist is imported only
     when a reference test is actually selected.
     """
+    _deselect_slow(config, items)
     selected = [item for item in items if item.get_closest_marker("reference") is not None]
     if not selected:
         return

@@ -46,6 +46,7 @@ def _gather_trade_build(n: int):
 
 
 @pytest.mark.parametrize("economy", ["one_step", "gather_trade_build"])
+@pytest.mark.slow
 def test_the_traced_program_is_flat_in_the_number_of_agents(economy):
     make = (lambda n: make_one_step_economy(n_agents=n)) if economy == "one_step" else _gather_trade_build
     small, mid, large = _sizes(make(4)), _sizes(make(300)), _sizes(make(1000))

@@ -264,6 +264,7 @@ def test_shim_and_run_carry_the_warmup_integrator():
 
 
 @pytest.mark.reference
+@pytest.mark.slow
 def test_warmup_integrator_statistics_match_reference():
     """The canonical economy with ``energy_warmup_method="auto"``, random valid
     actions, 30 episodes of 200 steps: the reference's end-of-episode

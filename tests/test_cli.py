@@ -305,6 +305,7 @@ def _has_devices(kind):
         return False
 
 
+@pytest.mark.slow
 def test_bench_tiny_no_reference_writes_json(tmp_path, capsys):
     path = tmp_path / "bench.json"
     rc = cli.main(["bench", "--batch-sizes", "3", "--steps", "4", "--loop-steps", "3",

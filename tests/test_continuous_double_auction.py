@@ -586,6 +586,7 @@ def _close(a, b, what, z=4.0):
 
 
 @pytest.mark.reference
+@pytest.mark.slow
 def test_trade_statistics_match_reference():
     cfg = _stats_config()
     # reference: counts and price sums per commodity from the episode metrics

@@ -9,8 +9,8 @@
   compiles fast): the same parameters as one process, logs and checkpoints
   written once, and the checkpoint resumes in one process.
 
-The subprocesses compile with XLA's cheaper settings (``common.FAST_COMPILE``
-as flags) to keep each test to tens of seconds on 2 cores.
+The subprocesses inherit the session's cheaper XLA settings (``conftest.py``)
+and add the forced devices (``common.forced_cpu_devices_env``).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import jax
 import numpy as np
 import pytest
 
-from common import tree_equal
+from common import forced_cpu_devices_env, tree_equal
 from jaxecon.cli import main
 from jaxecon.training import checkpoint as ckpt
 from jaxecon.training import distributed
@@ -38,13 +38,11 @@ from jaxecon.training.trainer import start_runner, train
 from test_training import MatchingGame, tiny_config
 
 TESTS = pathlib.Path(__file__).resolve().parent
-FAST_XLA = "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"
 
 
 def _subprocess_env(devices: int) -> dict:
     root = str(TESTS.parent)
-    return dict(os.environ, JAX_PLATFORMS="cpu", PYTHONPATH=os.pathsep.join([root, str(TESTS)]),
-                XLA_FLAGS=f"--xla_force_host_platform_device_count={devices} {FAST_XLA}")
+    return forced_cpu_devices_env(devices, PYTHONPATH=os.pathsep.join([root, str(TESTS)]))
 
 
 def test_one_device_mesh_is_the_plain_update_bit_for_bit():
@@ -126,6 +124,7 @@ FOUR_DEVICES = textwrap.dedent('''
 ''')
 
 
+@pytest.mark.slow
 def test_four_devices_match_one_device(tmp_path):
     """The tiny economy on 4 forced CPU devices vs 1, through the trainer and a resume on 1 device."""
     out = subprocess.run([sys.executable, "-c", FOUR_DEVICES, str(tmp_path)], env=_subprocess_env(4),
@@ -157,6 +156,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_two_processes_match_one_process(tmp_path):
     port, run = _free_port(), tmp_path / "two"
     cmd = [sys.executable, "-c", PROCESS, str(port)]

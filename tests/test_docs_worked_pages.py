@@ -11,7 +11,8 @@ import types
 import pytest
 
 DOCS = pathlib.Path(__file__).resolve().parent.parent / "docs"
-PAGES = ("add_a_component.md", "add_an_agent_type.md")
+#: add_an_agent_type.md runs its economies op by op, as a reader would (40 s): the slow tier.
+PAGES = ("add_a_component.md", pytest.param("add_an_agent_type.md", marks=pytest.mark.slow))
 
 
 def _blocks(page: pathlib.Path) -> list:

@@ -140,6 +140,7 @@ def test_ct_rollout_manager_batches_the_front(manager):
     assert all(x.shape == (BATCH, 2) for x in jax.tree.leaves(infos))  # lean infos: one scalar per agent
 
 
+@pytest.mark.slow
 def test_q_learning_runs_and_learns(manager, trained):
     network, (before, after, losses, traj) = trained
     obs_size = manager.obs_size

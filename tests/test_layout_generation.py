@@ -404,6 +404,7 @@ def test_retries_redraw_until_accepted():
 
 
 @pytest.mark.reference
+@pytest.mark.slow
 def test_retry_distribution_matches_reference_on_flat_maps():
     env = _reference_env(
         "uniform",
@@ -436,6 +437,7 @@ def _compare(ref, ref_attempts, ours, our_attempts, label):
 
 
 @pytest.mark.reference
+@pytest.mark.slow
 def test_uniform_layouts_match_reference():
     ref, ref_attempts = _reference_layouts(_reference_env("uniform"), seed=1)
     ours, our_attempts = _ours(1, lg.uniform_source_prob_maps((H, W), 8, 0.025))
@@ -452,6 +454,7 @@ def test_uniform_layouts_match_reference():
 
 
 @pytest.mark.reference
+@pytest.mark.slow
 def test_quadrant_layouts_match_reference():
     ref, ref_attempts = _reference_layouts(_reference_env("quadrant"), seed=2)
     maps, _ = lg.quadrant_source_prob_maps((H, W), 8, 0.025)
@@ -478,6 +481,7 @@ def test_quadrant_layouts_match_reference():
 
 
 @pytest.mark.reference
+@pytest.mark.slow
 def test_multi_zone_layouts_match_reference():
     ref, ref_attempts = _reference_layouts(_reference_env("multi_zone"), seed=3)
     maps = _batched_multi_zone_maps(_keys(103), (H, W))
@@ -486,6 +490,7 @@ def test_multi_zone_layouts_match_reference():
 
 
 @pytest.mark.reference
+@pytest.mark.slow
 def test_checkered_layouts_match_reference():
     env = _reference_env("uniform", checker_source_blocks=True)
     ref, ref_attempts = _reference_layouts(env, seed=4)

@@ -4,9 +4,8 @@ One test per notebook, executed with nbclient in a fresh kernel whose working
 directory is a temporary folder (the notebooks write nothing into the
 repository); a cell that raises fails the test with the cell's traceback. The
 stored outputs are not compared: they are what a reader sees, the run is the
-check. Small mode is compile-bound, so the kernels compile with XLA's backend
-optimisation level 0 (about a third less compile time on the CPU; the programs
-are the same, only less optimised). Skipped when nbclient, nbformat or ipykernel is missing
+check. Small mode is compile-bound: the kernels inherit the session's cheaper
+XLA settings (``conftest.py``). Skipped when nbclient, nbformat or ipykernel is missing
 (the ``test`` extra installs them).
 """
 
@@ -40,9 +39,6 @@ def test_the_notebooks_are_there():
     ]
 
 
-#: Added to the kernels' XLA_FLAGS: less optimised, faster compiles.
-XLA_FLAGS = "--xla_backend_optimization_level=0"
-
 #: Largest notebook file, stored outputs included (figures are stored at a small dpi).
 MAX_BYTES = 1_000_000
 
@@ -63,9 +59,9 @@ def test_notebook_opening(path):
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+@pytest.mark.slow
 def test_notebook_runs(path, tmp_path, monkeypatch):
     monkeypatch.setenv("JAXECON_NOTEBOOK_SMALL", "1")
-    monkeypatch.setenv("XLA_FLAGS", " ".join(f for f in (os.environ.get("XLA_FLAGS"), XLA_FLAGS) if f))
     # The kernel imports jaxecon from the checkout under test, as the tests do.
     repo = str(path.parent.parent)
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (repo, os.environ.get("PYTHONPATH")) if p))

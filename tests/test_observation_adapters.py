@@ -382,6 +382,7 @@ def test_check_resize_pools_or_repeats():
         check_resize((200, 88), (30, 88))
 
 
+@pytest.mark.slow  # a benchmark run
 def test_bench_times_the_adapter_against_the_bare_env(econ):
     env, params = econ[:2]
     r = measure_adapter_overhead(env, NativeObjectObservationWrapper(env), params, batch=2, n_steps=2,

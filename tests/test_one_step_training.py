@@ -17,6 +17,8 @@ from jaxecon.training.config import config_from_dict, load_train_config
 from jaxecon.training.one_step import analysis_env_config, compare, planner_rates
 from jaxecon.training.ppo import PPO
 
+from common import RUN_OFTEN
+
 N_ENVS, N_UPDATES = 64, 100
 
 
@@ -31,6 +33,7 @@ def small_one_step():
     return config_from_dict(d)
 
 
+@pytest.mark.slow  # a learning run: 100 updates of 64 economies
 def test_one_step_planner_moves_toward_the_gradient_optimum(small_one_step):
     cfg = small_one_step
     ppo = PPO(cfg, jaxecon.make_from_config(cfg.env))
@@ -40,7 +43,7 @@ def test_one_step_planner_moves_toward_the_gradient_optimum(small_one_step):
 
     runner = jax.jit(ppo.init)(jax.random.key(0))
     before = scored(runner.policies)
-    update = jax.jit(ppo.update)
+    update = jax.jit(ppo.update, compiler_options=RUN_OFTEN)
     for _ in range(N_UPDATES):
         runner, metrics = update(runner)
     after = scored(runner.policies)

@@ -24,6 +24,8 @@ from common import two_agents
 rejax = pytest.importorskip("rejax")
 from rejax.evaluate import evaluate  # noqa: E402
 
+pytestmark = pytest.mark.slow  # a long check: deselected unless -m names it
+
 EPISODE = 5
 NUM_ENVS = 4  # two economies of two agents
 EVAL_ENTRIES = 8

@@ -16,6 +16,8 @@ from common import shim_config
 sbx = pytest.importorskip("sbx")
 gymnasium = pytest.importorskip("gymnasium")
 
+pytestmark = pytest.mark.slow  # a long check: deselected unless -m names it
+
 N_STEPS = 32
 
 

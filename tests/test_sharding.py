@@ -7,6 +7,8 @@ import textwrap
 
 import pytest
 
+from common import forced_cpu_devices_env
+
 SCRIPT = textwrap.dedent('''
     import jax, numpy as np, jaxecon
     from jaxecon import sharding
@@ -34,7 +36,7 @@ SCRIPT = textwrap.dedent('''
 
 
 def test_sharded_rollout_matches_single_device():
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8", JAX_PLATFORMS="cpu")
+    env = forced_cpu_devices_env(8)
     out = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
     assert "SHARDED-OK" in out.stdout
@@ -48,6 +50,7 @@ def _free_port():
         return s.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_multihost_worked_command_two_processes():
     """benchmarks/multihost.py's documented command: two processes x 2 CPU devices, one batch.
 
@@ -57,7 +60,7 @@ def test_multihost_worked_command_two_processes():
     import re
 
     script = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "multihost.py"
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=2", JAX_PLATFORMS="cpu")
+    env = forced_cpu_devices_env(2)
     port = _free_port()
     procs = [
         subprocess.Popen([sys.executable, str(script), "--coordinator", f"localhost:{port}",

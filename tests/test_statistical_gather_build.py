@@ -20,6 +20,8 @@ import jaxecon
 
 from reference import GATHER_BUILD_CONFIG, make_reference_env
 
+pytestmark = pytest.mark.slow  # a long check: deselected unless -m names it
+
 N_RESETS = 300
 
 
