@@ -6,6 +6,9 @@ distribution, plus the planner; and gather-build with no planner) are held
 against the economy with Foundation's groups: given the same actions, the
 state after every step is the same to the bit, and each group's rewards are
 its agents' entries of the default economy's.
+
+The tests call the economies' functions jitted: op by op, JAX compiles each
+primitive of a step apart (hundreds of small compiles a test).
 """
 
 from __future__ import annotations
@@ -67,7 +70,7 @@ def test_mobile_agent_types_have_their_own_actions_observations_and_skills(pair)
     assert all(n.startswith("ContinuousDoubleAuction") or n == "Gather" for n in typed.group_actions["traders"].names)
     assert typed.action_space("builders").n == 1 + 1 + 4
     assert typed.action_space("traders").n == default.action_space("a").n - 1
-    obs, state = typed.reset(jax.random.key(0), typed.default_params)
+    obs, state = jax.jit(typed.reset)(jax.random.key(0), typed.default_params)
     assert set(obs) == {"builders", "traders", "p"}
     assert obs["builders"]["flat"].shape[0] == 2 and obs["traders"]["flat"].shape[0] == 3
     # a type observes the components whose actions it takes, and every other one (the taxes)
@@ -77,7 +80,7 @@ def test_mobile_agent_types_have_their_own_actions_observations_and_skills(pair)
         assert obs[g]["action_mask"].shape[-1] == typed.observation_space(g)["action_mask"].shape[0]
     # its own skill distribution per component
     two = make(mobile_agent_groups=[{**TYPES[0]}, {**TYPES[1], "skill_dist": {"Build": "none", "Gather": "pareto"}}])
-    _, s = two.reset(jax.random.key(1), two.default_params)
+    _, s = jax.jit(two.reset)(jax.random.key(1), two.default_params)
     build, gather = s.components["Build"], s.components["Gather"]
     np.testing.assert_array_equal(build.build_skill[2:], 1.0)
     assert np.all(np.asarray(build.build_skill[:2]) != 1.0)
@@ -90,20 +93,21 @@ def test_mobile_agent_types_step_as_the_default_economy_given_the_same_actions(p
     params = typed.default_params
     step_t, step_d = jax.jit(typed.step), jax.jit(default.step)
     key = jax.random.key(7)
-    obs_t, s_t = typed.reset(key, params)
-    _, s_d = default.reset(key, params)
+    obs_t, s_t = jax.jit(typed.reset)(key, params)
+    _, s_d = jax.jit(default.reset)(key, params)
     jax.tree.map(np.testing.assert_array_equal, s_t, s_d)
     loc0 = np.asarray(s_t.loc)
     traded = 0
+    sample = jax.jit(typed.sample_actions)
     for t in range(12):
-        acts = typed.sample_actions(jax.random.key(100 + t), obs_t)
+        acts = sample(jax.random.key(100 + t), obs_t)
         k = jax.random.key(200 + t)
         obs_t, s_t, r_t, _, _ = step_t(k, s_t, acts, params)
         _, s_d, r_d, _, _ = step_d(k, s_d, to_default(typed, default, acts), params)
         jax.tree.map(np.testing.assert_array_equal, s_t, s_d)
         np.testing.assert_array_equal(jnp.concatenate([r_t["builders"], r_t["traders"]]), r_d["a"])
         np.testing.assert_array_equal(r_t["p"], r_d["p"])
-        local = typed.component_actions(typed.check_actions(acts))
+        local = jax.jit(lambda a: typed.component_actions(typed.check_actions(a)))(acts)
         build = local[0]["a"]["Build"]
         assert not np.any(np.asarray(build[2:]))  # traders never build
         traded += int(sum(np.sum(np.asarray(v[:2])) for v in local[1]["a"].values()))
@@ -116,15 +120,16 @@ def test_joint_actions_in_multi_action_mode_step_as_the_group_actions():
     """Foundation's joint layout of per-group heads (an out-of-range head stays a NO-OP)."""
     typed, default = make(mobile_agent_groups=TYPES, multi_action_mode_agents=True), make(multi_action_mode_agents=True)
     params = typed.default_params
-    obs, s_t = typed.reset(jax.random.key(3), params)
-    _, s_d = default.reset(jax.random.key(3), params)
+    step_t, step_d, sample = jax.jit(typed.step), jax.jit(default.step), jax.jit(typed.sample_actions)
+    obs, s_t = jax.jit(typed.reset)(jax.random.key(3), params)
+    _, s_d = jax.jit(default.reset)(jax.random.key(3), params)
     for t in range(3):
-        acts = typed.sample_actions(jax.random.key(10 + t), obs)
+        acts = sample(jax.random.key(10 + t), obs)
         acts["traders"] = acts["traders"].at[0, 0].set(99)  # out of range: NO-OP in that head only
-        joint = typed.joint_actions(acts)
+        joint = jax.jit(typed.joint_actions)(acts)
         assert joint["a"].shape == (5, len(default.agent_actions.names))
-        obs, s_t, _, _, _ = typed.step(jax.random.key(20 + t), s_t, acts, params)
-        _, s_d, _, _, _ = default.step(jax.random.key(20 + t), s_d, joint, params)
+        obs, s_t, _, _, _ = step_t(jax.random.key(20 + t), s_t, acts, params)
+        _, s_d, _, _, _ = step_d(jax.random.key(20 + t), s_d, joint, params)
         jax.tree.map(np.testing.assert_array_equal, s_t, s_d)
 
 
@@ -133,10 +138,10 @@ def test_an_economy_without_a_planner():
     none, default = make(comps, n_planners=0), make(comps)
     assert none.group_names == ("a",) and none.num_agents == 5 and none.planner_group is None
     params = none.default_params
-    obs, s0 = none.reset(jax.random.key(3), params)
+    obs, s0 = jax.jit(none.reset)(jax.random.key(3), params)
     assert set(obs) == {"a"}
-    _, d0 = default.reset(jax.random.key(3), params)
-    acts = none.sample_actions(jax.random.key(4), obs)
+    _, d0 = jax.jit(default.reset)(jax.random.key(3), params)
+    acts = jax.jit(none.sample_actions)(jax.random.key(4), obs)
     assert set(acts) == {"a"}
     _, s1, r, _, _ = jax.jit(none.step)(jax.random.key(5), s0, acts, params)
     _, d1, rd, _, _ = jax.jit(default.step)(jax.random.key(5), d0, acts, params)
@@ -154,8 +159,8 @@ def test_groups_run_vmapped_and_jitted(pair):
     typed, _ = pair
     params = typed.default_params
     keys = jax.random.split(jax.random.key(0), 3)
-    obs, state = jax.vmap(typed.reset, (0, None))(keys, params)
-    acts = jax.vmap(typed.sample_actions)(keys, obs)
+    obs, state = jax.jit(jax.vmap(typed.reset, (0, None)))(keys, params)
+    acts = jax.jit(jax.vmap(typed.sample_actions))(keys, obs)
     obs, state, rew, done, _ = jax.jit(jax.vmap(typed.step, (0, 0, 0, None)))(keys, state, acts, params)
     assert rew["builders"].shape == (3, 2) and rew["traders"].shape == (3, 3) and rew["p"].shape == (3,)
     assert obs["traders"]["action_mask"].shape == (3, 3, typed.group_actions["traders"].n_actions)
@@ -168,19 +173,19 @@ def test_the_fronts_key_agents_by_group(pair):
     assert marl.agent_classes == {"builders": ["0", "1"], "traders": ["2", "3", "4"], "planner": ["p"]}
     assert marl.action_space("0").n == typed.action_space("builders").n
     assert marl.action_space("4").n == typed.action_space("traders").n
-    obs, state = marl.reset(jax.random.key(0))
+    obs, state = jax.jit(marl.reset)(jax.random.key(0))
     assert obs["0"].shape == marl.observation_space("0").shape != marl.observation_space("2").shape
-    avail = marl.get_avail_actions(state)
+    avail = jax.jit(marl.get_avail_actions)(state)
     acts = {a: jnp.argmax(avail[a], -1).astype(jnp.int32) for a in marl.agents}
-    obs, state, rewards, dones, _ = marl.step(jax.random.key(1), state, acts)
+    obs, state, rewards, dones, _ = jax.jit(marl.step)(jax.random.key(1), state, acts)
     assert set(rewards) == set(marl.agents)
 
     with pytest.raises(ValueError, match="group must name"):
         GymnaxEnv(typed)
     gym = GymnaxEnv(typed, group="traders")
     assert gym.num_agents == 3 and gym.action_space().n == typed.action_space("traders").n
-    o, s = gym.reset(jax.random.key(0))
-    o, s, r, term, trunc, info = gym.step(jax.random.key(1), s, jnp.zeros(3, jnp.int32))
+    o, s = jax.jit(gym.reset)(jax.random.key(0))
+    o, s, r, term, trunc, info = jax.jit(gym.step)(jax.random.key(1), s, jnp.zeros(3, jnp.int32))
     assert o.shape == (3, gym.observation_space().shape[0]) and r.shape == (3,)
 
     none = make([("Build", {}), ("Gather", {})], n_planners=0)
@@ -188,8 +193,9 @@ def test_the_fronts_key_agents_by_group(pair):
     assert MultiAgentEnv(none).agents == MultiAgentEnv(none, planner_policy=None).agents == ["0", "1", "2", "3", "4"]
     with pytest.raises(ValueError, match=r'planner_policy must be "noop" \(the default\) or None: .*no planner'):
         MultiAgentEnv(none, planner_policy="random")
-    o, s, r, *_ , info = GymnaxEnv(none).step(jax.random.key(1), GymnaxEnv(none).reset(jax.random.key(0))[1],
-                                              jnp.zeros(5, jnp.int32))
+    gym_none = GymnaxEnv(none)
+    o, s, r, *_, info = jax.jit(gym_none.step)(jax.random.key(1), jax.jit(gym_none.reset)(jax.random.key(0))[1],
+                                               jnp.zeros(5, jnp.int32))
     assert "planner_reward" not in info
 
 
@@ -199,9 +205,9 @@ def test_the_trainer_trains_one_policy_per_group():
     adapter = JaxeconAdapter(make(mobile_agent_groups=TYPES), num_envs=2)
     assert [(g.name, g.n, g.role) for g in adapter.groups] == [
         ("builders", 2, "agents"), ("traders", 3, "agents"), ("p", 1, "planner")]
-    obs, state = adapter.reset(jax.random.key(0))
+    obs, state = jax.jit(adapter.reset)(jax.random.key(0))
     acts = {g.name: jnp.zeros((2, g.n, len(g.heads)), jnp.int32) for g in adapter.groups}
-    obs, state, rew, done, info = adapter.step(jax.random.key(1), state, acts)
+    obs, state, rew, done, info = jax.jit(adapter.step)(jax.random.key(1), state, acts)
     assert {k: v.shape for k, v in rew.items()} == {"builders": (2, 2), "traders": (2, 3), "p": (2, 1)}
     none = JaxeconAdapter(make([("Build", {}), ("Gather", {})], n_planners=0), num_envs=2)
     assert [g.name for g in none.groups] == ["a"]
@@ -221,11 +227,11 @@ def test_mobile_agent_types_weigh_their_rewards_their_own_way():
     cost = np.array([0.5, 0.5, 0.05, 0.05, 0.05], np.float32)
     np.testing.assert_array_equal(params.scenario.isoelastic_eta, eta)
     np.testing.assert_array_equal(params.scenario.energy_cost, cost)
-    step = jax.jit(env.step)
-    obs, state = env.reset(jax.random.key(3), params)
+    step, sample = jax.jit(env.step), jax.jit(env.sample_actions)
+    obs, state = jax.jit(env.reset)(jax.random.key(3), params)
     for t in range(12):
         prev = np.asarray(state.scenario.curr_metric[:-1])
-        acts = env.sample_actions(jax.random.key(50 + t), obs)
+        acts = sample(jax.random.key(50 + t), obs)
         obs, state, reward, _, _ = step(jax.random.key(60 + t), state, acts, params)
         coin = np.asarray(state.inventory["Coin"] + state.escrow["Coin"])
         labor = np.asarray(state.endogenous["Labor"])

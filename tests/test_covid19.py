@@ -405,7 +405,7 @@ def test_float32_unemployment_stays_close_to_float64():
         with jax.enable_x64(x64):
             env = jaxecon.make_from_config(yaml_config(episode_length=T))
             params = env.default_params
-            _, state = env.reset(jax.random.key(0), params)
+            _, state = jax.jit(env.reset)(jax.random.key(0), params)
 
             def body(state, a):
                 _, state, _, _, info = env.step(jax.random.key(0), state, {"a": a[0], "p": a[1]}, params)
@@ -424,7 +424,7 @@ def test_checked_step_follows_the_rounding_mode():
         for rounding in (False, True):
             env = jaxecon.make_from_config(yaml_config(episode_length=5, float32_rounding=rounding))
             params = env.default_params
-            _, state = env.reset(jax.random.key(0), params)
+            _, state = jax.jit(env.reset)(jax.random.key(0), params)
             acts = {"a": jnp.full(N, 8, jnp.int32), "p": jnp.int32(3)}
             want = env.step(jax.random.key(1), state, acts, params)
             err, got = env.checked_step(jax.random.key(1), state, acts, params)

@@ -36,9 +36,10 @@ def _make(n_agents):
 
 ENV, OTHER = _make(3), _make(4)
 PARAMS = ENV.default_params
-OBS, STATE = ENV.reset(jax.random.key(0), PARAMS)
-_, FOREIGN = OTHER.reset(jax.random.key(0), OTHER.default_params)
 RESET, STEP = jax.jit(ENV.reset), jax.jit(ENV.step)
+# jitted, not op by op: the tests' own RESET program, compiled once at collection
+OBS, STATE = RESET(jax.random.key(0), PARAMS)
+_, FOREIGN = jax.jit(OTHER.reset)(jax.random.key(0), OTHER.default_params)
 
 
 def _reshaped_leaf(tree, i):

@@ -62,7 +62,7 @@ def test_each_planner_has_its_own_actions_spaces_and_masks(pair):
     assert two.group_actions["treasury"].names == ("CoinGrant",)
     assert two.action_space("treasury").nvec.tolist() == [4]
     assert two.action_space("p").nvec.tolist() == one.action_space("p").nvec.tolist()[:len(tax)]
-    obs, _ = two.reset(jax.random.key(0), two.default_params)
+    obs, _ = jax.jit(two.reset)(jax.random.key(0), two.default_params)
     assert obs["treasury"]["action_mask"].shape == two.observation_space("treasury")["action_mask"].shape
     # both observe what Foundation's planner observes; only their masks differ
     assert obs["p"].keys() == obs["treasury"].keys()
@@ -74,14 +74,15 @@ def test_each_planner_has_its_own_actions_spaces_and_masks(pair):
 def test_two_planners_step_as_one_planner_given_the_same_actions(pair):
     two, one = pair
     params = two.default_params
-    obs2, s2 = two.reset(jax.random.key(1), params)
-    _, s1 = one.reset(jax.random.key(1), params)
+    obs2, s2 = jax.jit(two.reset)(jax.random.key(1), params)
+    _, s1 = jax.jit(one.reset)(jax.random.key(1), params)
     step2, step1 = jax.jit(two.step), jax.jit(one.step)
+    sample, joint_actions = jax.jit(two.sample_actions), jax.jit(two.joint_actions)
     grants = []
     for t in range(8):
-        acts = two.sample_actions(jax.random.key(10 + t), obs2)
+        acts = sample(jax.random.key(10 + t), obs2)
         grants.append(int(acts["treasury"][0]))
-        joint = two.joint_actions(acts)
+        joint = joint_actions(acts)
         assert joint["p"].shape == one.planner_actions.action_shape
         obs2, s2, r2, _, _ = step2(jax.random.key(20 + t), s2, acts, params)
         _, s1, r1, _, _ = step1(jax.random.key(20 + t), s1, joint, params)
@@ -95,10 +96,10 @@ def test_two_planners_step_as_one_planner_given_the_same_actions(pair):
 def test_a_grant_reaches_every_agent(pair):
     two, _ = pair
     params = two.default_params
-    obs, s0 = two.reset(jax.random.key(2), params)
+    obs, s0 = jax.jit(two.reset)(jax.random.key(2), params)
     noop = {"a": jnp.zeros(3, jnp.int32)}
-    _, s_none, *_ = two.step(jax.random.key(3), s0, noop, params)
-    _, s_two, *_ = two.step(jax.random.key(3), s0, {**noop, "treasury": jnp.array([2], jnp.int32)}, params)
+    _, s_none, *_ = jax.jit(two.step)(jax.random.key(3), s0, noop, params)
+    _, s_two, *_ = jax.jit(two.step)(jax.random.key(3), s0, {**noop, "treasury": jnp.array([2], jnp.int32)}, params)
     np.testing.assert_allclose(s_two.inventory["Coin"] - s_none.inventory["Coin"], 2.0)
 
 
@@ -107,8 +108,8 @@ def test_several_planners_run_vmapped_and_through_the_trainer(pair):
 
     two, _ = pair
     keys = jax.random.split(jax.random.key(0), 2)
-    obs, state = jax.vmap(two.reset, (0, None))(keys, two.default_params)
-    acts = jax.vmap(two.sample_actions)(keys, obs)
+    obs, state = jax.jit(jax.vmap(two.reset, (0, None)))(keys, two.default_params)
+    acts = jax.jit(jax.vmap(two.sample_actions))(keys, obs)
     _, _, rew, _, _ = jax.jit(jax.vmap(two.step, (0, 0, 0, None)))(keys, state, acts, two.default_params)
     assert {k: v.shape for k, v in rew.items()} == {"a": (2, 3), "p": (2,), "treasury": (2,)}
     adapter = JaxeconAdapter(two, num_envs=2)

@@ -35,7 +35,7 @@ def _equal(a, b):
 def test_batched_is_vmap_of_unbatched_with_carried_keys(env):
     params = env.default_params
     keys = jax.random.split(jax.random.key(0), 2)
-    obs, state = jax.vmap(env.reset, in_axes=(0, None))(keys, params)
+    obs, state = jax.jit(jax.vmap(env.reset, in_axes=(0, None)))(keys, params)
     step_keys = jax.random.split(jax.random.key(1), 2)
     run = jax.jit(lambda c: scan_steps(env, params, c, T, recorder=_rewards, batched=True))
     carry, rew = run(RolloutCarry(obs=obs, state=state, key=step_keys))

@@ -32,6 +32,8 @@ from jaxecon.training.gae import gae
 from jaxecon.training.ppo import PPO
 from jaxecon.training.trainer import train
 
+from common import RUN_OFTEN
+
 TINY_ENV = {
     "scenario_name": "uniform/simple_wood_and_stone",
     "components": [
@@ -186,8 +188,8 @@ def tiny():
     cfg = tiny_config()
     env = jaxecon.make_from_config(cfg.env)
     ppo = PPO(cfg, env)
-    update = jax.jit(jax.vmap(ppo.update))
-    runners = jax.vmap(ppo.init)(jax.random.split(jax.random.key(0), 2))  # two seeds at once
+    update = jax.jit(jax.vmap(ppo.update), compiler_options=RUN_OFTEN)
+    runners = jax.jit(jax.vmap(ppo.init))(jax.random.split(jax.random.key(0), 2))  # two seeds at once
     return cfg, env, ppo, update, runners
 
 
