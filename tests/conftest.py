@@ -83,10 +83,13 @@ def _deselect_slow(config, items) -> None:
 
 
 def pytest_terminal_summary(terminalreporter, config):
-    """Say how to run the ``slow`` tier when ``-m`` left it out."""
-    if not _slow_selected(config):
-        terminalreporter.write_line('the slow tier runs only when -m names it: python -m pytest -m slow '
-                                    '(-m "slow or not slow" for everything), or name a test by node id')
+    """Say how to run the ``slow`` tier when ``-m`` left it out (under xdist
+    the count of deselected tests does not reach this process: say it always,
+    unless every argument names a test by node id)."""
+    if _slow_selected(config) or (config.args and all("::" in a for a in config.args)):
+        return
+    terminalreporter.write_line('tests marked slow were left out: -m slow runs them (with -k to pick among them), '
+                                '-m "slow or not slow" runs everything, a node id runs that test')
 
 
 @pytest.hookimpl(trylast=True)
