@@ -35,8 +35,8 @@ import numpy as np
 from jaxecon.configs import default_config
 
 __all__ = [
-    "FAST_COMPILE", "RUN_OFTEN", "SHIM_EPISODE_LENGTH", "TINY_CONFIG", "forced_cpu_devices_env", "jit_fast", "shim_config", "taxed_config", "tree_equal",
-    "two_agents",
+    "FAST_COMPILE", "RUN_OFTEN", "SHIM_EPISODE_LENGTH", "TINY_CONFIG", "forced_cpu_devices_env", "jit_fast",
+    "shim_config", "taxed_config", "tree_equal", "two_agents",
 ]
 
 TINY_CONFIG: dict = {
@@ -53,7 +53,9 @@ TINY_CONFIG: dict = {
 SHIM_EPISODE_LENGTH = 15
 
 #: XLA options that halve the compilation of one-off programs (they run a few
-#: hundred steps at most, so the slower code costs nothing).
+#: hundred steps at most, so the slower code costs nothing). ``conftest.py``
+#: gives them to the whole session as ``$XLA_FLAGS``; ``jit_fast`` keeps them
+#: where a user's ``$XLA_FLAGS`` sets another level.
 FAST_COMPILE = {"xla_backend_optimization_level": 0, "xla_llvm_disable_expensive_passes": True}
 
 

@@ -13,9 +13,10 @@
 - Tests marked ``reference`` (declared in ``pyproject.toml``) need the
   reference simulator, ai-economist 1.7.1. When it cannot be imported they are
   skipped with the import error as the reason; the other tests never import
-  it, so ``python -m pytest -m "not reference"`` is the JAX-only suite.
-- XLA compiles with its cheaper optimisation settings (``TEST_XLA_FLAGS``,
-  added to ``$XLA_FLAGS`` before JAX starts its backend, unless
+  it, so ``python -m pytest -m "not reference"`` is the fast tier's JAX-only
+  part.
+- XLA compiles with its cheaper optimisation settings (``common.FAST_COMPILE``
+  as flags, added to ``$XLA_FLAGS`` before JAX starts its backend, unless
   ``$XLA_FLAGS`` sets the optimisation level itself): the tests are
   compile-bound, and these flags cut a fifth to a half of each compile; the
   programs compute the same numbers, more slowly. Subprocesses (the CLI, the
@@ -36,20 +37,21 @@ import os
 import sys
 from typing import Any, Callable, NamedTuple
 
-#: XLA flags the test session adds to ``$XLA_FLAGS`` (see the module docstring).
-TEST_XLA_FLAGS = "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"
-if "xla_backend_optimization_level" not in os.environ.get("XLA_FLAGS", ""):  # before JAX's backend starts
-    os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {TEST_XLA_FLAGS}".strip()
+import jax
+import pytest
 
-import jax  # noqa: E402
-import pytest  # noqa: E402
-
-import jaxecon  # noqa: E402
+import jaxecon
 
 sys.path.insert(0, os.path.dirname(__file__))
 os.environ.setdefault("JAXECON_COMPILATION_CACHE", "1")
 
 import reference  # noqa: E402  (needs the path above)
+from common import FAST_COMPILE  # noqa: E402
+
+# Importing JAX does not start its backend: the flags still apply.
+if "xla_backend_optimization_level" not in os.environ.get("XLA_FLAGS", ""):
+    flags = " ".join(f"--{k}={str(v).lower()}" for k, v in FAST_COMPILE.items())
+    os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {flags}".strip()
 
 
 def _node_ids_named(config) -> list[str]:
@@ -58,8 +60,8 @@ def _node_ids_named(config) -> list[str]:
     for arg in config.args:
         path, sep, name = arg.partition("::")
         if sep:
-            rel = os.path.relpath(os.path.join(str(config.invocation_params.dir), path), str(config.rootpath)).replace(os.sep, "/")
-            named.append(f"{rel}::{name}")
+            rel = os.path.relpath(os.path.join(str(config.invocation_params.dir), path), str(config.rootpath))
+            named.append(f"{rel.replace(os.sep, '/')}::{name}")
     return named
 
 
