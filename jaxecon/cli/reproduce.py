@@ -8,6 +8,8 @@ Per seed: phase 1 (``seed<k>/phase1``), then phase 2 once per planner
 from that seed's phase-1 checkpoint; then the evaluation over the seeds
 (``evaluation.json``, ``evaluation.md``) and the learning curves over seeds
 (``learning_curves.png``) in ``--out`` (``jaxecon.training.reproduce``).
+Each phase's seeds train side by side as one program (the update vmapped
+over seeds: one compilation; ``--seeds-per-program`` caps how many).
 Running the same command again skips finished runs and resumes a partly done
 one from its latest checkpoint; what it does with each run is printed. The
 exit status is 0 when every run is finished and evaluated, 3 when runs are
@@ -39,6 +41,9 @@ def add_arguments(p) -> None:
     p.add_argument("--max-updates", type=positive_int, default=None,
                    help="stop each run after this many updates in this call (continue later with the same "
                         "command)")
+    p.add_argument("--seeds-per-program", type=positive_int, default=None,
+                   help="train at most this many seeds as one program (default: every seed; 1: one by one, "
+                        "as much memory as one seed)")
     p.add_argument("--device", choices=DEVICE_KINDS, default=None, help="JAX device (default: JAX's)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
 
@@ -63,7 +68,8 @@ def cmd_reproduce(args, parser) -> int:
             res = reproduce(cfg, args.seeds, args.out, planners=tuple(args.planners),
                             phase1_episodes=args.phase1_episodes, phase2_episodes=args.phase2_episodes,
                             num_envs=args.eval_envs, episodes=args.eval_episodes, eval_seed=args.eval_seed,
-                            max_updates=args.max_updates, progress=not args.no_progress,
+                            max_updates=args.max_updates, seeds_per_program=args.seeds_per_program,
+                            progress=not args.no_progress,
                             log=lambda s: print(s, flush=True))
     except (ConfigError, FileNotFoundError, ValueError) as exc:
         parser.error(str(exc))

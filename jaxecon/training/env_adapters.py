@@ -49,6 +49,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from flax import struct
+from jax import custom_batching
 
 from jaxecon.wrappers import AutoResetWrapper, LogWrapper, Wrapper
 
@@ -59,6 +60,7 @@ __all__ = [
     "JaxeconAdapter",
     "MultiAgentAdapter",
     "TRAIN_METRICS",
+    "lockstep",
     "make_adapter",
     "split_heads",
 ]
@@ -159,6 +161,25 @@ def _space_heads(space) -> tuple[tuple, bool]:
     )
 
 
+@custom_batching.custom_vmap
+def lockstep(flag):
+    """``flag`` (bool []), declared equal in every copy of a ``jax.vmap``.
+
+    Under ``jax.vmap`` (several training seeds as one program,
+    ``trainer.train_seeds``) it returns the first copy's flag unbatched, so
+    that ``AutoResetWrapper``'s ``lax.cond`` stays a branch instead of a
+    select that runs the reset on every step. Sound because the copies'
+    economies run in lockstep: they start together and every Foundation
+    episode lasts ``episode_length`` steps. Outside ``vmap`` it is ``flag``.
+    """
+    return flag
+
+
+@lockstep.def_vmap
+def _lockstep_vmap(axis_size, in_batched, flag):
+    return (flag[0] if in_batched[0] else flag), False
+
+
 class BatchedEnv(Wrapper):
     """``num_envs`` economies in lockstep as one env, for ``AutoResetWrapper`` to wrap.
 
@@ -191,7 +212,7 @@ class BatchedEnv(Wrapper):
         keys = jax.random.split(key, self.num_envs)
         obs, state, reward, done, info = jax.vmap(
             lambda k, s, a: self._env.step(k, s, a, params))(keys, state, actions)
-        return obs, state, reward, done[0], {**info, "done": done}
+        return obs, state, reward, lockstep(done[0]), {**info, "done": done}
 
 
 class JaxeconAdapter:

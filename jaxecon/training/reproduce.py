@@ -1,7 +1,7 @@
 """The whole protocol for one config and several training seeds, resumable.
 
-``reproduce(cfg, seeds, out)`` (``jaxecon reproduce``) runs, per seed ``k``
-(``trainer.seed``):
+``reproduce(cfg, seeds, out)`` (``jaxecon reproduce``) runs, for the seeds
+``k`` (``trainer.seed``):
 
 1. phase 1 into ``out/seed<k>/phase1`` (``curriculum.apply_phase(cfg, 1)``);
 2. phase 2 once per planner (``curriculum.PLANNERS``: learned, saez,
@@ -14,15 +14,19 @@ then, once every run is finished, the evaluation over the seeds
 the protocol's learning curves (``plots.plot_protocol``:
 ``out/learning_curves.png``).
 
-Every run is checked before it starts (``run_status``): a finished run (its
-``summary.json`` counts all ``cfg.num_updates`` updates) is skipped; a run
-with checkpoints continues from its latest one (``trainer.train(cfg,
-resume=...)``: bit for bit, and a longer ``general.episodes`` extends it);
-otherwise it starts. Each decision is printed. A directory holding a run of
-another config is an error naming the differing keys. A seed's phase-2 runs
-wait until its phase 1 is finished. ``max_updates`` caps the updates each run
-does in this call (a time-boxed session, or a test that interrupts the
-protocol); the same call without it continues.
+Each step trains its seeds side by side as one program
+(``trainer.train_seeds``: the update vmapped over seeds, one compilation;
+``seeds_per_program`` caps how many), each seed still in its own run
+directory. Every run is checked before it starts (``run_status``): a
+finished run (its ``summary.json`` counts all ``cfg.num_updates`` updates)
+is skipped; a run with checkpoints continues from its latest one (bit for
+bit, and a longer ``general.episodes`` extends it), together with the
+seeds that stand at the same update; otherwise it starts. Each decision is
+printed. A directory holding a run of another config is an error naming the
+differing keys. A seed's phase-2 runs wait until its phase 1 is finished.
+``max_updates`` caps the updates each run does in this call (a time-boxed
+session, or a test that interrupts the protocol); the same call without it
+continues.
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ from jaxecon.training import checkpoint as ckpt
 from jaxecon.training.config import ConfigError, TrainConfig
 from jaxecon.training.curriculum import PLANNERS, apply_phase, run_dir_name, run_label
 
-__all__ = ["protocol_runs", "reproduce", "run_status", "train_or_resume"]
+__all__ = ["protocol_runs", "reproduce", "run_status", "train_or_resume", "train_or_resume_seeds"]
 
 
 def _with(cfg: TrainConfig, seed: int, episodes: Optional[int]) -> TrainConfig:
@@ -101,6 +105,24 @@ def run_status(cfg: TrainConfig, run_dir) -> tuple:
         return "new", 0
 
 
+def _announce(cfg: TrainConfig, run_dir, status: str, done: int, say: Callable) -> None:
+    name, total = run_label(cfg), cfg.num_updates
+    if status == "done":
+        say(f"{name}: finished ({done}/{total} updates), skipped [{run_dir}]")
+    elif status == "partial":
+        say(f"{name}: resuming from its checkpoint at update {done} of {total} [{run_dir}]")
+    else:
+        say(f"{name}: training {total} updates ({cfg.total_env_steps:,} env steps) [{run_dir}]")
+
+
+def _after(cfg: TrainConfig, updates: int, seconds: float, compile_s: float, say: Callable) -> str:
+    total = cfg.num_updates
+    left = total - updates
+    say(f"{run_label(cfg)}: {updates}/{total} updates after {seconds:.0f} s (compile {compile_s:.0f} s)"
+        + (f"; {left} left: run again to continue" if left > 0 else ""))
+    return "done" if left <= 0 else "partial"
+
+
 def train_or_resume(cfg: TrainConfig, run_dir, say: Callable, progress: bool = True,
                     max_updates: Optional[int] = None) -> str:
     """Train, resume or skip one run (``run_status`` decides; ``say`` is told
@@ -110,31 +132,65 @@ def train_or_resume(cfg: TrainConfig, run_dir, say: Callable, progress: bool = T
     Raises:
         ConfigError: ``run_dir`` holds a run of another config.
     """
-    run_dir = pathlib.Path(run_dir)
-    from jaxecon.training.trainer import train
+    return train_or_resume_seeds([(cfg, run_dir)], say, progress, max_updates)[0]
 
-    name = run_label(cfg)
-    status, done = run_status(cfg, run_dir)
-    total = cfg.num_updates
-    if status == "done":
-        say(f"{name}: finished ({done}/{total} updates), skipped [{run_dir}]")
-        return "done"
-    if status == "partial":
-        say(f"{name}: resuming from its checkpoint at update {done} of {total} [{run_dir}]")
-    else:
-        say(f"{name}: training {total} updates ({cfg.total_env_steps:,} env steps) [{run_dir}]")
-    t = time.perf_counter()
-    res = train(cfg, run_dir, resume=run_dir if status == "partial" else None, progress=progress,
-                max_updates=max_updates)
-    left = total - res["updates"]
-    say(f"{name}: {res['updates']}/{total} updates after {time.perf_counter() - t:.0f} s "
-        f"(compile {res['compile_s']:.0f} s)" + (f"; {left} left: run again to continue" if left > 0 else ""))
-    return "done" if left <= 0 else "partial"
+
+def train_or_resume_seeds(runs, say: Callable, progress: bool = True, max_updates: Optional[int] = None,
+                          seeds_per_program: Optional[int] = None) -> list:
+    """``train_or_resume`` for runs of one config that differ only in their seed
+    (and phase-1 checkpoint), several seeds as one program (``trainer.train_seeds``).
+
+    Runs that stand at the same update (``run_status``: all new, or resumed
+    from the same checkpoint step) train together, at most
+    ``seeds_per_program`` at a time (None: all); a group of one trains
+    alone (``trainer.train``). Finished runs are skipped.
+
+    Args:
+        runs: ``[(config, run directory)]``.
+    Returns:
+        each run's status afterwards (``"done"`` or ``"partial"``), in order.
+    Raises:
+        ConfigError: a directory holding a run of another config.
+        ValueError: ``seeds_per_program`` < 1.
+    """
+    from jaxecon.training.trainer import train, train_seeds
+
+    if seeds_per_program is not None and seeds_per_program < 1:
+        raise ValueError(f"seeds_per_program must be >= 1 or None, got {seeds_per_program}")
+    runs = [(c, pathlib.Path(d)) for c, d in runs]
+    statuses = []
+    for c, d in runs:
+        status, done = run_status(c, d)
+        _announce(c, d, status, done, say)
+        statuses.append((status, done))
+    groups: dict = {}
+    for i, (status, done) in enumerate(statuses):
+        if status != "done":
+            groups.setdefault((status, done), []).append(i)
+    result = ["done" if st == "done" else None for st, _ in statuses]
+    size = seeds_per_program or len(runs)
+    for (status, _), members in groups.items():
+        for k in range(0, len(members), size):
+            chunk = members[k:k + size]
+            t = time.perf_counter()
+            if len(chunk) == 1:
+                c, d = runs[chunk[0]]
+                res = [train(c, d, resume=d if status == "partial" else None, progress=progress,
+                             max_updates=max_updates)]
+            else:
+                seeds = ", ".join(str(runs[i][0].trainer.seed) for i in chunk)
+                say(f"{run_label(runs[chunk[0]][0]).rsplit(', seed', 1)[0]}: seeds {seeds} as one program")
+                res = train_seeds([runs[i][0] for i in chunk], [runs[i][1] for i in chunk],
+                                  resume=status == "partial", progress=progress, max_updates=max_updates)
+            for i, r in zip(chunk, res):
+                result[i] = _after(runs[i][0], r["updates"], time.perf_counter() - t, r["compile_s"], say)
+    return result
 
 
 def reproduce(cfg: TrainConfig, seeds, out, *, planners=PLANNERS, phase1_episodes: Optional[int] = None,
               phase2_episodes: Optional[int] = None, num_envs: int = 32, episodes: int = 1, eval_seed: int = 1000,
-              max_updates: Optional[int] = None, progress: bool = True, log: Optional[Callable] = print) -> dict:
+              max_updates: Optional[int] = None, seeds_per_program: Optional[int] = None, progress: bool = True,
+              log: Optional[Callable] = print) -> dict:
     """Run the protocol (module docstring) and return what it did.
 
     Args:
@@ -146,6 +202,8 @@ def reproduce(cfg: TrainConfig, seeds, out, *, planners=PLANNERS, phase1_episode
         num_envs, episodes, eval_seed: the evaluation's economies, episodes
             per economy and PRNG seed (``comparison.compare``).
         max_updates: at most this many updates per run in this call.
+        seeds_per_program: at most this many seeds trained as one program
+            (``train_or_resume_seeds``; None: every seed).
         progress: the trainer's progress bars.
         log: called with each line of progress text (None: silent).
     Returns:
@@ -153,30 +211,36 @@ def reproduce(cfg: TrainConfig, seeds, out, *, planners=PLANNERS, phase1_episode
         "evaluation": compare()'s result or None, "outputs": {name: path}}``.
     Raises:
         ConfigError: a bad planner, config or a directory of another config.
-        ValueError: no seeds, or a seed repeated.
+        ValueError: no seeds, a seed repeated, or ``seeds_per_program`` < 1.
     """
     say = log or (lambda _: None)
     seeds = [int(s) for s in seeds]
     if not seeds or len(set(seeds)) != len(seeds):
         raise ValueError(f"seeds must be distinct training seeds, at least one; got {seeds}")
+    if seeds_per_program is not None and seeds_per_program < 1:
+        raise ValueError(f"seeds_per_program must be >= 1 or None, got {seeds_per_program}")
     out = pathlib.Path(out)
     plan = {s: protocol_runs(cfg, s, out, planners=planners, phase1_episodes=phase1_episodes,
                              phase2_episodes=phase2_episodes) for s in seeds}
-    say(f"protocol in {out}: seeds {', '.join(map(str, seeds))}; per seed phase 1 "
+    say(f"protocol in {out}: seeds {', '.join(map(str, seeds))}; phase 1 "
         f"({plan[seeds[0]][0][0].num_updates} updates), then phase 2 with planners {', '.join(planners)} "
-        f"({plan[seeds[0]][-1][0].num_updates if planners else 0} updates each)")
-    runs = []
+        f"({plan[seeds[0]][-1][0].num_updates if planners else 0} updates each), every phase's seeds "
+        + ("as one program" if seeds_per_program is None else f"{seeds_per_program} at a time"))
+    status = {}
+    for s, st in zip(seeds, train_or_resume_seeds([plan[s][0] for s in seeds], say, progress, max_updates,
+                                                  seeds_per_program)):
+        status[(s, 0)] = st
+    ready = [s for s in seeds if status[(s, 0)] == "done"]
     for s in seeds:
-        (c1, d1), rest = plan[s][0], plan[s][1:]
-        status = train_or_resume(c1, d1, say, progress, max_updates)
-        runs.append({"path": str(d1), "label": run_label(c1), "status": status})
-        if status != "done":
+        if s not in ready:
             say(f"seed {s}: phase 2 waits for phase 1 to finish")
-            runs += [{"path": str(d), "label": run_label(c), "status": "waiting"} for c, d in rest]
-            continue
-        for c2, d2 in rest:
-            status = train_or_resume(c2, d2, say, progress, max_updates)
-            runs.append({"path": str(d2), "label": run_label(c2), "status": status})
+    for j in range(1, len(planners) + 1):
+        if ready:
+            for s, st in zip(ready, train_or_resume_seeds([plan[s][j] for s in ready], say, progress, max_updates,
+                                                          seeds_per_program)):
+                status[(s, j)] = st
+    runs = [{"path": str(d), "label": run_label(c), "status": status.get((s, j), "waiting")}
+            for s in seeds for j, (c, d) in enumerate(plan[s])]
     finished = all(r["status"] == "done" for r in runs)
     result = {"runs": runs, "finished": finished, "evaluation": None, "outputs": {}}
     if not finished:

@@ -66,7 +66,8 @@ from jaxecon.training.curriculum import run_dir_name, run_label
 from jaxecon.training.logging import RunLogger, plot_learning_curves
 from jaxecon.training.ppo import PPO, PolicyState
 
-__all__ = ["MissingCheckpointError", "TrainingInterrupted", "default_out_dir", "start_runner", "train"]
+__all__ = ["MissingCheckpointError", "TrainingInterrupted", "default_out_dir", "start_runner", "train",
+           "train_seeds"]
 
 
 class MissingCheckpointError(ConfigError):
@@ -239,23 +240,138 @@ def train(cfg: TrainConfig, out_dir=None, *, env=None, resume=None, progress: bo
             update = jax.jit(ppo.update, donate_argnums=0).lower(runner).compile()
         else:
             update = par.compile_update(ppo, runner)
-    compile_s = notice.seconds
-    first = int(runner.updates)
-    logger = None
-    if main:
-        logger = RunLogger(out, ppo.metric_names(), resume_update=first if resume is not None else None,
-                           tensorboard=tensorboard)
+    held = _Held(runner)
+    run = _Run(held, None, out, cfg, int(runner.updates), notice.seconds, devices=len(devices), main=main)
+    _loop(update, held, [run], ppo, resumed=resume is not None, progress=progress, max_updates=max_updates,
+          tensorboard=tensorboard, plot=plot, desc=f"train {run_label(cfg)}")
+    return {**run.summary, "out_dir": out, "runner": held.runner}
+
+
+def train_seeds(cfgs, out_dirs, *, resume: bool = False, progress: bool = True, max_updates: Optional[int] = None,
+                tensorboard: bool = True, plot: bool = True) -> list:
+    """Train several seeds of one config as one program: ``jax.vmap(ppo.update)``.
+
+    As PureJaxRL vmaps its ``make_train`` over seeds: the S runners are
+    stacked along a leading axis and one compiled update steps them all, so
+    S seeds cost one compilation and, on an accelerator, about the time of
+    one seed. Each seed keeps its own run directory, written exactly as
+    ``train`` writes it (``config.yaml``, ``metrics.csv``, ``tb/``,
+    ``checkpoints/`` of that seed's runner alone, ``learning_curves.png``,
+    ``summary.json``), so every run resumes, evaluates and plots as a
+    single run does, alone or again side by side. The economies of all seeds
+    run in lockstep (``env_adapters.lockstep``). One device.
+
+    Args:
+        cfgs: S ``TrainConfig`` that differ only in ``trainer.seed`` and
+            ``general.restore_agents`` (each seed's phase-1 checkpoint).
+        out_dirs: S run directories.
+        resume: continue every run from its latest checkpoint (they must all
+            be at the same update); False starts them.
+        progress, max_updates, tensorboard, plot: as ``train``.
+    Returns:
+        S dicts as ``train`` returns (``runner`` the seed's own, unstacked).
+    Raises:
+        ConfigError: the configs differ in another key (named), the runs to
+            resume are at different updates, or as ``train``.
+        ValueError: ``cfgs`` empty or ``out_dirs`` of another length.
+        TrainingInterrupted: Ctrl-C, after every seed's outputs are written.
+    """
+    cfgs, out_dirs = list(cfgs), [pathlib.Path(d) for d in out_dirs]
+    if not cfgs or len(cfgs) != len(out_dirs):
+        raise ValueError(f"cfgs and out_dirs must be non-empty and of one length; got {len(cfgs)} and "
+                         f"{len(out_dirs)}")
+    for c in cfgs[1:]:
+        diff = ckpt.config_differences(cfgs[0].to_dict(), c.to_dict(),
+                                       ignore=ckpt.RESUMABLE_KEYS + ("trainer.seed", "general.restore_agents"))
+        if diff:
+            raise ConfigError(f"seeds trained as one program must share their config but for trainer.seed and "
+                              f"general.restore_agents; these differ: {', '.join(diff)}")
+    enable_persistent_cache()
+    cfg = cfgs[0]
+    ppo = PPO(cfg, jaxecon.make_from_config(cfg.env))
+    runners = [ckpt.restore_runner(d, ppo, c) if resume else start_runner(ppo, c) for c, d in zip(cfgs, out_dirs)]
+    firsts = sorted({int(r.updates) for r in runners})
+    if len(firsts) > 1:
+        raise ConfigError(f"runs trained as one program must be at the same update; these are at updates "
+                          f"{[int(r.updates) for r in runners]} ({', '.join(map(str, out_dirs))})")
+    if resume:
+        print(f"resumed {len(runners)} seeds from update {firsts[0]}")
+    for c, d in zip(cfgs, out_dirs):
+        _check_fresh_out_dir(d, d if resume else None)
+        d.mkdir(parents=True, exist_ok=True)
+        _write_yaml(d / "config.yaml", c.to_dict())
+    stacked = jax.tree_util.tree_map(lambda *x: jax.numpy.stack(x), *runners)
+    n = len(cfgs)
+    what = (f"the training update of {n} seeds as one program ({n} x {cfg.trainer.num_envs} economies x "
+            f"{cfg.trainer.rollout_fragment_length} steps, then SGD)")
+    with CompileNotice(what, print) as notice:
+        update = jax.jit(jax.vmap(ppo.update), donate_argnums=0).lower(stacked).compile()
+    held = _Held(stacked)
+    runs = [_Run(held, i, d, c, firsts[0], notice.seconds) for i, (c, d) in enumerate(zip(cfgs, out_dirs))]
+    _loop(update, held, runs, ppo, resumed=resume, progress=progress, max_updates=max_updates,
+          tensorboard=tensorboard, plot=plot, desc=f"train {run_label(cfg)} x {n} seeds")
+    return [{**r.summary, "out_dir": r.out, "runner": r.runner} for r in runs]
+
+
+class _Held:
+    """The ``RunnerState`` of the last completed update (stacked over seeds under ``train_seeds``)."""
+
+    def __init__(self, runner):
+        self.runner = runner
+
+    def deleted(self) -> bool:
+        """Its buffers were donated to an update that then failed."""
+        return any(x.is_deleted() for x in jax.tree_util.tree_leaves(self.runner))
+
+
+@dataclass
+class _Run:
+    """One run directory's share of the loop: where its runner is (``held``,
+    at ``index`` when stacked), its directory and config, the update count it
+    started from, its training seconds (resumed parts included) and this
+    call's, the last row, the compile time, its logger and final summary."""
+
+    held: _Held
+    index: Optional[int]
+    out: pathlib.Path
+    cfg: TrainConfig
+    first: int
+    compile_s: float
+    devices: int = 1
+    main: bool = True
+    wall: float = 0.0
+    session_wall: float = 0.0
+    row: Optional[dict] = None
+    logger: Any = None
+    summary: Optional[dict] = None
+
+    @property
+    def runner(self):
+        """This run's ``RunnerState`` (sliced out of the stack)."""
+        r = self.held.runner
+        return r if self.index is None else jax.tree_util.tree_map(lambda x: x[self.index], r)
+
+
+def _loop(update, held: _Held, runs: list, ppo: PPO, *, resumed: bool, progress: bool, max_updates, tensorboard,
+          plot, desc: str) -> None:
+    """Run the compiled ``update`` from ``held.runner`` to the runs' end (or
+    ``max_updates``), logging, checkpointing and finishing every run; sets
+    each run's ``summary``. Raises as ``train``."""
+    cfg, first = runs[0].cfg, runs[0].first
+    for run in runs:
+        if run.main:
+            run.logger = RunLogger(run.out, ppo.metric_names(), resume_update=first if resumed else None,
+                                   tensorboard=tensorboard)
+            run.wall = run.logger.resumed_row["wall_s"] if run.logger.resumed_row else 0.0
     batch = cfg.trainer.train_batch_size
     last = cfg.num_updates if max_updates is None else min(cfg.num_updates, first + max_updates)
     freq = cfg.general.ckpt_frequency_steps
-    resumed_wall = logger.resumed_row["wall_s"] if logger is not None and logger.resumed_row else 0.0
-    run = _Run(runner, first, resumed_wall, compile_s, devices=len(devices), main=main)
     bar = None
-    if progress and main:
+    if progress and runs[0].main:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=cfg.num_updates * batch, initial=first * batch, unit="step",
-                   unit_scale=True, desc=f"train {run_label(cfg)}", dynamic_ncols=True)
+        bar = tqdm(total=cfg.num_updates * batch, initial=first * batch, unit="step", unit_scale=True,
+                   desc=desc, dynamic_ncols=True)
     interrupted = False
     try:
         with _FinishUpdateOnCtrlC() as ctrl_c:
@@ -264,45 +380,34 @@ def train(cfg: TrainConfig, out_dir=None, *, env=None, resume=None, progress: bo
                     interrupted = True
                     break
                 t = time.perf_counter()
-                runner, m = update(run.runner)
-                m = jax.device_get(m)  # raises here if the update failed: run.runner stays the last good one
-                run.runner = runner
+                runner, m = update(held.runner)
+                m = jax.device_get(m)  # raises here if the update failed: held.runner stays the last good one
+                held.runner = runner
                 dt = time.perf_counter() - t
-                run.wall += dt
-                run.session_wall += dt
-                run.row = _row(m, u + 1, run.wall, dt, batch)
-                if logger is not None:
-                    logger.log(run.row)
+                for run in runs:
+                    run.wall += dt
+                    run.session_wall += dt
+                    run.row = _row(m if run.index is None else {k: v[run.index] for k, v in m.items()},
+                                   u + 1, run.wall, dt, batch)
+                    if run.logger is not None:
+                        run.logger.log(run.row)
                 if bar is not None:
                     bar.update(batch)
-                    bar.set_postfix_str(_postfix(run.row), refresh=False)
-                if (run.row["env_steps"] // freq) > ((run.row["env_steps"] - batch) // freq) and u + 1 < last:
-                    ckpt.save(out / "checkpoints", run.runner, cfg)
+                    bar.set_postfix_str(_postfix(runs[0].row), refresh=False)
+                steps = runs[0].row["env_steps"]
+                if (steps // freq) > ((steps - batch) // freq) and u + 1 < last:
+                    for run in runs:
+                        ckpt.save(run.out / "checkpoints", run.runner, run.cfg)
     except BaseException as exc:
-        _close(bar, logger)
-        _finish_stopped(out, cfg, run, _reason(exc), plot)
+        _close(bar, runs)
+        for run in runs:
+            _finish_stopped(run, _reason(exc), plot)
         raise
-    _close(bar, logger)
-    summary = _finish(out, cfg, run, "KeyboardInterrupt" if interrupted else None, plot)
+    _close(bar, runs)
+    for run in runs:
+        run.summary = _finish(run, "KeyboardInterrupt" if interrupted else None, plot)
     if interrupted:
-        raise TrainingInterrupted(out, summary)
-    return {**summary, "out_dir": out, "runner": run.runner}
-
-
-@dataclass
-class _Run:
-    """What the training loop has done so far: the ``RunnerState`` of the last
-    completed update, the update count it started from, the run's training
-    seconds (resumed parts included) and this call's, the last row, the compile time."""
-
-    runner: Any
-    first: int
-    wall: float
-    compile_s: float
-    devices: int = 1
-    main: bool = True
-    session_wall: float = 0.0
-    row: Optional[dict] = None
+        raise TrainingInterrupted(runs[0].out if len(runs) == 1 else runs[0].out.parent, runs[0].summary)
 
 
 class _FinishUpdateOnCtrlC:
@@ -333,11 +438,12 @@ class _FinishUpdateOnCtrlC:
         return False
 
 
-def _close(bar, logger) -> None:
+def _close(bar, runs) -> None:
     if bar is not None:
         bar.close()
-    if logger is not None:
-        logger.close()
+    for run in runs:
+        if run.logger is not None:
+            run.logger.close()
 
 
 def _reason(exc: BaseException) -> str:
@@ -348,26 +454,28 @@ def _reason(exc: BaseException) -> str:
     return type(exc).__name__ + (f": {text[0]}" if text else "")
 
 
-def _save_last(directory: pathlib.Path, runner, cfg: TrainConfig) -> Optional[int]:
-    """Checkpoint ``runner`` unless that step is already saved; its step, or None when
-    its buffers are gone (donated to an update that then failed)."""
-    if any(x.is_deleted() for x in jax.tree_util.tree_leaves(runner)):
+def _save_last(run: _Run) -> Optional[int]:
+    """Checkpoint the run's runner unless that step is already saved; its step, or
+    None when its buffers are gone (donated to an update that then failed)."""
+    if run.held.deleted():
         return None
+    runner, directory = run.runner, run.out / "checkpoints"
     step = int(runner.updates)
     try:
         if ckpt.latest_step(directory) == step:
             return step
     except FileNotFoundError:
         pass
-    return ckpt.save(directory, runner, cfg)
+    return ckpt.save(directory, runner, run.cfg)
 
 
-def _finish(out: pathlib.Path, cfg: TrainConfig, run: _Run, stopped: Optional[str], plot: bool) -> dict:
+def _finish(run: _Run, stopped: Optional[str], plot: bool) -> dict:
     """The last checkpoint, ``learning_curves.png`` and ``summary.json``; returns the summary.
 
     ``stopped``: None for a completed call, else why the run stopped early.
     """
-    saved = _save_last(out / "checkpoints", run.runner, cfg)
+    out, cfg = run.out, run.cfg
+    saved = _save_last(run)
     if plot and run.main:
         plot_learning_curves(out / "metrics.csv", out / "learning_curves.png", title=run_label(cfg))
     batch = cfg.trainer.train_batch_size
@@ -391,18 +499,18 @@ def _finish(out: pathlib.Path, cfg: TrainConfig, run: _Run, stopped: Optional[st
     return summary
 
 
-def _finish_stopped(out: pathlib.Path, cfg: TrainConfig, run: _Run, reason: str, plot: bool) -> None:
+def _finish_stopped(run: _Run, reason: str, plot: bool) -> None:
     """``_finish`` for a run stopped by an exception; a failure here is reported,
     not raised, so that the original exception propagates."""
     try:
-        s = _finish(out, cfg, run, reason, plot)
+        s = _finish(run, reason, plot)
     except Exception as exc:  # noqa: BLE001 - the stop's own exception matters more
         print(f"training stopped ({reason}); writing its outputs failed too: {_reason(exc)}",
               file=sys.stderr)
         return
     wrote = ["its checkpoint" if s["stopped"]["checkpoint_update"] is not None else "no checkpoint",
              "summary.json"] + (["learning_curves.png"] if plot else [])
-    print(f"training stopped ({reason}) at update {s['updates']}; wrote {', '.join(wrote)} to {out}",
+    print(f"training stopped ({reason}) at update {s['updates']}; wrote {', '.join(wrote)} to {run.out}",
           file=sys.stderr)
 
 
