@@ -10,6 +10,7 @@ seeds) of the learned objective as a share of the gradient optimum and of
 its margin over Saez; writes ``OUT/one_step_planner.json``.
 
     python benchmarks/one_step_planner.py --seeds 0 1 2 --out runs/one_step_planner
+    python benchmarks/one_step_planner.py --config my_recipe.yaml --seeds 0 1 2 3 4 --out runs/my_recipe
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     p.add_argument("--out", default="runs/one_step_planner")
+    p.add_argument("--config", default="one_step",
+                   help="the training config: a built-in name or a YAML file (one_step)")
     p.add_argument("--episodes", type=int, default=None, help="override general.episodes")
     args = p.parse_args(argv)
 
@@ -42,7 +45,7 @@ def main(argv=None) -> int:
     out = pathlib.Path(args.out)
     costs = {}
     for seed in args.seeds:
-        cfg = load_train_config("one_step")
+        cfg = load_train_config(args.config)
         cfg = cfg.replace(trainer=dataclasses.replace(cfg.trainer, seed=seed))
         if args.episodes is not None:
             cfg = cfg.replace(general=dataclasses.replace(cfg.general, episodes=args.episodes))
