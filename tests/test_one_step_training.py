@@ -62,3 +62,32 @@ def test_compare_scores_every_schedule_with_exact_best_responses(small_one_step)
     assert out["objective"]["gradient optimum"] > out["objective"]["free market"]
     with pytest.raises(ValueError, match="not a one-step economy"):
         analysis_env_config({"scenario_name": "uniform/simple_wood_and_stone"})
+
+
+def test_random_planner_envs_act_at_random_and_stay_out_of_the_planners_batch(small_one_step):
+    import dataclasses
+
+    import jax.numpy as jnp
+
+    from jaxecon.training.config import ConfigError
+
+    k = 16
+    cfg = small_one_step.replace(trainer=dataclasses.replace(small_one_step.trainer, random_planner_envs=k))
+    ppo = PPO(cfg, jaxecon.make_from_config(cfg.env))
+    runner = jax.jit(ppo.init)(jax.random.key(0))
+    _, traj = jax.jit(lambda r: ppo.rollout(r, 2, {"a": "sample", "p": "greedy"}))(runner)
+    rates = np.asarray(traj["action"]["p"][0, :, 0])  # the first step's bracket actions [B, H]
+    assert (rates[k:] == rates[k]).all()  # the greedy policy sets one schedule in its economies
+    assert len({tuple(r) for r in rates[:k]}) > 1  # the random share draws its own
+    batch = ppo._batch(ppo.setup("p"), traj, jnp.zeros((N_ENVS,)))
+    assert batch["advantage"].shape == (2, N_ENVS - k)
+    assert (np.asarray(batch["action"][0]) == rates[k:]).all()
+    assert ppo._batch(ppo.setup("a"), traj, jnp.zeros((N_ENVS * 10,)))["advantage"].shape == (2, N_ENVS * 10)
+    d = cfg.to_dict()
+    d["trainer"]["random_planner_envs"] = N_ENVS
+    with pytest.raises(ConfigError, match="random_planner_envs.*less than trainer.num_envs"):
+        config_from_dict(d)
+    d["trainer"]["random_planner_envs"] = k
+    d["general"]["train_planner"] = False
+    with pytest.raises(ConfigError, match="random_planner_envs.*trains none"):
+        PPO(config_from_dict(d), jaxecon.make_from_config(cfg.env))

@@ -28,7 +28,8 @@ A config file has the sections and keys of the AI Economist's RLlib configs
   update), ``train_batch_size`` (if given, must equal num_envs x fragment),
   ``sgd_minibatch_size`` (samples of one policy per minibatch: agent-steps
   for the agents, env steps for the planner, as RLlib counts them),
-  ``num_sgd_iter`` (epochs per update), ``seed``.
+  ``num_sgd_iter`` (epochs per update), ``seed``, and jaxecon's
+  ``random_planner_envs`` (``TrainerConfig``).
 
 A key the trainer does not understand is an error naming it. The reference's
 RLlib runtime keys (``cpus``, ``gpus``, ``tf_session_args``, ``num_gpus``,
@@ -170,6 +171,13 @@ class TrainerConfig:
         sgd_minibatch_size: samples per minibatch, per policy (1500).
         num_sgd_iter: epochs over the batch per update (1).
         seed: PRNG seed (0; the reference's ``null`` also means 0).
+        random_planner_envs: economies of the batch (the first ones) whose
+            planner acts uniformly at random over its valid actions instead
+            of by its policy (0; jaxecon's, not the reference's): their steps
+            train the agents, not the planner, so that the agents keep
+            answering every tax schedule while the planner learns. Only with
+            a trained planner (``general.train_planner``); ``0 <= n <
+            num_envs``.
     """
 
     num_envs: int = 30
@@ -177,6 +185,7 @@ class TrainerConfig:
     sgd_minibatch_size: int = 1500
     num_sgd_iter: int = 1
     seed: int = 0
+    random_planner_envs: int = 0
 
     @property
     def train_batch_size(self) -> int:
@@ -427,7 +436,12 @@ def _trainer(d) -> TrainerConfig:
             kw[k] = _int("trainer." + k, d[k], 1)
     if d.get("seed") is not None:
         kw["seed"] = _int("trainer.seed", d["seed"], 0)
+    if "random_planner_envs" in d:
+        kw["random_planner_envs"] = _int("trainer.random_planner_envs", d["random_planner_envs"], 0)
     t = TrainerConfig(**kw)
+    if t.random_planner_envs >= t.num_envs:
+        raise ConfigError(f"'trainer.random_planner_envs' ({t.random_planner_envs}) must be less than "
+                          f"trainer.num_envs ({t.num_envs}): the planner needs economies of its own to learn from")
     if d.get("train_batch_size") is not None:
         tb = _int("trainer.train_batch_size", d["train_batch_size"], 1)
         if tb != t.train_batch_size:

@@ -124,6 +124,8 @@ def apply_phase(cfg: TrainConfig, phase: int, planner: str = "learned") -> Train
     the PeriodicBracketTax kwargs of ``PLANNER_TAXES[planner]``, and
     ``train_planner`` true for ``"learned"`` only (the tax annealing and every
     other setting are the config's, whatever the planner).
+    ``trainer.random_planner_envs`` is kept for the learned planner only
+    (set to 0 in phase 1 and under a fixed planner: no planner learns there).
 
     Args:
         cfg: any ``TrainConfig`` with a PeriodicBracketTax component for phase 2.
@@ -153,6 +155,7 @@ def apply_phase(cfg: TrainConfig, phase: int, planner: str = "learned") -> Train
             tax["disable_taxes"] = True
         env["energy_warmup_method"] = "auto"
         general = dataclasses.replace(general, train_planner=False, restore_agents=None)
+        trainer = dataclasses.replace(cfg.trainer, random_planner_envs=0)
     else:
         if tax is None:
             raise ConfigError(f"phase 2 compares tax policies: 'env.components' needs {TAX_COMPONENT}")
@@ -167,7 +170,8 @@ def apply_phase(cfg: TrainConfig, phase: int, planner: str = "learned") -> Train
             general, train_planner=learned,
             restore_agents=general.restore_agents or default_restore_path(general.name),
         )
-    return cfg.replace(env=env, general=general)
+        trainer = cfg.trainer if learned else dataclasses.replace(cfg.trainer, random_planner_envs=0)
+    return cfg.replace(env=env, general=general, trainer=trainer)
 
 
 def planner_of(cfg: TrainConfig):

@@ -138,7 +138,8 @@ class PPO:
             minibatch before its loss (``distributed.DataParallel.shard_minibatch``
             lays it out over devices); None for one device.
     Raises:
-        ConfigError: a minibatch size that does not split the batch.
+        ConfigError: a minibatch size that does not split the batch;
+            ``trainer.random_planner_envs`` without a trained planner.
         TypeError: an env with neither interface.
     """
 
@@ -162,14 +163,24 @@ class PPO:
                                   vf_share_layers=policy.vf_share_layers)
             setups.append(GroupSetup(g, policy, net))
         self.setups = tuple(setups)
+        self.random_planner_envs = cfg.trainer.random_planner_envs
+        if self.random_planner_envs and not any(st.trained and st.group.role == "planner" for st in setups):
+            raise ConfigError(f"'trainer.random_planner_envs' ({self.random_planner_envs}) sets economies aside "
+                              "from a learning planner, but this run trains none (general.train_planner is "
+                              "false, or the planner has no actions): set it to 0")
         self.tx = {s.group.name: optax.chain(optax.clip_by_global_norm(s.policy.grad_clip),
                                              optax.scale_by_adam(eps=ADAM_EPS))
                    for s in self.setups if s.trained}
         self.num_minibatches = {s.group.name: self._num_minibatches(s) for s in self.setups if s.trained}
 
     # ------------------------------------------------------------------ setup
+    def _trained_envs(self, s: GroupSetup) -> int:
+        """The economies whose steps train group ``s``: all but the
+        ``random_planner_envs`` first ones for the planner, all for the agents."""
+        return self.num_envs - (self.random_planner_envs if s.group.role == "planner" else 0)
+
     def _num_minibatches(self, s: GroupSetup) -> int:
-        t, a = self.n_steps, self.num_envs * s.group.n
+        t, a = self.n_steps, self._trained_envs(s) * s.group.n
         samples = t * a
         k = max(1, round(samples / self.cfg.trainer.sgd_minibatch_size))
         units = (t // s.policy.model.max_seq_len) * a if s.network.recurrent else samples
@@ -312,6 +323,8 @@ class PPO:
         def step(r: RunnerState, _):
             key, k_act, k_env = jax.random.split(r.key, 3)
             carry, actions, logps, values = self.act(r.policies, r.carry, r.obs, r.first, k_act, modes)
+            if self.random_planner_envs:
+                actions = self._random_planner_share(r, actions, k_act)
             obs, env_state, reward, done, info = self.adapter.step(k_env, r.env_state, actions)
             out = {"first": r.first, "done": done, "info": info, "reward": reward}
             if record:
@@ -323,9 +336,31 @@ class PPO:
 
         return jax.lax.scan(step, runner, None, length=n_steps)
 
+    def _random_planner_share(self, r: RunnerState, actions: dict, key) -> dict:
+        """``actions`` with the planner's replaced by uniformly random valid ones
+        in the first ``random_planner_envs`` economies (``TrainerConfig``)."""
+        out = dict(actions)
+        for s in self.setups:
+            if s.trained and s.group.role == "planner":
+                g = s.group.name
+                _, rand, _, _ = self.group_act(s, None, {}, r.obs[g], r.first, jax.random.fold_in(key, 1), "random")
+                share = (jnp.arange(self.num_envs) < self.random_planner_envs)[:, None, None]
+                out[g] = jnp.where(share, rand, actions[g])
+        return out
+
     def _batch(self, s: GroupSetup, traj, last_value):
-        """One group's training batch ``[T, A, ...]`` with advantages and targets."""
+        """One group's training batch ``[T, A, ...]`` with advantages and targets
+        (the planner's without the ``random_planner_envs`` economies)."""
         g, n = s.group.name, s.group.n
+        skip = self.num_envs - self._trained_envs(s)
+        if skip:
+            keep = lambda x: x[:, skip:]  # noqa: E731 - [T, B, ...]: by economy
+            traj = {**traj, "done": keep(traj["done"]), "first": keep(traj["first"]),
+                    **{k: {**traj[k], g: jax.tree.map(keep, traj[k][g])}
+                       for k in ("reward", "value", "obs", "action", "log_prob") if g in traj[k]}}
+            if g in traj["carry"]:  # [T, B x n, ...], economy-major
+                traj["carry"] = {**traj["carry"], g: jax.tree.map(lambda x: x[:, skip * n:], traj["carry"][g])}
+            last_value = last_value[skip * n:]
         p = s.policy
         m = lambda x: x.reshape(x.shape[:1] + (x.shape[1] * x.shape[2],) + x.shape[3:])  # noqa: E731
         rewards = m(traj["reward"][g]) * p.reward_scale
@@ -345,8 +380,8 @@ class PPO:
             "target": targets,
         }
         if s.network.recurrent and n > 1:  # an MLP's recorded input holds the index
-            batch["index"] = jnp.broadcast_to(_index(s.group, self.num_envs)[None],
-                                              (t, self.num_envs * n, n))
+            envs = self._trained_envs(s)
+            batch["index"] = jnp.broadcast_to(_index(s.group, envs)[None], (t, envs * n, n))
         if s.network.recurrent:
             batch["carry"] = traj["carry"][g]
         return batch
@@ -355,7 +390,7 @@ class PPO:
         """A feed-forward group's shuffled samples: int32 ``[k, T * A / k]``, row i the
         indices into the ``[T * A]``-flattened batch of minibatch i."""
         k = self.num_minibatches[s.group.name]
-        size = self.n_steps * self.num_envs * s.group.n
+        size = self.n_steps * self._trained_envs(s) * s.group.n
         return jax.random.permutation(key, size).reshape(k, size // k)
 
     def _minibatches(self, s: GroupSetup, batch, key):
@@ -457,8 +492,10 @@ class PPO:
         return runner.replace(policies=policies, updates=runner.updates + 1), metrics
 
     def _episode_metrics(self, traj) -> dict:
-        """Means over the episodes that finished during the rollout (NaN if none)."""
-        info = traj["info"]
+        """Means over the episodes that finished during the rollout (NaN if none),
+        in the economies run by the planner's policy (not the ``random_planner_envs``)."""
+        skip = self.random_planner_envs
+        info = jax.tree.map(lambda x: x[:, skip:], traj["info"]) if skip else traj["info"]
         fin = info["returned_episode"].astype(jnp.float32)  # [T, B]
         count = fin.sum()
         mean = lambda x: jnp.where(count > 0, (x * fin).sum() / jnp.maximum(count, 1), jnp.nan)  # noqa: E731
