@@ -1,13 +1,14 @@
-"""The one-step economy's learned planner against Saez and the gradient optimum, over seeds.
+"""The one-step economy's learned planner against Saez and the best schedule known, over seeds.
 
 For each training seed: ``jaxecon train --config one_step --seed S`` (two-level
 PPO: 10 agents choose their hours, the planner the seven bracket rates), then
 ``jaxecon.training.one_step.compare_run``: the planner's greedy rates, the
-gradient-ascent optimum, the Saez schedule, the US federal schedule and the
-free market, each scored with the agents' exact best responses. Prints one
-row per seed and the mean with a 95% confidence interval (Student t over the
-seeds) of the learned objective as a share of the gradient optimum and of
-its margin over Saez; writes ``OUT/one_step_planner.json``.
+gradient-ascent optimum, the grid search, the Saez schedule, the US federal
+schedule and the free market, each scored with the agents' exact best
+responses. Prints one row per seed and the mean with a 95% confidence
+interval (Student t over the seeds) of the learned objective as a share of
+the best schedule known, of the no-tax-to-best gap it closes and of its
+margins over Saez and US federal; writes ``OUT/one_step_planner.json``.
 
     python benchmarks/one_step_planner.py --seeds 0 1 2 --out runs/one_step_planner
     python benchmarks/one_step_planner.py --config my_recipe.yaml --seeds 0 1 2 3 4 --out runs/my_recipe

@@ -441,3 +441,21 @@ def test_optimize_one_step_taxes_beats_us_federal_and_saez_runs(ql_env):
     assert float(saez.elasticity) >= 0
     with pytest.raises(ValueError, match="temperature"):
         A.optimize_one_step_taxes(ql_env, params, temperature=0.0)
+
+
+def test_grid_search_stays_on_the_rate_grid_and_beats_each_start(ql_env):
+    params = ql_env.default_params
+    grid = A.rate_grid(ql_env)
+    assert grid[0] == 0.0 and grid[-1] == 1.0 and len(grid) == 21
+    us = A.us_federal_rates(ql_env)
+    res = A.grid_search_one_step_taxes(ql_env, params, [us, np.zeros(7)], max_sweeps=3)
+    rates = np.asarray(res.rates, np.float64)
+    assert np.abs(rates[:, None] - grid[None]).min(axis=1).max() < 1e-6  # every rate a grid rate
+    assert float(res.objective) == pytest.approx(A.evaluate_schedule(ql_env, params, rates)["planner_objective"])
+    rounded_us = grid[np.abs(grid[None] - us[:, None]).argmin(axis=1)]
+    assert float(res.objective) >= A.evaluate_schedule(ql_env, params, rounded_us)["planner_objective"]
+    assert float(res.objective) > A.evaluate_schedule(ql_env, params, np.zeros(7))["planner_objective"]
+    with pytest.raises(ValueError, match="max_sweeps"):
+        A.grid_search_one_step_taxes(ql_env, params, us, max_sweeps=0)
+    with pytest.raises(ValueError, match="7 bracket rates"):
+        A.grid_search_one_step_taxes(ql_env, params, np.zeros(3))

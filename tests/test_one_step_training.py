@@ -56,10 +56,15 @@ def test_one_step_planner_moves_toward_the_gradient_optimum(small_one_step):
 
 def test_compare_scores_every_schedule_with_exact_best_responses(small_one_step):
     out = compare(small_one_step.env, [0.0] * 7)
-    assert set(out["objective"]) == {"learned", "gradient optimum", "Saez", "US federal", "free market"}
+    assert set(out["objective"]) == {"learned", "gradient optimum", "grid search", "Saez", "US federal",
+                                     "free market"}
     # the learned rates here are the free market's: the same schedule scores the same
     assert out["objective"]["learned"] == pytest.approx(out["objective"]["free market"])
     assert out["objective"]["gradient optimum"] > out["objective"]["free market"]
+    # the grid search starts from the gradient optimum's rounding and keeps the best it meets
+    assert out["objective"]["grid search"] >= out["objective"]["gradient optimum"] - 0.2
+    assert np.allclose(np.asarray(out["rates"]["grid search"]) / 0.05,
+                       np.round(np.asarray(out["rates"]["grid search"]) / 0.05), atol=1e-4)
     with pytest.raises(ValueError, match="not a one-step economy"):
         analysis_env_config({"scenario_name": "uniform/simple_wood_and_stone"})
 

@@ -11,8 +11,9 @@ One concern per module:
 - ``sweeps``: ``jax.vmap`` of a metric over a batch of parameter settings.
 - ``relaxations``: temperature-controlled relaxations of discrete dynamics
   (soft tax brackets; softmax best responses in the one-step economy).
-- ``optimal_taxation``: gradient-ascent tax design vs the Saez formula and
-  the US federal schedule in the one-step economy.
+- ``optimal_taxation``: gradient-ascent tax design (and a search on the
+  planner's rate grid) vs the Saez formula and the US federal schedule in
+  the one-step economy.
 
 See docs/differentiability.md for which gradients are exact and which are zero.
 """
@@ -27,10 +28,13 @@ from jaxecon.analysis.metrics import (
     planner_objective,
 )
 from jaxecon.analysis.optimal_taxation import (
+    GridSearchResult,
     TaxOptimizationResult,
     evaluate_schedule,
+    grid_search_one_step_taxes,
     make_one_step_economy,
     optimize_one_step_taxes,
+    rate_grid,
     saez_schedule,
     us_federal_rates,
 )
@@ -46,10 +50,10 @@ from jaxecon.analysis.rollout import Rollout, make_rollout_fn, rollout
 from jaxecon.analysis.sweeps import make_sweep, sweep
 
 __all__ = [
-    "METRIC_NAMES", "OneStepOutcome", "Rollout", "TaxOptimizationResult", "agent_utilities",
+    "METRIC_NAMES", "GridSearchResult", "OneStepOutcome", "Rollout", "TaxOptimizationResult", "agent_utilities",
     "available_metrics", "best_response_actions", "choice_probabilities", "episode_metrics",
-    "evaluate_schedule", "get_param", "grad_metric", "make_metric_grad", "make_one_step_economy",
+    "evaluate_schedule", "get_param", "grad_metric", "grid_search_one_step_taxes", "make_metric_grad", "make_one_step_economy",
     "make_rollout_fn", "make_sweep", "metric_fn", "metric_value", "one_step_outcome",
-    "optimize_one_step_taxes", "param_paths", "planner_objective", "rollout", "saez_schedule",
+    "optimize_one_step_taxes", "param_paths", "rate_grid", "planner_objective", "rollout", "saez_schedule",
     "set_param", "sweep", "us_federal_rates", "value_and_grad_metric", "with_bracket_temperature",
 ]

@@ -1,5 +1,10 @@
 """Optimal taxation in the one-step economy: gradient ascent vs Saez vs US federal.
 
+``grid_search_one_step_taxes`` searches the planner's own rate grid without
+derivatives, scoring every schedule exactly: where the objective jumps (an
+agent switching between two local maxima of its utility) it finds schedules
+the gradient of the relaxation misses.
+
 The planner's bracket rates are optimised by gradient ascent (Adam, optax) on
 its objective (``planner_reward_type``, by default the inverse-income-weighted
 utility of Zheng et al. 2022, "The AI Economist", Science Advances) through the
@@ -357,3 +362,84 @@ def saez_schedule(
 
     hist, elas = run(key)
     return SaezResult(rates=jnp.mean(hist[-n_average:], axis=0), rates_history=hist, elasticity=elas)
+
+
+@struct.dataclass
+class GridSearchResult:
+    """Outcome of ``grid_search_one_step_taxes``.
+
+    Attributes (B = brackets):
+        rates: float [B] the best schedule found on the planner's rate grid.
+        objective: float [] its planner objective under exact best responses.
+        sweeps: int [] coordinate sweeps done from the best start.
+    """
+
+    rates: jax.Array
+    objective: jax.Array
+    sweeps: jax.Array
+
+
+def rate_grid(env) -> np.ndarray:
+    """float64 [K]: the rates the planner can choose per bracket, PeriodicBracketTax's
+    table ``arange(rate_min, rate_max + rate_disc, rate_disc)`` (entries <= rate_max)."""
+    tax = env.get_component(TAX)
+    grid = np.arange(tax.rate_min, tax.rate_max + tax.rate_disc, tax.rate_disc)
+    return np.round(grid[grid <= tax.rate_max + 1e-9], 10)
+
+
+def grid_search_one_step_taxes(env, params: EnvParams, starts, *, max_sweeps: int = 20,
+                               n_iterations: int = 30) -> GridSearchResult:
+    """Coordinate ascent on the planner's own rate grid, every schedule scored exactly.
+
+    Derivative free, so it is not misled where the objective jumps (an agent
+    switching to another local maximum of its utility, e.g. bunching at a
+    bracket cutoff, which the softmax relaxation of ``optimize_one_step_taxes``
+    smooths over). From each start (rounded onto ``rate_grid``), each sweep
+    tries every grid rate for each bracket in turn, all at once
+    (``jax.vmap`` of ``evaluate_schedule_fn``), and keeps the best (the
+    current rate on ties); it stops when a sweep changes nothing. The result
+    is the best over the starts: a local optimum of the grid, the schedules a
+    learned planner (one categorical head per bracket) can set.
+
+    Args:
+        env: the one-step economy with a fixed-rate tax model.
+        params: ``EnvParams``.
+        starts: float [S, B] (or [B]) schedules to start from.
+        max_sweeps: at most this many sweeps per start (int >= 1).
+        n_iterations: rebate fixed-point iterations of the best responses.
+    Returns:
+        ``GridSearchResult``.
+    Raises:
+        ValueError: not the one-step economy, or ``starts`` not of B brackets,
+            or ``max_sweeps`` < 1.
+    """
+    check_one_step_economy(env)
+    if not isinstance(max_sweeps, int) or max_sweeps < 1:
+        raise ValueError(f"max_sweeps must be an int >= 1, got {max_sweeps!r}")
+    grid = rate_grid(env)
+    n_b = len(env.get_component(TAX).bracket_cutoffs)
+    starts = np.atleast_2d(np.asarray(starts, np.float64))
+    if starts.shape[1] != n_b:
+        raise ValueError(f"starts must hold schedules of {n_b} bracket rates, got shape {starts.shape}")
+    evaluate = evaluate_schedule_fn(env, n_iterations)
+    score = jax.jit(jax.vmap(lambda r: evaluate(params, r, jax.random.key(0))["planner_objective"]))
+    best = (-np.inf, None, 0)
+    for start in starts:
+        rates = grid[np.abs(grid[None] - start[:, None]).argmin(axis=1)]
+        value = float(score(jnp.asarray(rates[None], float_dtype()))[0])
+        sweeps = 0
+        for sweeps in range(1, max_sweeps + 1):
+            changed = False
+            for b in range(n_b):
+                cand = np.repeat(rates[None], len(grid), axis=0)
+                cand[:, b] = grid
+                vals = np.asarray(score(jnp.asarray(cand, float_dtype())))
+                i = int(vals.argmax())
+                if vals[i] > value + 1e-6:
+                    rates, value, changed = cand[i], float(vals[i]), True
+            if not changed:
+                break
+        if value > best[0]:
+            best = (value, rates, sweeps)
+    return GridSearchResult(rates=jnp.asarray(best[1], float_dtype()), objective=jnp.asarray(best[0]),
+                            sweeps=jnp.asarray(best[2]))

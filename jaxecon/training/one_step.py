@@ -12,6 +12,10 @@ trained agents learned to respond. The schedules compared:
   bracket) on the first step of an episode;
 - ``gradient optimum``: gradient ascent on the rates through the agents'
   softmax best responses (``optimize_one_step_taxes``);
+- ``grid search``: coordinate ascent on the planner's own rate grid, every
+  schedule scored exactly (``grid_search_one_step_taxes``, from the gradient
+  optimum, Saez, US federal and no taxes): it finds what the gradient misses
+  where an agent's best response jumps;
 - ``Saez``: the Saez formula iterated against the agents' best responses, as
   Foundation's ``saez`` tax model estimates it (``saez_schedule``);
 - ``US federal`` (the 2018 single-filer rates) and ``free market`` (no tax).
@@ -20,17 +24,19 @@ The analysis runs on the run's own economy with its PeriodicBracketTax
 switched to ``tax_model: fixed-bracket-rates`` (``analysis_env_config``): the
 same agents, skills, utilities and brackets.
 
-Over several training seeds, ``compare_runs`` gives per run the table above
-and, over the runs, the mean and 95% confidence interval (Student t) of the
-learned objective as a share of the gradient optimum and of its margin over
-Saez; ``format_text`` prints it (what ``jaxecon evaluate`` shows for
-one-step runs).
+The best schedule known is the better of the gradient optimum and the grid
+search. Over several training seeds, ``compare_runs`` gives per run the
+table above and, over the runs, the mean and 95% confidence interval
+(Student t) of the learned objective as a share of the best schedule known,
+of the share of the no-tax-to-best gap it closes, and of its margins over
+Saez and US federal; ``format_text`` prints it (what ``jaxecon evaluate``
+shows for one-step runs).
 
 Usage::
 
     from jaxecon.training.one_step import compare_run
     res = compare_run("runs/one_step/phase2-learned")
-    res["objective"]["learned"] / res["objective"]["gradient optimum"]
+    res["objective"]["learned"] / best_known(res)
 """
 
 from __future__ import annotations
@@ -48,11 +54,14 @@ from jaxecon.components.tax_schedules import US_FEDERAL_RATES
 from jaxecon.training.curriculum import is_one_step, tax_component_kwargs
 from jaxecon.wrappers.base import unwrap_state
 
-__all__ = ["SCHEDULES", "analysis_env_config", "compare", "compare_run", "compare_runs", "format_text",
-           "planner_rates"]
+__all__ = ["SCHEDULES", "analysis_env_config", "best_known", "compare", "compare_run", "compare_runs",
+           "format_text", "planner_rates"]
 
 #: The schedules ``compare`` scores, in the order of its table.
-SCHEDULES = ("learned", "gradient optimum", "Saez", "US federal", "free market")
+SCHEDULES = ("learned", "gradient optimum", "grid search", "Saez", "US federal", "free market")
+
+#: The analysis' schedules that bound the optimum from below.
+_SEARCHES = ("gradient optimum", "grid search")
 
 _TAX = "PeriodicBracketTax"
 
@@ -121,7 +130,15 @@ def _reference(env_json: str, n_iterations: int) -> tuple:
         "US federal": ot.us_federal_rates(env),
         "free market": np.zeros(n_b),
     }
-    return env, params, schedules
+    starts = [schedules[k] for k in ("gradient optimum", "Saez", "US federal", "free market")]
+    schedules["grid search"] = np.asarray(
+        ot.grid_search_one_step_taxes(env, params, starts, n_iterations=n_iterations).rates)
+    return env, params, {k: schedules[k] for k in SCHEDULES[1:]}
+
+
+def best_known(result: dict) -> float:
+    """The best objective of ``compare``'s searches: the gradient optimum or the grid search."""
+    return max(result["objective"][k] for k in _SEARCHES)
 
 
 def compare(env_config: dict, learned_rates, *, n_iterations: int = 30) -> dict:
@@ -188,10 +205,13 @@ def compare_runs(run_dirs, log=None) -> dict:
         run_dirs: ``jaxecon train --config one_step`` run directories (one per training seed).
         log: called with a line of progress text (e.g. ``print``); None: silent.
     Returns:
-        ``{"runs": [{"run", "seed", **compare_run}], "share_of_optimum": mean_ci,
-        "minus_saez": mean_ci}`` with ``mean_ci`` = ``{"mean", "ci" (95% half-width,
-        NaN for one run), "n"}`` of the learned objective / the gradient optimum's
-        and of the learned objective - Saez's.
+        ``{"runs": [{"run", "seed", **compare_run}], "share_of_best": mean_ci,
+        "gap_closed": mean_ci, "minus_saez": mean_ci, "minus_us_federal": mean_ci}``
+        with ``mean_ci`` = ``{"mean", "ci" (95% half-width, NaN for one run),
+        "n"}`` of: the learned objective / the best known (``best_known``); the
+        share of the gap from no taxes to the best known that the learned
+        schedule closes, (learned - free market) / (best - free market); the
+        learned objective - Saez's; - US federal's.
     Raises:
         FileNotFoundError: a run without a checkpoint; ValueError: not a one-step economy.
     """
@@ -208,26 +228,40 @@ def compare_runs(run_dirs, log=None) -> dict:
         obj = rows[-1]["objective"]
         if log is not None:
             log("  " + ", ".join(f"{s} {obj[s]:.3f}" for s in SCHEDULES))
-    share = [r["objective"]["learned"] / r["objective"]["gradient optimum"] for r in rows]
-    margin = [r["objective"]["learned"] - r["objective"]["Saez"] for r in rows]
-    return {"runs": rows, "share_of_optimum": mean_ci(share), "minus_saez": mean_ci(margin)}
+    obj = [r["objective"] for r in rows]
+    best = [best_known(r) for r in rows]
+    return {
+        "runs": rows,
+        "share_of_best": mean_ci([o["learned"] / b for o, b in zip(obj, best)]),
+        "gap_closed": mean_ci([(o["learned"] - o["free market"]) / (b - o["free market"]) for o, b in zip(obj, best)]),
+        "minus_saez": mean_ci([o["learned"] - o["Saez"] for o in obj]),
+        "minus_us_federal": mean_ci([o["learned"] - o["US federal"] for o in obj]),
+    }
 
 
 def format_text(result: dict) -> str:
     """``compare_runs``'s result as a table (one row per run) and its summary lines."""
-    head = ["seed"] + list(SCHEDULES) + ["learned / optimum"]
-    body = [[str(r["seed"])] + [f"{r['objective'][s]:.3f}" for s in SCHEDULES]
-            + [f"{r['objective']['learned'] / r['objective']['gradient optimum']:.3f}"] for r in result["runs"]]
+    head = ["seed"] + list(SCHEDULES) + ["learned / best", "gap closed"]
+    body = []
+    for r in result["runs"]:
+        o, best = r["objective"], best_known(r)
+        body.append([str(r["seed"])] + [f"{o[s]:.3f}" for s in SCHEDULES]
+                    + [f"{o['learned'] / best:.3f}", f"{(o['learned'] - o['free market']) / (best - o['free market']):.3f}"])
     widths = [max(len(h), *(len(b[i]) for b in body)) for i, h in enumerate(head)]
     lines = ["the planner's objective (inverse-income-weighted utility unless configured otherwise), every "
              "schedule scored with the agents' exact best responses:",
              "  ".join(h.rjust(w) for h, w in zip(head, widths))]
     lines += ["  ".join(c.rjust(w) for c, w in zip(b, widths)) for b in body]
-    share, margin = result["share_of_optimum"], result["minus_saez"]
     ci = lambda m: f" +- {m['ci']:.3f} (95% CI over {m['n']} seeds)" if m["n"] > 1 else " (one seed)"  # noqa: E731
-    lines.append(f"learned / gradient optimum: {share['mean']:.3f}{ci(share)}")
-    lines.append(f"learned - Saez: {margin['mean']:+.3f}{ci(margin)}")
+    for label, key, fmt in (("learned / best known (the better of gradient optimum and grid search)",
+                             "share_of_best", ".3f"),
+                            ("share of the no-tax-to-best gap closed", "gap_closed", ".3f"),
+                            ("learned - Saez", "minus_saez", "+.3f"),
+                            ("learned - US federal", "minus_us_federal", "+.3f")):
+        m = result[key]
+        lines.append(f"{label}: {m['mean']:{fmt}}{ci(m)}")
     for r in result["runs"]:
         lines.append(f"seed {r['seed']}: learned rates {[round(x, 2) for x in r['rates']['learned']]}; "
-                     f"optimum {[round(x, 2) for x in r['rates']['gradient optimum']]}")
+                     f"gradient optimum {[round(x, 2) for x in r['rates']['gradient optimum']]}; "
+                     f"grid search {[round(x, 2) for x in r['rates']['grid search']]}")
     return "\n".join(lines)
