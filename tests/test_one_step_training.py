@@ -25,7 +25,8 @@ N_ENVS, N_UPDATES = 64, 100
 @pytest.fixture(scope="module")
 def small_one_step():
     d = load_train_config("one_step").to_dict()
-    d["trainer"].update(num_envs=N_ENVS, sgd_minibatch_size=N_ENVS * 20 // 8, seed=0)
+    d["trainer"].update(num_envs=N_ENVS, sgd_minibatch_size=N_ENVS * 20 // 8, seed=0,
+                        random_planner_envs=N_ENVS // 4)
     start = N_ENVS * 2 * N_UPDATES * 2 // 3  # env steps before the planner learns
     d["planner_policy"].update(lr=0.001, lr_schedule=[[0, 0.0], [start, 0.0], [start + 1, 0.001]],
                                entropy_coeff_schedule=None)
