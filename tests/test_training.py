@@ -208,6 +208,16 @@ def test_loss_falls_and_return_rises_over_fixed_seeds(tiny):
     assert np.all(np.isfinite(last["a/episode_return"]))
 
 
+def test_a_config_saved_before_a_key_existed_matches_that_keys_default():
+    cfg = tiny_config()
+    saved = cfg.to_dict()
+    del saved["trainer"]["random_planner_envs"]  # a run written before the key existed
+    assert ckpt.config_differences(saved, cfg.to_dict()) == []
+    other = cfg.to_dict()
+    other["trainer"]["random_planner_envs"] = 3
+    assert ckpt.config_differences(saved, other) == ["trainer.random_planner_envs"]
+
+
 def test_resume_continues_bit_for_bit(tmp_path):
     env = MatchingGame()  # the trainer's host loop, on a toy env that compiles fast
     cfg = tiny_config(num_envs=4, rollout_fragment_length=10, sgd_minibatch_size=40)

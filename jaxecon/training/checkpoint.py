@@ -24,6 +24,7 @@ starts from phase 1's), checked against the network the config builds.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import functools
 import os
@@ -190,10 +191,26 @@ def _flat(d: Any, prefix: str = "") -> dict:
 
 
 def config_differences(a: dict, b: dict, ignore=RESUMABLE_KEYS) -> list:
-    """Dotted keys whose values differ between two config dicts (sorted)."""
-    fa, fb = _flat(a), _flat(b)
+    """Dotted keys whose values differ between two config dicts (sorted).
+
+    Each dict is first completed with the defaults of the keys it lacks
+    (``config_from_dict(d).to_dict()``), so that a run saved before a key
+    existed matches a config that leaves that key at its default; a dict
+    that does not validate is compared as it is.
+    """
+    fa, fb = _flat(_complete(a)), _flat(_complete(b))
     return sorted(k for k in set(fa) | set(fb)
                   if k not in ignore and _normal(fa.get(k)) != _normal(fb.get(k)))
+
+
+def _complete(d: dict) -> dict:
+    """``d`` with every default filled in (as ``config_from_dict`` reads it), or ``d`` if it does not validate."""
+    from jaxecon.training.config import config_from_dict
+
+    try:
+        return config_from_dict(copy.deepcopy(d)).to_dict()
+    except (ConfigError, TypeError, ValueError):
+        return d
 
 
 def _normal(v):
