@@ -23,7 +23,14 @@
 #      30 envs x 200 steps per update), trained for as long as its limit allows:
 #      at the limit SIGINT stops it after the running update, and the trainer
 #      writes its checkpoint, summary.json (env-steps/s) and learning_curves.png
-#      to train_phase1/ (that stop is the phase's exit 124).
+#      to train_phase1/ (that stop is the phase's exit 124);
+#   6. the protocol at the paper's scale, phase protocol: `jaxecon reproduce --config phase2`
+#      (the canonical economy: 1000-step episodes, ten 100-step tax periods, the conv-LSTM
+#      agents and the FC-LSTM planner; phase 1 derived from it), 8 seeds as one program per phase (one compilation per phase), phase 1 and
+#      the four planners' phase 2 for GPU_SH_PROTOCOL_EPISODES episodes each (default 60:
+#      60,000 env steps per seed and run), then its evaluation table (protocol/evaluation.md,
+#      .json, learning_curves.png). The protocol resumes: the same command with a larger
+#      GPU_SH_PROTOCOL_EPISODES on the same OUT_DIR extends it.
 # Every phase has its own time limit and a failed phase does not stop the next.
 # Phases 1-4 take about 9.5 minutes, 4b up to 4 and phase 5 about 5.5, so
 # within the lent machine's 10-minute command limit run them as three
@@ -32,11 +39,12 @@
 #   GPU_SH_PHASES=bench_default,bench_covid19,bench_gtb100,bench_gtb100_uint8,train_throughput,profile
 #   GPU_SH_PHASES=agent_scaling
 #   GPU_SH_PHASES=train_phase1
+#   GPU_SH_PHASES=protocol
 # Results go to OUT_DIR (default $OUT, else runs/gpu): devices.txt, bench.txt
 # (all bench logs), bench_<economy>.json/.png (default, covid19, gtb100,
 # gtb100_uint8), agent_scaling.txt/.json, train_throughput.txt/.json, profile.txt, train_phase1.txt and
-# train_phase1/ (metrics.csv, learning_curves.png, summary.json), and
-# phases.txt (each phase's exit status and seconds).
+# train_phase1/ (metrics.csv, learning_curves.png, summary.json), protocol.txt and
+# protocol/ (seed<k>/..., evaluation.md), and phases.txt (each phase's exit status and seconds).
 # No reference is measured here (the numpy reference runs on the CPU;
 # compare with a CPU `jaxecon bench` run).
 #
@@ -63,6 +71,8 @@ if [ "$dry" = 1 ]; then
     profile_batch=8
     repeats=1
     phase1_s=60
+    protocol_seeds="0 1"
+    protocol_episodes=2
     slack=5  # compiling on a (shared) CPU is slower than on the GPU machine's 16 cores
 else
     device=gpu
@@ -73,6 +83,8 @@ else
     profile_batch=8192
     repeats=5
     phase1_s=240
+    protocol_seeds="0 1 2 3 4 5 6 7"
+    protocol_episodes="${GPU_SH_PROTOCOL_EPISODES:-60}"
     slack=1
 fi
 
@@ -165,6 +177,31 @@ s = json.load(open(sys.argv[1]))
 print(f\"phase 1: {s['updates']} updates, {s['env_steps']:,} env steps in {s['wall_s']:.0f} s of training \"
       f\"(compile {s['compile_s']:.0f} s): {s['steps_per_s']:,.0f} env-steps/s; stopped: {s['stopped']}\")" \
         "$out/train_phase1/summary.json" 2>&1 | tee -a "$out/train_phase1.txt"
+fi
+
+# The protocol at the paper's scale: 8 seeds as one program per phase, then the evaluation table.
+# The dry run: phase2.yaml shrunk (50-step episodes, 5-step tax periods, 2 envs x 25 steps),
+# 2 seeds, 2 episodes per run.
+if selected protocol; then
+    protocol_config=phase2
+    if [ "$dry" = 1 ]; then
+        protocol_config="$out/protocol_tiny.yaml"
+        $py -c "
+import sys, yaml
+from jaxecon.training.config import load_train_config
+d = load_train_config('phase2').to_dict()
+d['env']['episode_length'] = 50
+for c in d['env']['components']:
+    if 'PeriodicBracketTax' in c:
+        c['PeriodicBracketTax']['period'] = 5
+d['trainer'].update(num_envs=2, rollout_fragment_length=25, sgd_minibatch_size=100)
+yaml.safe_dump(d, open(sys.argv[1], 'w'), sort_keys=False)" "$protocol_config"
+    fi
+    : > "$out/protocol.txt"
+    # shellcheck disable=SC2086
+    phase protocol 560 "$out/protocol.txt" $py -m jaxecon.cli reproduce --config "$protocol_config" \
+        --seeds $protocol_seeds --out "$out/protocol" --phase1-episodes "$protocol_episodes" \
+        --phase2-episodes "$protocol_episodes" --eval-envs 8 --no-progress --device "$device"
 fi
 
 cat "$out/phases.txt"
