@@ -151,18 +151,29 @@ phase profile 60 "$out/profile.txt" $py benchmarks/profile_step.py --economy gtb
     --batch "$profile_batch" --repeats "$repeats" --warm-steps 5 \
     --parts step,obs:scenario,step:ContinuousDoubleAuction
 
+# tiny_config NAME FILE [EPISODE_LENGTH TAX_PERIOD]: the built-in training config NAME shrunk for
+# the dry run (2 envs x 25 steps per update; optionally shorter episodes and tax periods) into FILE.
+tiny_config() {
+    $py -c "
+import sys, yaml
+from jaxecon.training.config import load_train_config
+d = load_train_config(sys.argv[1]).to_dict()
+if len(sys.argv) > 3:
+    d['env']['episode_length'] = int(sys.argv[3])
+    for c in d['env']['components']:
+        if 'PeriodicBracketTax' in c:
+            c['PeriodicBracketTax']['period'] = int(sys.argv[4])
+d['trainer'].update(num_envs=2, rollout_fragment_length=25, sgd_minibatch_size=100)
+yaml.safe_dump(d, open(sys.argv[2], 'w'), sort_keys=False)" "$@"
+}
+
 # The paper's phase 1 until its time limit (SIGINT: the trainer stops after the running update and
 # writes its outputs; -k: killed 60 s later if it has not). The dry run trains a 2 x 25-step batch.
 if selected train_phase1; then
     train_config=phase1
     if [ "$dry" = 1 ]; then
         train_config="$out/phase1_tiny.yaml"
-        $py -c "
-import sys, yaml
-from jaxecon.training.config import load_train_config
-d = load_train_config('phase1').to_dict()
-d['trainer'].update(num_envs=2, rollout_fragment_length=25, sgd_minibatch_size=100)
-yaml.safe_dump(d, open(sys.argv[1], 'w'), sort_keys=False)" "$train_config"
+        tiny_config phase1 "$train_config"
     fi
     : > "$out/train_phase1.txt"
     rm -rf "$out/train_phase1"
@@ -186,16 +197,7 @@ if selected protocol; then
     protocol_config=phase2
     if [ "$dry" = 1 ]; then
         protocol_config="$out/protocol_tiny.yaml"
-        $py -c "
-import sys, yaml
-from jaxecon.training.config import load_train_config
-d = load_train_config('phase2').to_dict()
-d['env']['episode_length'] = 50
-for c in d['env']['components']:
-    if 'PeriodicBracketTax' in c:
-        c['PeriodicBracketTax']['period'] = 5
-d['trainer'].update(num_envs=2, rollout_fragment_length=25, sgd_minibatch_size=100)
-yaml.safe_dump(d, open(sys.argv[1], 'w'), sort_keys=False)" "$protocol_config"
+        tiny_config phase2 "$protocol_config" 50 5
     fi
     : > "$out/protocol.txt"
     # shellcheck disable=SC2086
