@@ -457,5 +457,10 @@ def test_grid_search_stays_on_the_rate_grid_and_beats_each_start(ql_env):
     assert float(res.objective) > A.evaluate_schedule(ql_env, params, np.zeros(7))["planner_objective"]
     with pytest.raises(ValueError, match="max_sweeps"):
         A.grid_search_one_step_taxes(ql_env, params, us, max_sweeps=0)
+    assert bool(res.converged) or int(res.sweeps) == 3
     with pytest.raises(ValueError, match="7 bracket rates"):
         A.grid_search_one_step_taxes(ql_env, params, np.zeros(3))
+    with pytest.raises(ValueError, match="one or more schedules"):
+        A.grid_search_one_step_taxes(ql_env, params, np.zeros((0, 7)))
+    with pytest.raises(ValueError, match="finite"):
+        A.grid_search_one_step_taxes(ql_env, params, np.full(7, np.nan))

@@ -97,3 +97,23 @@ def test_random_planner_envs_act_at_random_and_stay_out_of_the_planners_batch(sm
     d["general"]["train_planner"] = False
     with pytest.raises(ConfigError, match="random_planner_envs.*trains none"):
         PPO(config_from_dict(d), jaxecon.make_from_config(cfg.env))
+
+
+def test_evaluate_refuses_what_one_step_runs_do_not_use(tmp_path, capsys):
+    import yaml
+
+    from jaxecon.cli import main
+
+    def run_dir(name, config):  # what find_runs reads: config.yaml and checkpoints/
+        d = tmp_path / name
+        (d / "checkpoints").mkdir(parents=True)
+        (d / "config.yaml").write_text(yaml.safe_dump(load_train_config(config).to_dict()))
+        return str(d)
+
+    one_step, gtb = run_dir("os", "one_step"), run_dir("gtb", "default")
+    for argv, msg in ((["evaluate", one_step, "--num-envs", "3"], "--num-envs does not apply to one-step runs"),
+                      (["evaluate", one_step, "--seed", "1", "--out", "x"], "--seed, --out do not apply"),
+                      (["evaluate", one_step, gtb], "evaluate them apart")):
+        with pytest.raises(SystemExit) as exc:
+            main(argv)
+        assert exc.value.code == 2 and msg in capsys.readouterr().err

@@ -55,3 +55,13 @@ def test_seeds_that_cannot_share_a_program_are_refused(tmp_path):
         train_seeds([a, b], [tmp_path / "a", tmp_path / "b"], progress=False)
     with pytest.raises(ValueError, match="one length"):
         train_seeds([a], [tmp_path / "a", tmp_path / "b"], progress=False)
+
+
+def test_an_interrupted_program_of_seeds_names_every_run_and_how_to_go_on(tmp_path):
+    from jaxecon.training.trainer import TrainingInterrupted
+
+    summary = {"stopped": {"at_update": 3, "checkpoint_update": 3}, "env_steps": 960}
+    runs = [tmp_path / "seed0" / "phase1", tmp_path / "seed1" / "phase1"]
+    text = str(TrainingInterrupted(runs[0], summary, runs))
+    assert str(runs[1]) in text and "running the same command again" in text and "--resume" not in text
+    assert f"jaxecon train --resume {runs[0]}" in str(TrainingInterrupted(runs[0], summary))

@@ -372,11 +372,14 @@ class GridSearchResult:
         rates: float [B] the best schedule found on the planner's rate grid.
         objective: float [] its planner objective under exact best responses.
         sweeps: int [] coordinate sweeps done from the best start.
+        converged: bool [] its last sweep changed nothing (False: it
+            stopped at ``max_sweeps``).
     """
 
     rates: jax.Array
     objective: jax.Array
     sweeps: jax.Array
+    converged: jax.Array
 
 
 def rate_grid(env) -> np.ndarray:
@@ -397,7 +400,8 @@ def grid_search_one_step_taxes(env, params: EnvParams, starts, *, max_sweeps: in
     smooths over). From each start (rounded onto ``rate_grid``), each sweep
     tries every grid rate for each bracket in turn, all at once
     (``jax.vmap`` of ``evaluate_schedule_fn``), and keeps the best (the
-    current rate on ties); it stops when a sweep changes nothing. The result
+    current rate unless another beats it by more than 1e-5 of the objective,
+    float32's noise); it stops when a sweep changes nothing. The result
     is the best over the starts: a local optimum of the grid, the schedules a
     learned planner (one categorical head per bracket) can set.
 
@@ -410,36 +414,39 @@ def grid_search_one_step_taxes(env, params: EnvParams, starts, *, max_sweeps: in
     Returns:
         ``GridSearchResult``.
     Raises:
-        ValueError: not the one-step economy, or ``starts`` not of B brackets,
-            or ``max_sweeps`` < 1.
+        ValueError: not the one-step economy; ``starts`` empty, not of B
+            brackets, or not finite; ``max_sweeps`` < 1.
     """
     check_one_step_economy(env)
-    if not isinstance(max_sweeps, int) or max_sweeps < 1:
+    if isinstance(max_sweeps, bool) or not isinstance(max_sweeps, (int, np.integer)) or max_sweeps < 1:
         raise ValueError(f"max_sweeps must be an int >= 1, got {max_sweeps!r}")
     grid = rate_grid(env)
     n_b = len(env.get_component(TAX).bracket_cutoffs)
-    starts = np.atleast_2d(np.asarray(starts, np.float64))
-    if starts.shape[1] != n_b:
-        raise ValueError(f"starts must hold schedules of {n_b} bracket rates, got shape {starts.shape}")
+    try:
+        starts = np.atleast_2d(np.asarray(starts, np.float64))
+    except ValueError:
+        raise ValueError(f"starts must be schedules of {n_b} bracket rates (float [S, {n_b}]), got {starts!r}") from None
+    if starts.ndim != 2 or starts.shape[0] == 0 or starts.shape[1] != n_b:
+        raise ValueError(f"starts must hold one or more schedules of {n_b} bracket rates, got shape {starts.shape}")
+    if not np.isfinite(starts).all():
+        raise ValueError(f"starts must be finite rates, got {starts.tolist()}")
     evaluate = evaluate_schedule_fn(env, n_iterations)
     score = jax.jit(jax.vmap(lambda r: evaluate(params, r, jax.random.key(0))["planner_objective"]))
-    best = (-np.inf, None, 0)
+    best = (-np.inf, None, 0, False)
     for start in starts:
         rates = grid[np.abs(grid[None] - start[:, None]).argmin(axis=1)]
         value = float(score(jnp.asarray(rates[None], float_dtype()))[0])
-        sweeps = 0
-        for sweeps in range(1, max_sweeps + 1):
-            changed = False
+        sweeps, changed = 0, True
+        while changed and sweeps < max_sweeps:
+            sweeps, changed = sweeps + 1, False
             for b in range(n_b):
                 cand = np.repeat(rates[None], len(grid), axis=0)
                 cand[:, b] = grid
                 vals = np.asarray(score(jnp.asarray(cand, float_dtype())))
                 i = int(vals.argmax())
-                if vals[i] > value + 1e-6:
+                if vals[i] > value + 1e-5 * max(1.0, abs(value)):
                     rates, value, changed = cand[i], float(vals[i]), True
-            if not changed:
-                break
         if value > best[0]:
-            best = (value, rates, sweeps)
+            best = (value, rates, sweeps, not changed)
     return GridSearchResult(rates=jnp.asarray(best[1], float_dtype()), objective=jnp.asarray(best[0]),
-                            sweeps=jnp.asarray(best[2]))
+                            sweeps=jnp.asarray(best[2]), converged=jnp.asarray(best[3]))

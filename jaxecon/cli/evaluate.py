@@ -72,7 +72,19 @@ def cmd_evaluate(args, parser) -> int:
         runs = find_runs(args.runs)
     except (FileNotFoundError, ValueError) as exc:
         parser.error(str(exc))
-    if all(is_one_step(r.cfg.env) for r in runs):
+    one_step = [r for r in runs if is_one_step(r.cfg.env)]
+    if one_step and len(one_step) < len(runs):
+        parser.error(f"one-step runs ({', '.join(str(r.path) for r in one_step)}) are scored against the "
+                     "analysis' schedules, other runs against the other planners' runs: evaluate them apart")
+    if one_step:
+        used = [flag for flag, dest in (("--num-envs", "num_envs"), ("--episodes", "episodes"), ("--seed", "seed"),
+                                        ("--out", "out"))
+                if getattr(args, dest) != parser.get_default(dest)]
+        used += ["--schedules/--no-schedules"] if args.schedules is not None else []
+        if used:
+            parser.error(f"{', '.join(used)} {'does' if len(used) == 1 else 'do'} not apply to one-step runs: "
+                         "each schedule is scored once "
+                         "with the agents' exact best responses (--json does apply)")
         return _one_step(args, parser, [r.path for r in runs])
 
     first = pathlib.Path(args.runs[0])

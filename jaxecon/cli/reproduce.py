@@ -13,12 +13,15 @@ over seeds: one compilation; ``--seeds-per-program`` caps how many).
 Running the same command again skips finished runs and resumes a partly done
 one from its latest checkpoint; what it does with each run is printed. The
 exit status is 0 when every run is finished and evaluated, 3 when runs are
-left for a later call (``--max-updates``).
+left for a later call (``--max-updates``), 130 after Ctrl-C (the running
+update finishes and every run of it writes its checkpoint first).
 """
 
 from __future__ import annotations
 
-from jaxecon.cli.options import DEVICE_KINDS, PLANNERS, positive_int, select_device
+import sys
+
+from jaxecon.cli.options import DEVICE_KINDS, PLANNERS, nonnegative_int, positive_int, select_device
 
 __all__ = ["add_arguments", "cmd_reproduce"]
 
@@ -27,7 +30,7 @@ def add_arguments(p) -> None:
     """``jaxecon reproduce``'s options."""
     p.add_argument("--config", default="default",
                    help="a gather-trade-build training config: a YAML file or a built-in name (default, phase1, phase2)")
-    p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], help="training seeds (0 1 2)")
+    p.add_argument("--seeds", type=nonnegative_int, nargs="+", default=[0, 1, 2], help="training seeds (0 1 2)")
     p.add_argument("--out", required=True, help="the protocol's directory (seed<k>/ per seed, the evaluation)")
     p.add_argument("--planners", nargs="+", choices=PLANNERS, default=list(PLANNERS),
                    help="phase 2's planners (all four)")
@@ -73,4 +76,8 @@ def cmd_reproduce(args, parser) -> int:
                             log=lambda s: print(s, flush=True))
     except (ConfigError, FileNotFoundError, ValueError) as exc:
         parser.error(str(exc))
+    except KeyboardInterrupt as exc:  # trainer.TrainingInterrupted says where it stopped
+        print(f"jaxecon reproduce: {exc or 'interrupted'}; run the same command again to continue",
+              file=sys.stderr)
+        return 130
     return 0 if res["finished"] else 3

@@ -68,7 +68,7 @@ def add_arguments(p) -> None:
     p.add_argument("--out", default=None, help="run directory (default runs/<name>/phase1 or runs/<name>/phase2-<planner>)")
     p.add_argument("--episodes", type=positive_int, default=None,
                    help="override general.episodes (the run's length: env steps = episodes x episode_length)")
-    p.add_argument("--seed", type=int, default=None, help="override trainer.seed")
+    p.add_argument("--seed", type=nonnegative_int, default=None, help="override trainer.seed (an int >= 0)")
     p.add_argument("--device", choices=DEVICE_KINDS, default=None, help="JAX device kind (default: JAX's); with --devices, the kind split over")
     p.add_argument("--devices", type=positive_int, default=None, metavar="N",
                    help="split the economies over N devices (default: every device, all hosts'; "

@@ -186,9 +186,12 @@ class PPO:
         units = (t // s.policy.model.max_seq_len) * a if s.network.recurrent else samples
         if units % k:
             what = "sequences" if s.network.recurrent else "samples"
+            aside = self.num_envs - self._trained_envs(s)
+            why = (f" (the {self._trained_envs(s)} economies left when 'trainer.random_planner_envs' sets "
+                   f"{aside} aside)" if aside else "")
             raise ConfigError(
                 f"'trainer.sgd_minibatch_size' ({self.cfg.trainer.sgd_minibatch_size}) splits group "
-                f"{s.group.name!r}'s {samples} samples per update into {k} minibatches, which does not "
+                f"{s.group.name!r}'s {samples} samples per update{why} into {k} minibatches, which does not "
                 f"divide its {units} {what}; choose a size that gives a divisor of {units}"
             )
         return k

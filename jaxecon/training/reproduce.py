@@ -211,12 +211,12 @@ def reproduce(cfg: TrainConfig, seeds, out, *, planners=PLANNERS, phase1_episode
         "evaluation": compare()'s result or None, "outputs": {name: path}}``.
     Raises:
         ConfigError: a bad planner, config or a directory of another config.
-        ValueError: no seeds, a seed repeated, or ``seeds_per_program`` < 1.
+        ValueError: no seeds, a seed repeated or negative, or ``seeds_per_program`` < 1.
     """
     say = log or (lambda _: None)
     seeds = [int(s) for s in seeds]
-    if not seeds or len(set(seeds)) != len(seeds):
-        raise ValueError(f"seeds must be distinct training seeds, at least one; got {seeds}")
+    if not seeds or len(set(seeds)) != len(seeds) or min(seeds) < 0:
+        raise ValueError(f"seeds must be distinct training seeds (ints >= 0), at least one; got {seeds}")
     if seeds_per_program is not None and seeds_per_program < 1:
         raise ValueError(f"seeds_per_program must be >= 1 or None, got {seeds_per_program}")
     out = pathlib.Path(out)

@@ -87,17 +87,25 @@ class TrainingInterrupted(KeyboardInterrupt):
     """A run stopped by Ctrl-C after writing its checkpoint, ``summary.json`` and plot.
 
     Attributes:
-        out_dir: the run directory; summary: what ``summary.json`` holds.
+        out_dir: the run directory (the first seed's under ``train_seeds``);
+        summary: what its ``summary.json`` holds; out_dirs: every run's directory.
     """
 
-    def __init__(self, out_dir: pathlib.Path, summary: dict):
+    def __init__(self, out_dir: pathlib.Path, summary: dict, out_dirs=None):
         stop = summary["stopped"]
+        out_dirs = list(out_dirs or [out_dir])
         saved = (f"checkpoint of update {stop['checkpoint_update']}" if stop["checkpoint_update"] is not None
                  else "no new checkpoint")
+        if len(out_dirs) == 1:
+            where = (f"wrote {saved}, summary.json and learning_curves.png to {out_dir}; continue with "
+                     f"`jaxecon train --resume {out_dir}`")
+        else:
+            where = (f"wrote each seed's {saved}, summary.json and learning_curves.png to "
+                     f"{', '.join(map(str, out_dirs))}; continue by running the same command again "
+                     "(jaxecon reproduce resumes them as one program)")
         super().__init__(f"stopped by Ctrl-C at update {stop['at_update']} (env step "
-                         f"{summary['env_steps']:,}); wrote {saved}, summary.json and learning_curves.png "
-                         f"to {out_dir}; continue with `jaxecon train --resume {out_dir}`")
-        self.out_dir, self.summary = out_dir, summary
+                         f"{summary['env_steps']:,}); {where}")
+        self.out_dir, self.summary, self.out_dirs = out_dir, summary, out_dirs
 
 
 def default_out_dir(cfg: TrainConfig) -> pathlib.Path:
@@ -407,7 +415,7 @@ def _loop(update, held: _Held, runs: list, ppo: PPO, *, resumed: bool, progress:
     for run in runs:
         run.summary = _finish(run, "KeyboardInterrupt" if interrupted else None, plot)
     if interrupted:
-        raise TrainingInterrupted(runs[0].out if len(runs) == 1 else runs[0].out.parent, runs[0].summary)
+        raise TrainingInterrupted(runs[0].out, runs[0].summary, [run.out for run in runs])
 
 
 class _FinishUpdateOnCtrlC:
