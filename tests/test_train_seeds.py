@@ -28,12 +28,17 @@ def _columns(csv):
     return np.array([[float(r[k]) for k in keys] for r in rows]), keys
 
 
+def _short(seed):  # 4 updates of 8 economies x 20 steps
+    cfg = tiny_config(seed=seed)
+    return cfg.replace(general=dataclasses.replace(cfg.general, episodes=32))
+
+
 def test_seeds_as_one_program_write_each_seeds_own_run_and_resume(tmp_path):
-    cfgs = [tiny_config(seed=s) for s in SEEDS]
+    cfgs = [_short(s) for s in SEEDS]
     dirs = [tmp_path / f"seed{s}" for s in SEEDS]
-    part = train_seeds(cfgs, dirs, progress=False, max_updates=3, plot=False)
-    assert [r["updates"] for r in part] == [3, 3]
-    assert [run_status(c, d) for c, d in zip(cfgs, dirs)] == [("partial", 3)] * 2
+    part = train_seeds(cfgs, dirs, progress=False, max_updates=2, plot=False)
+    assert [r["updates"] for r in part] == [2, 2]
+    assert [run_status(c, d) for c, d in zip(cfgs, dirs)] == [("partial", 2)] * 2
     done = train_seeds(cfgs, dirs, resume=True, progress=False, plot=False)
     assert [r["updates"] for r in done] == [cfgs[0].num_updates] * 2
     assert int(done[1]["runner"].updates) == cfgs[0].num_updates  # the seed's own runner, unstacked
@@ -41,7 +46,7 @@ def test_seeds_as_one_program_write_each_seeds_own_run_and_resume(tmp_path):
     got, keys = _columns(dirs[1] / "metrics.csv")
     want, _ = _columns(tmp_path / "alone" / "metrics.csv")
     assert got.shape == want.shape == (cfgs[0].num_updates, len(keys))
-    np.testing.assert_allclose(got, want, rtol=2e-3, atol=1e-5)
+    np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-5)
     other, _ = _columns(dirs[0] / "metrics.csv")
     assert not np.allclose(other, got)  # the seeds differ
     assert done[1]["metrics"]["env_steps"] == alone["metrics"]["env_steps"]
