@@ -368,6 +368,20 @@ def _cli(args: list, cwd: pathlib.Path) -> subprocess.CompletedProcess:
                           text=True, timeout=900)
 
 
+def test_a_row_over_seeds_pools_runs_of_one_config_only(tmp_path):
+    from jaxecon.training.comparison import RunInfo, _check_one_config
+
+    def run(seed, **agent):
+        d = tiny_taxed()
+        d["trainer"]["seed"] = seed
+        d["agent_policy"].update(agent)
+        return RunInfo(tmp_path / f"seed{seed}", config_from_dict(d), None, seed)
+
+    _check_one_config([run(0), run(1)], {})  # seeds alone differ: fine
+    with pytest.raises(ValueError, match=r"phase 1 runs of seeds 0 and 2 .* differ in agent_policy.lr"):
+        _check_one_config([run(0), run(2, lr=0.5)], {})
+
+
 @pytest.mark.slow
 def test_reproduce_runs_interrupts_resumes_and_evaluates_the_protocol(tmp_path):
     from jaxecon.training.comparison import mean_ci

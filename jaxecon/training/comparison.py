@@ -132,6 +132,16 @@ class RunInfo:
         src = self.cfg.general.restore_agents
         return None if src is None else os.path.normpath(src)
 
+    @property
+    def update(self) -> int:
+        """The update of its latest checkpoint (what the evaluation loads)."""
+        return ckpt.latest_step(self.path / "checkpoints")
+
+    @property
+    def finished(self) -> bool:
+        """Its latest checkpoint is at the end of the run (``cfg.num_updates``)."""
+        return self.update >= self.cfg.num_updates
+
 
 def is_run_dir(path) -> bool:
     """A training run's directory: ``config.yaml`` and ``checkpoints/``."""
@@ -274,7 +284,10 @@ def compare(paths, *, num_envs: int = 32, episodes: int = 1, seed: int = 1000,
         "n", "mean", "ci", "stderr"}`` keyed by metric key; and ``paper`` (``PAPER_2020``).
     Raises:
         FileNotFoundError, ValueError: as ``find_runs``; ValueError: a learned
-            and a baseline run of one seed from different phase-1 checkpoints.
+            and a baseline run of one seed from different phase-1 checkpoints,
+            or runs of one planner (or phase 1) whose configs differ beyond
+            the seed (``_SEED_KEYS``). An unfinished run is evaluated at its
+            latest checkpoint, and said so (``runs[i]["update"]``).
     """
     say = log or (lambda _: None)
     runs = find_runs(paths)
@@ -289,9 +302,15 @@ def compare(paths, *, num_envs: int = 32, episodes: int = 1, seed: int = 1000,
         f"{num_envs} economies x {episodes} episode(s) per row, evaluation seed {seed}; "
         "full labor cost, final tax limits")
     _check_pairing(planners)
+    _check_one_config(phase1, planners)
+    for r in runs:
+        if not r.finished:
+            say(f"note: {r.path} is unfinished: evaluated at its checkpoint of update {r.update} of "
+                f"{r.cfg.num_updates}")
     t0 = time.perf_counter()
     result = {
-        "runs": [{"path": str(r.path), "planner": r.planner, "seed": r.seed, "phase1": r.phase1} for r in runs],
+        "runs": [{"path": str(r.path), "planner": r.planner, "seed": r.seed, "phase1": r.phase1,
+                  "update": r.update, "updates": r.cfg.num_updates} for r in runs],
         "evaluation": {"num_envs": num_envs, "episodes": episodes, "seed": seed},
         "economy": _economy(runs[0].cfg), "paper_economy": PAPER_ECONOMY,
         "agents": _agent_rows(phase1, AGENT_ROWS, num_envs, episodes, seed, say, "phase 1"),
@@ -315,6 +334,23 @@ def compare(paths, *, num_envs: int = 32, episodes: int = 1, seed: int = 1000,
                 result["differences"][f"learned - {base}"] = _difference(result["planners"]["learned"], row)
     result["evaluation"]["wall_s"] = time.perf_counter() - t0
     return result
+
+
+#: What may differ between the seeds of one planner's runs: the seed, the
+#: phase-1 checkpoint it starts from, how often it saves.
+_SEED_KEYS = ("trainer.seed", "general.restore_agents", "general.ckpt_frequency_steps")
+
+
+def _check_one_config(phase1: list, planners: dict) -> None:
+    """Refuse to pool runs of other configs (or run lengths) into one row over seeds."""
+    for name, group in [("phase 1", phase1)] + [(f"planner {p}", g) for p, g in planners.items()]:
+        for r in group[1:]:
+            diff = ckpt.config_differences(group[0].cfg.to_dict(), r.cfg.to_dict(), ignore=_SEED_KEYS)
+            if diff:
+                raise ValueError(
+                    f"the {name} runs of seeds {group[0].seed} and {r.seed} ({group[0].path}, {r.path}) differ in "
+                    f"{', '.join(diff[:8])}: a row over seeds pools runs of one config and length; evaluate "
+                    "them apart")
 
 
 def _check_pairing(planners: dict) -> None:

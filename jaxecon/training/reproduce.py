@@ -247,10 +247,16 @@ def reproduce(cfg: TrainConfig, seeds, out, *, planners=PLANNERS, phase1_episode
         left = sum(r["status"] != "done" for r in runs)
         say(f"{left} of {len(runs)} runs unfinished: evaluation and curves wait; run the same command again")
         return result
-    from jaxecon.training.comparison import compare, format_text, write_outputs
+    from jaxecon.training.comparison import compare, find_runs, format_text, write_outputs
     from jaxecon.training.plots import plot_protocol
 
     dirs = [out / f"seed{s}" for s in seeds]
+    others = [r for r in find_runs(dirs) if not r.finished]
+    if others:  # runs of planners this call did not train
+        say(f"{len(others)} other run(s) in the seeds' directories are unfinished ("
+            f"{', '.join(str(r.path) for r in others)}): evaluation and curves wait; finish them first")
+        result["finished"] = False
+        return result
     result["evaluation"] = compare(dirs, num_envs=num_envs, episodes=episodes, seed=eval_seed, log=say)
     say(format_text(result["evaluation"]))
     result["outputs"] = {k: str(v) for k, v in write_outputs(result["evaluation"], out).items()}
