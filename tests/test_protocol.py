@@ -110,6 +110,23 @@ def test_phase2_planners_differ_only_in_taxes_and_read_back_from_the_saved_confi
             apply_phase(load_train_config("one_step"), phase)
 
 
+def test_the_random_planner_share_is_dropped_aloud_where_no_planner_learns(tmp_path, capsys):
+    import argparse
+
+    from jaxecon.cli.train import _config
+
+    d = tiny_taxed()
+    d["trainer"]["random_planner_envs"] = 2
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(d))
+    args = argparse.Namespace(config=str(tmp_path / "c.yaml"), resume=None, phase=None, planner=None,
+                              episodes=None, seed=None)
+    for phase, planner, kept in ((1, None, 0), (2, "saez", 0), (2, "learned", 2)):
+        args.phase, args.planner = phase, planner
+        assert _config(args).trainer.random_planner_envs == kept
+        said = capsys.readouterr().out
+        assert ("random_planner_envs: 2 -> 0" in said) == (kept == 0), said
+
+
 def test_cli_planner_choices_are_the_curriculums():
     from jaxecon.cli import build_parser
     from jaxecon.cli.options import PLANNERS as CLI_PLANNERS

@@ -96,7 +96,11 @@ def _config(args):
     if args.planner is not None and args.phase != 2:
         raise ConfigError(f"--planner {args.planner} needs --phase 2 (phase 1 has no taxes)")
     if args.phase is not None:
+        share = cfg.trainer.random_planner_envs
         cfg = apply_phase(cfg, args.phase, planner=args.planner or "learned")
+        if share and not cfg.trainer.random_planner_envs:
+            print(f"trainer.random_planner_envs: {share} -> 0 (no planner learns in this run; "
+                  "its economies all train the agents)")
     if args.episodes is not None:
         cfg = cfg.replace(general=dataclasses.replace(cfg.general, episodes=args.episodes))
     if args.seed is not None:
