@@ -128,9 +128,11 @@ class RunInfo:
 
     @property
     def phase1(self) -> Optional[str]:
-        """The phase-1 checkpoint a phase-2 run started from (normalised path), or None."""
+        """The phase-1 checkpoint a phase-2 run started from, or None: its path
+        resolved against the current directory, so that a protocol resumed with
+        a relative ``--out`` after an absolute one still pairs its runs."""
         src = self.cfg.general.restore_agents
-        return None if src is None else os.path.normpath(src)
+        return None if src is None else os.path.realpath(src)
 
     @property
     def update(self) -> int:
