@@ -97,10 +97,11 @@ def test_ctrl_c_writes_checkpoint_summary_plot_and_resume_continues(tmp_path, mo
     assert cfg.num_updates == 6
     out = tmp_path / "run"
     monkeypatch.setattr(trainer, "RunLogger", _CtrlCAfter)
+    before = signal.getsignal(signal.SIGINT)  # Python's default, or SIG_IGN in a background job
     with pytest.raises(TrainingInterrupted, match="update 2") as exc:
         train(cfg, out, env=env, progress=False)
     assert isinstance(exc.value, KeyboardInterrupt) and exc.value.out_dir == out
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # restored
+    assert signal.getsignal(signal.SIGINT) is before  # restored
     summary = json.loads((out / "summary.json").read_text())
     assert summary["stopped"] == {"reason": "KeyboardInterrupt", "at_update": 2, "checkpoint_update": 2}
     assert summary["updates"] == 2 and summary["env_steps"] == 80
