@@ -395,9 +395,9 @@ def grid_search_one_step_taxes(env, params: EnvParams, starts, *, max_sweeps: in
     """Coordinate ascent on the planner's own rate grid, every schedule scored exactly.
 
     Derivative free, so it is not misled where the objective jumps (an agent
-    switching to another local maximum of its utility, e.g. bunching at a
-    bracket cutoff, which the softmax relaxation of ``optimize_one_step_taxes``
-    smooths over). From each start (rounded onto ``rate_grid``), each sweep
+    switching to another local maximum of its utility, e.g. from many hours
+    in a low-rate bracket to few in the higher-rate bracket below it, which
+    the softmax relaxation of ``optimize_one_step_taxes`` smooths over). From each start (rounded onto ``rate_grid``), each sweep
     tries every grid rate for each bracket in turn, all at once
     (``jax.vmap`` of ``evaluate_schedule_fn``), and keeps the best (the
     current rate unless another beats it by more than 1e-5 of the objective,
