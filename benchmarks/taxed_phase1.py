@@ -22,7 +22,7 @@ Saez over three seeds, not better) and why phase 1 has taxes.
 
     python benchmarks/taxed_phase1.py --seeds 0 1 2 --out runs/taxed_phase1
     python benchmarks/taxed_phase1.py --seeds 0 --planners learned saez us-federal free-market
-    python benchmarks/taxed_phase1.py --seeds 0 1 2 3 4 5 6 7 --out /work/runs/gtb8 --planners   # phase 1 only
+    python benchmarks/taxed_phase1.py --seeds 0 1 2 3 4 5 6 7 --out ../runs/gtb8 --planners   # phase 1 only
 """
 
 from __future__ import annotations
