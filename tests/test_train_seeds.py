@@ -58,6 +58,9 @@ def test_seeds_that_cannot_share_a_program_are_refused(tmp_path):
     b = b.replace(agent_policy=dataclasses.replace(b.agent_policy, lr=0.5))
     with pytest.raises(ConfigError, match="agent_policy.lr"):
         train_seeds([a, b], [tmp_path / "a", tmp_path / "b"], progress=False)
+    longer = b.replace(agent_policy=a.agent_policy, general=dataclasses.replace(a.general, episodes=128))
+    with pytest.raises(ConfigError, match="general.episodes"):  # one program, one run length
+        train_seeds([a, longer], [tmp_path / "a", tmp_path / "b"], progress=False)
     with pytest.raises(ValueError, match="one length"):
         train_seeds([a], [tmp_path / "a", tmp_path / "b"], progress=False)
 

@@ -50,10 +50,10 @@ from jaxecon.analysis.rollout import Rollout, make_rollout_fn, rollout
 from jaxecon.analysis.sweeps import make_sweep, sweep
 
 __all__ = [
-    "METRIC_NAMES", "GridSearchResult", "OneStepOutcome", "Rollout", "TaxOptimizationResult", "agent_utilities",
-    "available_metrics", "best_response_actions", "choice_probabilities", "episode_metrics",
-    "evaluate_schedule", "get_param", "grad_metric", "grid_search_one_step_taxes", "make_metric_grad", "make_one_step_economy",
-    "make_rollout_fn", "make_sweep", "metric_fn", "metric_value", "one_step_outcome",
-    "optimize_one_step_taxes", "param_paths", "rate_grid", "planner_objective", "rollout", "saez_schedule",
+    "METRIC_NAMES", "GridSearchResult", "OneStepOutcome", "Rollout", "TaxOptimizationResult",
+    "agent_utilities", "available_metrics", "best_response_actions", "choice_probabilities", "episode_metrics",
+    "evaluate_schedule", "get_param", "grad_metric", "grid_search_one_step_taxes", "make_metric_grad",
+    "make_one_step_economy", "make_rollout_fn", "make_sweep", "metric_fn", "metric_value", "one_step_outcome",
+    "optimize_one_step_taxes", "param_paths", "planner_objective", "rate_grid", "rollout", "saez_schedule",
     "set_param", "sweep", "us_federal_rates", "value_and_grad_metric", "with_bracket_temperature",
 ]

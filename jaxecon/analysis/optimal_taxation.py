@@ -397,8 +397,9 @@ def grid_search_one_step_taxes(env, params: EnvParams, starts, *, max_sweeps: in
     Derivative free, so it is not misled where the objective jumps (an agent
     switching to another local maximum of its utility, e.g. from many hours
     in a low-rate bracket to few in the higher-rate bracket below it, which
-    the softmax relaxation of ``optimize_one_step_taxes`` smooths over). From each start (rounded onto ``rate_grid``), each sweep
-    tries every grid rate for each bracket in turn, all at once
+    the softmax relaxation of ``optimize_one_step_taxes`` smooths over).
+    From each start (rounded onto ``rate_grid``), each sweep tries every
+    grid rate for each bracket in turn, all at once
     (``jax.vmap`` of ``evaluate_schedule_fn``), and keeps the best (the
     current rate unless another beats it by more than 1e-5 of the objective,
     float32's noise); it stops when a sweep changes nothing. The result
@@ -425,9 +426,11 @@ def grid_search_one_step_taxes(env, params: EnvParams, starts, *, max_sweeps: in
     try:
         starts = np.atleast_2d(np.asarray(starts, np.float64))
     except ValueError:
-        raise ValueError(f"starts must be schedules of {n_b} bracket rates (float [S, {n_b}]), got {starts!r}") from None
+        raise ValueError(f"starts must be schedules of {n_b} bracket rates (float [S, {n_b}]), "
+                         f"got {starts!r}") from None
     if starts.ndim != 2 or starts.shape[0] == 0 or starts.shape[1] != n_b:
-        raise ValueError(f"starts must hold one or more schedules of {n_b} bracket rates, got shape {starts.shape}")
+        raise ValueError(f"starts must hold one or more schedules of {n_b} bracket rates, "
+                         f"got shape {starts.shape}")
     if not np.isfinite(starts).all():
         raise ValueError(f"starts must be finite rates, got {starts.tolist()}")
     evaluate = evaluate_schedule_fn(env, n_iterations)

@@ -40,6 +40,7 @@ from jaxecon.training.distributed import host_copy
 
 __all__ = [
     "RESUMABLE_KEYS",
+    "SEED_KEYS",
     "checkpoint_manager",
     "config_differences",
     "latest_step",
@@ -54,6 +55,10 @@ __all__ = [
 
 #: Config entries that may differ between a checkpoint and the run resuming it.
 RESUMABLE_KEYS = ("general.episodes", "general.ckpt_frequency_steps", "general.restore_agents")
+
+#: Config entries in which the runs of one config over training seeds differ:
+#: the seed, and the seed's own phase-1 checkpoint.
+SEED_KEYS = ("trainer.seed", "general.restore_agents")
 
 _ITEM = "run"
 _KIND = "jaxecon.training"

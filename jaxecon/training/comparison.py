@@ -42,6 +42,7 @@ sentence on how the economies' scales differ); ``write_outputs`` writes
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -134,9 +135,9 @@ class RunInfo:
         src = self.cfg.general.restore_agents
         return None if src is None else os.path.realpath(src)
 
-    @property
+    @functools.cached_property
     def update(self) -> int:
-        """The update of its latest checkpoint (what the evaluation loads)."""
+        """The update of its latest checkpoint (what the evaluation loads), read once."""
         return ckpt.latest_step(self.path / "checkpoints")
 
     @property
@@ -338,9 +339,9 @@ def compare(paths, *, num_envs: int = 32, episodes: int = 1, seed: int = 1000,
     return result
 
 
-#: What may differ between the seeds of one planner's runs: the seed, the
-#: phase-1 checkpoint it starts from, how often it saves.
-_SEED_KEYS = ("trainer.seed", "general.restore_agents", "general.ckpt_frequency_steps")
+#: What may differ between the seeds of one planner's runs: ``checkpoint.SEED_KEYS``
+#: and how often they save.
+_SEED_KEYS = ckpt.SEED_KEYS + ("general.ckpt_frequency_steps",)
 
 
 def _check_one_config(phase1: list, planners: dict) -> None:

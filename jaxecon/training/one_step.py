@@ -141,6 +141,13 @@ def best_known(result: dict) -> float:
     return max(result["objective"][k] for k in _SEARCHES)
 
 
+def _share_and_gap(result: dict) -> tuple:
+    """``compare``'s learned objective as a share of ``best_known``, and the share of the gap from
+    no taxes to it that the learned schedule closes: (learned - free market) / (best - free market)."""
+    o, best = result["objective"], best_known(result)
+    return o["learned"] / best, (o["learned"] - o["free market"]) / (best - o["free market"])
+
+
 def compare(env_config: dict, learned_rates, *, n_iterations: int = 30) -> dict:
     """Score the learned rates and the analysis' schedules with exact best responses.
 
@@ -229,11 +236,11 @@ def compare_runs(run_dirs, log=None) -> dict:
         if log is not None:
             log("  " + ", ".join(f"{s} {obj[s]:.3f}" for s in SCHEDULES))
     obj = [r["objective"] for r in rows]
-    best = [best_known(r) for r in rows]
+    share, gap = zip(*map(_share_and_gap, rows))
     return {
         "runs": rows,
-        "share_of_best": mean_ci([o["learned"] / b for o, b in zip(obj, best)]),
-        "gap_closed": mean_ci([(o["learned"] - o["free market"]) / (b - o["free market"]) for o, b in zip(obj, best)]),
+        "share_of_best": mean_ci(list(share)),
+        "gap_closed": mean_ci(list(gap)),
         "minus_saez": mean_ci([o["learned"] - o["Saez"] for o in obj]),
         "minus_us_federal": mean_ci([o["learned"] - o["US federal"] for o in obj]),
     }
@@ -244,9 +251,8 @@ def format_text(result: dict) -> str:
     head = ["seed"] + list(SCHEDULES) + ["learned / best", "gap closed"]
     body = []
     for r in result["runs"]:
-        o, best = r["objective"], best_known(r)
-        body.append([str(r["seed"])] + [f"{o[s]:.3f}" for s in SCHEDULES]
-                    + [f"{o['learned'] / best:.3f}", f"{(o['learned'] - o['free market']) / (best - o['free market']):.3f}"])
+        body.append([str(r["seed"])] + [f"{r['objective'][s]:.3f}" for s in SCHEDULES]
+                    + [f"{x:.3f}" for x in _share_and_gap(r)])
     widths = [max(len(h), *(len(b[i]) for b in body)) for i, h in enumerate(head)]
     lines = ["the planner's objective (inverse-income-weighted utility unless configured otherwise), every "
              "schedule scored with the agents' exact best responses:",

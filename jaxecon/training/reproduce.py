@@ -217,8 +217,6 @@ def reproduce(cfg: TrainConfig, seeds, out, *, planners=PLANNERS, phase1_episode
     seeds = [int(s) for s in seeds]
     if not seeds or len(set(seeds)) != len(seeds) or min(seeds) < 0:
         raise ValueError(f"seeds must be distinct training seeds (ints >= 0), at least one; got {seeds}")
-    if seeds_per_program is not None and seeds_per_program < 1:
-        raise ValueError(f"seeds_per_program must be >= 1 or None, got {seeds_per_program}")
     out = pathlib.Path(out)
     plan = {s: protocol_runs(cfg, s, out, planners=planners, phase1_episodes=phase1_episodes,
                              phase2_episodes=phase2_episodes) for s in seeds}

@@ -289,11 +289,10 @@ def train_seeds(cfgs, out_dirs, *, resume: bool = False, progress: bool = True, 
         raise ValueError(f"cfgs and out_dirs must be non-empty and of one length; got {len(cfgs)} and "
                          f"{len(out_dirs)}")
     for c in cfgs[1:]:
-        diff = ckpt.config_differences(cfgs[0].to_dict(), c.to_dict(),
-                                       ignore=ckpt.RESUMABLE_KEYS + ("trainer.seed", "general.restore_agents"))
+        diff = ckpt.config_differences(cfgs[0].to_dict(), c.to_dict(), ignore=ckpt.SEED_KEYS)
         if diff:
-            raise ConfigError(f"seeds trained as one program must share their config but for trainer.seed and "
-                              f"general.restore_agents; these differ: {', '.join(diff)}")
+            raise ConfigError(f"seeds trained as one program must share their config but for "
+                              f"{' and '.join(ckpt.SEED_KEYS)}; these differ: {', '.join(diff)}")
     enable_persistent_cache()
     cfg = cfgs[0]
     ppo = PPO(cfg, jaxecon.make_from_config(cfg.env))
