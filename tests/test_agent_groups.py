@@ -107,7 +107,7 @@ def test_mobile_agent_types_step_as_the_default_economy_given_the_same_actions(p
         jax.tree.map(np.testing.assert_array_equal, s_t, s_d)
         np.testing.assert_array_equal(jnp.concatenate([r_t["builders"], r_t["traders"]]), r_d["a"])
         np.testing.assert_array_equal(r_t["p"], r_d["p"])
-        local = jax.jit(lambda a: typed.component_actions(typed.check_actions(a)))(acts)
+        local = jax.jit(lambda a: typed.codec.component_actions(typed.codec.check_actions(a)))(acts)
         build = local[0]["a"]["Build"]
         assert not np.any(np.asarray(build[2:]))  # traders never build
         traded += int(sum(np.sum(np.asarray(v[:2])) for v in local[1]["a"].values()))
@@ -126,7 +126,7 @@ def test_joint_actions_in_multi_action_mode_step_as_the_group_actions():
     for t in range(3):
         acts = sample(jax.random.key(10 + t), obs)
         acts["traders"] = acts["traders"].at[0, 0].set(99)  # out of range: NO-OP in that head only
-        joint = jax.jit(typed.joint_actions)(acts)
+        joint = jax.jit(typed.codec.joint_actions)(acts)
         assert joint["a"].shape == (5, len(default.agent_actions.names))
         obs, s_t, _, _, _ = step_t(jax.random.key(20 + t), s_t, acts, params)
         _, s_d, _, _, _ = step_d(jax.random.key(20 + t), s_d, joint, params)

@@ -36,10 +36,11 @@ def test_phase_lists_follow_foundation_and_draw_distinct_keys(env):
     reset = [(p.name, p.component_name) for p in env.reset_phases]
     assert reset == [("init_state", None), ("reset_starting_layout", None), ("reset_agent_states", None),
                      ("component_reset", "Build"), ("component_reset", "Gather"),
-                     ("additional_reset_steps", None), ("carry_over", None)]
+                     ("additional_reset_steps", None), ("carry_over", None), ("generate_observations", None)]
     step = [(p.name, p.component_name) for p in env.step_phases]
     assert step == [("advance_timestep", None), ("component_step", "Build"), ("component_step", "Gather"),
-                    ("scenario_step", None)]
+                    ("scenario_step", None), ("generate_observations", None), ("compute_reward", None),
+                    ("count_completion", None), ("step_info", None)]
     for seq, split in ((env.reset_phases, phases.reset_keys), (env.step_phases, phases.step_keys)):
         used = [p.key for p in seq if p.key is not None]
         assert len(set(used)) == len(used)
@@ -50,21 +51,28 @@ def test_phase_lists_follow_foundation_and_draw_distinct_keys(env):
 
 def test_running_the_phases_one_by_one_is_reset_and_step(env):
     params, key = env.default_params, jax.random.key(3)
-    _, want = env.reset(key, params)
+    want = env.reset(key, params)
     keys = phases.reset_keys(key, len(env.components))
-    state = None
+    state, out = None, {}
     for p in env.reset_phases:
-        state = env.run_reset_phase(p, keys, state, params)
-    jax.tree.map(np.testing.assert_array_equal, state, want)
+        state, produced = env.run_reset_phase(p, keys, state, params)
+        assert set(produced) <= {phases.OUTPUTS.get(p.name)}
+        out.update(produced)
+    jax.tree.map(np.testing.assert_array_equal, (out["obs"], state), want)
 
     acts = {"a": np.array([1, 2, 3], np.int32)}
-    _, want, _, _, _ = env.step(key, state, acts, params)
-    local = env.component_actions(env.check_actions(acts))
+    state = state.replace(timestep=state.timestep + env.episode_length - 1)  # the step ends the episode
+    want = env.step(key, state, acts, params)
+    local = env.codec.component_actions(env.codec.check_actions(acts))
     keys = phases.step_keys(key, len(env.components))
+    out = {}
     for p in env.step_phases:
-        state = env.run_step_phase(p, keys, state, params, local)
-    _, _, state = env.scenario.compute_reward(state, params)  # step's end: rewards (not a phase: no key, after obs)
-    jax.tree.map(np.testing.assert_array_equal, state, want)
+        state, produced = env.run_step_phase(p, keys, state, params, local)
+        assert set(produced) <= {phases.OUTPUTS.get(p.name)}
+        out.update(produced)
+    assert bool(out["done"]) and int(state.completions) == 1
+    jax.tree.map(np.testing.assert_array_equal,
+                 (out["obs"], state, out["reward"], out["done"], out["info"]), want)
 
 
 def test_a_scenario_class_called_directly_is_built_explicitly():

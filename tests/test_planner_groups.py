@@ -77,7 +77,7 @@ def test_two_planners_step_as_one_planner_given_the_same_actions(pair):
     obs2, s2 = jax.jit(two.reset)(jax.random.key(1), params)
     _, s1 = jax.jit(one.reset)(jax.random.key(1), params)
     step2, step1 = jax.jit(two.step), jax.jit(one.step)
-    sample, joint_actions = jax.jit(two.sample_actions), jax.jit(two.joint_actions)
+    sample, joint_actions = jax.jit(two.sample_actions), jax.jit(two.codec.joint_actions)
     grants = []
     for t in range(8):
         acts = sample(jax.random.key(10 + t), obs2)

@@ -93,8 +93,8 @@ def build_run_functions(env, recorder: RunRecorder):
 
         def record(state, actions, reward, done, info):
             # Foundation's joint layout of the actions and rewards (every group's agents on one axis)
-            actions = jax.vmap(env.joint_actions)(actions)
-            reward = dict(zip(("a", "p"), jax.vmap(env.joint_rewards)(reward)))
+            actions = jax.vmap(env.codec.joint_actions)(actions)
+            reward = dict(zip(("a", "p"), jax.vmap(env.codec.joint_rewards)(reward)))
             env0 = recorder.step_slice(env, _env0(state), _env0(actions), _env0(reward), _env0(info), params)
             return env0, reward
 

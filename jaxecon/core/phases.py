@@ -22,14 +22,27 @@ Reset (``reset_phases``):
                              ``carry_over`` when a previous state is given
  .   additional_reset_steps  scenario ``additional_reset_steps``            ``extra``
  .   carry_over              scenario's keep-across-episodes state          (none)
+ .   generate_observations   scenario and components' observations, masks   (none)
 ===  ======================  =============================================  =========
 
-then observations (``generate_observations`` and the components' masks).
+Step (``step_phases``):
 
-Step (``step_phases``): ``advance_timestep`` (timestep + 1), every
-component's ``component_step`` in list order (key ``component[i]``), the
-scenario's ``scenario_step`` (key ``scenario``); then observations,
-``compute_reward``, done and the completion count (``BaseEnvironment.step``).
+===  ======================  =============================================  =========
+ #   phase                   Foundation hook                                key
+===  ======================  =============================================  =========
+ 0   advance_timestep        (``BaseEnvironment.step``: timestep + 1)       (none)
+ 1+  component_step[i]       component i's ``component_step``               ``component[i]``
+ .   scenario_step           scenario ``scenario_step``                     ``scenario``
+ .   generate_observations   scenario and components' observations, masks   (none)
+ .   compute_reward          scenario ``compute_reward``                    (none)
+ .   count_completion        (``BaseEnvironment.step``: done, then          (none)
+                             ``_completions`` + 1 at the episode's end)
+ .   step_info               scenario ``step_info`` (jaxecon's info dict)   (none)
+===  ======================  =============================================  =========
+
+A phase returns the state and, where it produces one (``OUTPUTS``), an
+output: a reset's observations; a step's observations, rewards, ``done``
+and info.
 
 Keys: ``reset_keys(key, n)`` and ``step_keys(key, n)`` split a phase
 sequence's key into the keys its phases draw (``Phase.key`` indexes them), so
@@ -43,7 +56,12 @@ from typing import Optional, Sequence
 
 import jax
 
-__all__ = ["Phase", "reset_keys", "reset_phases", "step_keys", "step_phases"]
+__all__ = ["OUTPUTS", "Phase", "reset_keys", "reset_phases", "step_keys", "step_phases"]
+
+#: The phases that produce one of a reset's or step's outputs, and its name
+#: (``Economy.run_reset_phase`` / ``run_step_phase`` return ``(state, {name: value})``).
+OUTPUTS = {"generate_observations": "obs", "compute_reward": "reward",
+           "count_completion": "done", "step_info": "info"}
 
 @dataclass(frozen=True)
 class Phase:
@@ -88,6 +106,7 @@ def reset_phases(component_names: Sequence[str]) -> tuple[Phase, ...]:
           for i, name in enumerate(component_names)),
         Phase("additional_reset_steps", "additional_reset_steps", "scenario", key=_R_EXTRA),
         Phase("carry_over", "carry_over", "scenario"),
+        Phase("generate_observations", "generate_observations", "engine"),
     )
 
 
@@ -104,6 +123,10 @@ def step_phases(component_names: Sequence[str]) -> tuple[Phase, ...]:
         *(Phase("component_step", "component_step", "component", i, 1 + i, name)
           for i, name in enumerate(component_names)),
         Phase("scenario_step", "scenario_step", "scenario", key=0),
+        Phase("generate_observations", "generate_observations", "engine"),
+        Phase("compute_reward", "compute_reward", "scenario"),
+        Phase("count_completion", "step", "engine"),
+        Phase("step_info", "step_info", "scenario"),
     )
 
 

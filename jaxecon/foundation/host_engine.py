@@ -11,7 +11,11 @@ places, and the jaxecon parts jitted between them:
   then ``additional_reset_steps()``) and a host scenario hook replaces the
   scenario's phase of that name; then observations;
 - step: the economy's ``step_phases``, a Foundation-style component's phase
-  being its ``component_step()``; then observations and masks, rewards, done.
+  being its ``component_step()``, through the step's end (observations and
+  masks, rewards, done and the completion count, info): where host hooks
+  add observations or masks the ``generate_observations`` phase runs them
+  here and assembles all, jitted; a host ``compute_reward`` replaces the
+  core's.
 
 Consecutive jaxecon phases run as one jitted call on the packed state; before
 each host hook the state is fetched to the host, where the hook reads and
@@ -71,9 +75,8 @@ class HostEngine(Engine):
             run on the host (names from ``SCENARIO_HOOKS``); the others are the
             core's.
 
-    Same interface as ``Engine``, except that ``reset``/``step`` return None
-    for the step info (host hooks may still change the state it reads; the
-    environment computes it from the final state). Nothing is shared between
+    Same interface as ``Engine``, except that ``reset`` returns None for the
+    step info (the environment computes it from the final state). Nothing is shared between
     environments (the hooks are bound to this one's objects). The jitted
     parts compile on first use.
     """
@@ -95,9 +98,12 @@ class HostEngine(Engine):
         self.context = None  # ("reset", kd, count) or ("step", kd, acts) while one runs
 
     def _on_host(self, phase: phases.Phase) -> bool:
-        """Whether ``phase`` runs on the host (a Foundation-style component's or a host scenario hook's)."""
+        """Whether ``phase`` runs on the host: a Foundation-style component's, a
+        host scenario hook's, or the observations where a host hook adds to them."""
         if phase.owner == "component":
             return phase.component in self.host_components
+        if phase.name == "generate_observations":
+            return "generate_observations" in self.hooks or bool(self.host_components)
         return phase.owner == "scenario" and phase.name in self.hooks
 
     # ------------------------------------------------------------ jitted parts
@@ -113,16 +119,23 @@ class HostEngine(Engine):
         _, use = jax.random.split(jax.random.wrap_key_data(kd, impl=self.key_impl))
         return split(use, len(self.core.components))
 
+    def _next_kd(self, kd):
+        """The key data of the shim's next reset or step after the one of ``kd``."""
+        fn = self._jit("next_kd", lambda: lambda kd: jax.random.key_data(
+            jax.random.split(jax.random.wrap_key_data(kd, impl=self.key_impl))[0]))
+        return np.asarray(fn(kd))
+
     def _reset_segment(self, ops):
         core, sp, pp = self.core, self.state_packing, self.params_packing
 
         def seg(kd, pbuf, count, prev_sbuf, sbuf):
             keys = self._keys(kd, phases.reset_keys)
             params, prev = pp.unpack(pbuf), sp.unpack(prev_sbuf)
-            state = sp.unpack(sbuf)
+            state, out = sp.unpack(sbuf), {}
             for phase in ops:
-                state = core.run_reset_phase(phase, keys, state, params, prev, count)
-            return sp.pack(state)
+                state, produced = core.run_reset_phase(phase, keys, state, params, prev, count)
+                out.update(produced)
+            return sp.pack(state), out
 
         return seg
 
@@ -132,39 +145,34 @@ class HostEngine(Engine):
         def seg(kd, sbuf, acts, pbuf):
             keys = self._keys(kd, phases.step_keys)
             params, state = pp.unpack(pbuf), sp.unpack(sbuf)
-            local = core.component_actions({"a": acts[: self._n_a].reshape(self._a_shape),
-                                            "p": acts[self._n_a:].reshape(self._p_shape)})
+            local = core.codec.component_actions(self._actions(acts))
+            out = {}
             for phase in ops:
-                state = core.run_step_phase(phase, keys, state, params, local)
-            return sp.pack(state)
+                state, produced = core.run_step_phase(phase, keys, state, params, local)
+                out.update(produced)
+            return sp.pack(state), out
 
         return seg
 
-    def _observe_segment(self, with_reward: bool):
+    def _observations(self, count: int) -> dict:
+        """The ``generate_observations`` phase with host hooks: theirs computed
+        here, the core's jitted, all assembled by ``core.observations``."""
         core, sp, pp = self.core, self.state_packing, self.params_packing
 
-        def seg(kd, sbuf, pbuf, injected):
-            nxt, _ = jax.random.split(jax.random.wrap_key_data(kd, impl=self.key_impl))
-            params, state = pp.unpack(pbuf), sp.unpack(sbuf)
-            sources = core.observation_sources(state, params)
-            for j, groups in injected["obs"].items():
-                sources[int(j)] = (sources[int(j)][0], groups)
-            mask_sources = core.mask_sources(state, params)
-            for i, groups in injected["masks"].items():
-                mask_sources[int(i)] = groups
-            obs = core.assemble_observations(sources, mask_sources, state)
-            if not with_reward:
-                return jax.random.key_data(nxt), sp.pack(state), obs
-            done = state.timestep >= core.episode_length
-            if "compute_reward" in self.hooks:  # the host's rewards, then the count (step)
-                f = jax.eval_shape(lambda: jnp.zeros((), float)).dtype
-                return (jax.random.key_data(nxt), sp.pack(state), obs,
-                        jnp.zeros(core.n_agents, f), jnp.zeros((), f), done)
-            rew_a, rew_p, state = core.scenario.compute_reward(state, params)
-            state = state.replace(completions=state.completions + done.astype(jnp.int32))
-            return jax.random.key_data(nxt), sp.pack(state), obs, rew_a, rew_p, done
+        def make():
+            def f(sbuf, pbuf, injected):
+                params, state = pp.unpack(pbuf), sp.unpack(sbuf)
+                sources = core.observations.sources(state, params)
+                for j, groups in injected["obs"].items():
+                    sources[int(j)] = (sources[int(j)][0], groups)
+                mask_sources = core.observations.mask_sources(state, params)
+                for i, groups in injected["masks"].items():
+                    mask_sources[int(i)] = groups
+                return core.observations.assemble(sources, mask_sources, state)
+            return f
 
-        return seg
+        injected = self._host_observations(count)
+        return {"obs": self._jit("obs", make)(self.env._device_buffers(), self.env._params_buffers(), injected)}
 
     # ------------------------------------------------------------ host parts
     def _host_observations(self, count: int) -> dict:
@@ -182,19 +190,31 @@ class HostEngine(Engine):
             )
         return out
 
-    def _run_host_reset_phase(self, phase: phases.Phase) -> None:
+    def _run_host_reset_phase(self, phase: phases.Phase, count: int) -> dict:
+        """One reset phase on the host; returns its outputs (``phases.OUTPUTS``)."""
+        if phase.name == "generate_observations":
+            return self._observations(count)
         if phase.owner == "component":
             c = self.core.components[phase.component]
             c.reset_host_values()
             c.host.reset()
         else:
             self.hooks[phase.name]()
+        return {}
 
-    def _run_host_step_phase(self, phase: phases.Phase) -> None:
+    def _run_host_step_phase(self, phase: phases.Phase) -> dict:
+        """One step phase on the host; returns its outputs (``phases.OUTPUTS``)."""
+        if phase.name == "generate_observations":
+            return self._observations(self.env._count)
         if phase.owner == "component":
             self.core.components[phase.component].host.component_step()
-        else:
-            self.hooks[phase.name]()
+            return {}
+        if phase.name == "compute_reward":  # the host's rewards; the count follows, jitted
+            rew = {str(k): v for k, v in self.hooks["compute_reward"]().items()}
+            return {"reward": {"a": np.asarray([rew[str(i)] for i in range(self.core.n_agents)], np.float64),
+                               "p": np.float64(rew["p"])}}
+        self.hooks[phase.name]()
+        return {}
 
     # ------------------------------------------------------------------ calls
     def reset(self, kd, pbuf, completions: int, prev_sbuf):
@@ -202,52 +222,43 @@ class HostEngine(Engine):
         kd = np.asarray(kd, np.uint32)
         count = np.int32(completions)
         self.context = ("reset", kd, int(completions))
+        out = {}
         try:
             sbuf = prev_sbuf
             for j, (kind, part) in enumerate(self._reset_plan):
                 if kind == "jit":
                     fn = self._jit(("reset", j), lambda part=part: self._reset_segment(part))
-                    sbuf = fn(kd, pbuf, count, prev_sbuf, sbuf)
+                    sbuf, produced = fn(kd, pbuf, count, prev_sbuf, sbuf)
                     env._set_buffers(sbuf)
                 else:
-                    self._run_host_reset_phase(part)
+                    produced = self._run_host_reset_phase(part, int(completions))
                     sbuf = env._device_buffers()
-            injected = self._host_observations(int(completions))
-            fn = self._jit("reset_obs", lambda: self._observe_segment(False))
-            kd_next, sbuf, obs = fn(kd, env._device_buffers(), pbuf, injected)
+                out.update(produced)
         finally:
             self.context = None
-        kd_next, obs = jax.device_get((kd_next, obs))
-        return np.asarray(kd_next), sbuf, jax.tree.map(np.array, obs), None  # step info: the env computes it
+        obs = jax.device_get(out["obs"])
+        return self._next_kd(kd), sbuf, jax.tree.map(np.array, obs), None  # step info: the env computes it
 
     def step(self, kd, sbuf, acts, pbuf):
         env = self.env
         kd = np.asarray(kd, np.uint32)
         self.context = ("step", kd, acts)
+        out = {}
         try:
             for j, (kind, part) in enumerate(self._step_plan):
                 if kind == "jit":
                     fn = self._jit(("step", j), lambda part=part: self._step_segment(part), donate=(1,))
-                    sbuf = fn(kd, env._device_buffers(), acts, pbuf)
+                    sbuf, produced = fn(kd, env._device_buffers(), acts, pbuf)
                     env._set_buffers(sbuf)
                 else:
-                    self._run_host_step_phase(part)
-            injected = self._host_observations(env._count)
-            fn = self._jit("step_obs", lambda: self._observe_segment(True))
-            kd_next, sbuf, obs, rew_a, rew_p, done = fn(kd, env._device_buffers(), pbuf, injected)
-            env._set_buffers(sbuf)
-            if "compute_reward" in self.hooks:
-                rew = {str(k): v for k, v in self.hooks["compute_reward"]().items()}
-                rew_a = np.asarray([rew[str(i)] for i in range(self.core.n_agents)], np.float64)
-                rew_p = np.float64(rew["p"])
-                if bool(done):  # as BaseEnvironment.step: completions count after the rewards
-                    env._host().completions[()] += 1
-                    env._host_written()
-                sbuf = env._device_buffers()
+                    produced = self._run_host_step_phase(part)
+                out.update(produced)
+            sbuf = env._device_buffers()
         finally:
             self.context = None
-        kd_next, obs, rew_a, rew_p, done = jax.device_get((kd_next, obs, rew_a, rew_p, done))
-        return np.asarray(kd_next), sbuf, jax.tree.map(np.array, obs), rew_a, rew_p, bool(done), None  # as in reset
+        obs, rew, done, info = jax.device_get((out["obs"], out["reward"], out["done"], out["info"]))
+        return (self._next_kd(kd), sbuf, jax.tree.map(np.array, obs), np.asarray(rew["a"]), np.asarray(rew["p"]),
+                bool(done), jax.tree.map(np.asarray, info))
 
     def metrics(self, sbuf, pbuf) -> dict:
         fn = self._jit("metrics", lambda: lambda sb, pb: self.core.metric_sources(
@@ -327,9 +338,9 @@ class CoreScenarioHooks:
                 def f(kd, sb, pb):
                     _, use = jax.random.split(jax.random.wrap_key_data(kd, impl=engine.key_impl))
                     keys = split(use, len(core.components))
-                    if split is phases.step_keys:
-                        return sp.pack(core.run_step_phase(phase, keys, sp.unpack(sb), pp.unpack(pb), []))
-                    return sp.pack(core.run_reset_phase(phase, keys, sp.unpack(sb), pp.unpack(pb)))
+                    run = core.run_step_phase if split is phases.step_keys else core.run_reset_phase
+                    args = ([],) if split is phases.step_keys else ()
+                    return sp.pack(run(phase, keys, sp.unpack(sb), pp.unpack(pb), *args)[0])
                 return f
 
             env._set_buffers(self._jitted(name, make)(kd, sbuf, pbuf))
