@@ -14,9 +14,11 @@ See ``jaxecon.foundation`` for Foundation's stateful object API.
 ``import jaxecon`` is cheap: it imports neither JAX nor any component. Each
 public name below, and each submodule (``jaxecon.components``,
 ``jaxecon.wrappers``, ...), is imported on first access (PEP 562), so
-``jaxecon --help`` answers without loading JAX. The registries fill
-themselves with jaxecon's components, scenarios and entities the first time
-anything looks into one (``jaxecon.core.registry``).
+``jaxecon --help`` answers without loading JAX. Importing the package
+installs the registries' built-in loader and checks (``jaxecon.registries``;
+the core imports nothing above it), so the registries fill themselves with
+jaxecon's components, scenarios and entities the first time anything looks
+into one, whatever was imported first (``jaxecon.core.registry``).
 """
 
 from __future__ import annotations
@@ -63,3 +65,7 @@ def __getattr__(name: str):
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY))
+
+
+# Last: the wiring imports jaxecon.core.registry, a submodule of this package.
+from jaxecon import registries as _registries  # noqa: E402,F401

@@ -62,8 +62,10 @@ def test_a_class_without_the_mixin_gets_the_defaults():
 
 
 def test_a_foundation_facing_hook_without_its_mixin_is_refused_at_registration():
-    from jaxecon.core.component import validate_component_class
-    from jaxecon.core.registry import validate_scenario_class
+    """The registries' extra checks (installed from above the core by
+    ``jaxecon.registries``) refuse it; the class is not registered."""
+    from jaxecon import registries
+    from jaxecon.core.registry import component_registry, scenario_registry
     from jaxecon.scenarios.simple_wood_and_stone.base import WoodAndStoneScenario
 
     class Shows(Component):
@@ -73,14 +75,20 @@ def test_a_foundation_facing_hook_without_its_mixin_is_refused_at_registration()
             return {}
 
     with pytest.raises(TypeError, match=r"'Shows' defines \['agent_state_fields'\].*FoundationComponentHooks"):
-        validate_component_class(Shows)
-    validate_component_class(type("ShowsDeclared", (Shows, hooks.FoundationComponentHooks), {}))
-    validate_component_class(_Plain)  # no Foundation side: nothing to declare
+        component_registry.add(Shows)
+    assert not component_registry.has("Shows")
+    registries.check_component(type("ShowsDeclared", (Shows, hooks.FoundationComponentHooks), {}))
+    registries.check_component(_Plain)  # no Foundation side: nothing to declare
 
     class Attributes(Scenario):
+        name = "AttributesUndeclared"
+
         def foundation_attributes(self):
             return {}
 
     with pytest.raises(TypeError, match=r"'Attributes' defines \['foundation_attributes'\].*FoundationScenarioHooks"):
-        validate_scenario_class(Attributes)
-    validate_scenario_class(WoodAndStoneScenario)
+        scenario_registry.add(Attributes)
+    assert not scenario_registry.has("AttributesUndeclared")
+    registries.check_scenario(WoodAndStoneScenario)
+    assert registries.check_component in component_registry.checks
+    assert registries.check_scenario in scenario_registry.checks

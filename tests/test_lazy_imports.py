@@ -67,3 +67,37 @@ def test_registry_read_registers_the_builtins():
         "      'CovidAndEconomySimulation' in scenario_registry.entries)\n"
     )
     assert _python(code).split() == ["True", "True", "True"]
+
+
+def test_the_core_registry_loads_no_jax_and_gets_its_wiring_from_above():
+    """``jaxecon.core.registry`` imports nothing above the core; ``import jaxecon``
+    (run before it) installs the built-in loader and checks of ``jaxecon.registries``."""
+    code = (
+        "import sys\n"
+        "import jaxecon.core.registry as r\n"
+        "w = sys.modules['jaxecon.registries']\n"
+        "print('jax' in sys.modules, r._builtin_loader is w.load_builtins,\n"
+        "      r.component_registry.checks == [w.check_component],\n"
+        "      r.scenario_registry.checks == [w.check_scenario], r.agent_registry.checks == [])\n"
+    )
+    assert _python(code).split() == ["False", "True", "True", "True", "True"]
+
+
+def test_a_check_added_to_a_registry_runs_after_its_validate_once():
+    from jaxecon.core.registry import Registry
+
+    calls = []
+
+    def check(cls):
+        calls.append(("check", cls.name))
+        if cls.name == "Bad":
+            raise TypeError("Bad lacks it")
+
+    registry = Registry("thing", validate=lambda cls: calls.append(("validate", cls.name)))
+    registry.add_check(check)
+    registry.add_check(check)
+    registry.add(type("A", (), {"name": "Good"}))
+    assert calls == [("validate", "Good"), ("check", "Good")]
+    with pytest.raises(TypeError, match="Bad lacks it"):
+        registry.add(type("B", (), {"name": "Bad"}))
+    assert registry.entries == ["Good"]

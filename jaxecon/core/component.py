@@ -85,16 +85,15 @@ def validate_component_class(cls) -> None:
     (``FOUNDATION_COMPONENT_HOOKS``) and ``build_core_component`` (what
     ``jaxecon.foundation.base.base_component.BaseComponent`` provides).
 
+    The component registry's extra check, installed by ``jaxecon.registries``,
+    then refuses a jaxecon component that defines a Foundation-facing hook
+    without its mixin (``jaxecon.interop.foundation_hooks.check_declared``).
+
     Raises:
         TypeError: anything else, naming what it lacks; a subclass of
-            ai-economist's own ``BaseComponent`` is told to change the import;
-            a jaxecon component that defines a Foundation-facing hook without
-            its mixin (``jaxecon.interop.foundation_hooks.check_declared``).
+            ai-economist's own ``BaseComponent`` is told to change the import.
     """
     if issubclass(cls, Component):
-        from jaxecon.interop.foundation_hooks import check_declared  # host-side hooks: above core
-
-        check_declared(cls)
         return
     if any(k.__module__.split(".")[0] == "ai_economist" for k in cls.__mro__):
         raise TypeError(

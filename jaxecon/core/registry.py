@@ -12,41 +12,60 @@ component registry takes jaxecon components and Foundation-style ones
 jaxecon scenarios (``validate_scenario_class``); a class that
 is neither is a ``TypeError`` at registration, naming what it lacks.
 
-The registries fill themselves: the first read of any of them (``get``,
-``has``, ``entries``, ``classes``, ``in``) imports ``jaxecon.components``,
-``jaxecon.entities`` and ``jaxecon.scenarios``, whose modules register
-jaxecon's building blocks (``load_builtins``). So ``import jaxecon`` stays
-cheap, and no import order can leave a registry without them.
+The core imports nothing above it, so what fills the registries and the
+checks that need the layers above come from outside, installed by
+``jaxecon.registries`` when ``import jaxecon`` runs (which Python does before
+any ``jaxecon.core`` import):
+
+- the built-in loader (``install_builtin_loader``): the first read of any
+  registry (``get``, ``has``, ``entries``, ``classes``, ``in``) or ``add``
+  calls it once (``load_builtins``); it imports ``jaxecon.components``,
+  ``jaxecon.entities`` and ``jaxecon.scenarios``, whose modules register
+  jaxecon's building blocks. So ``import jaxecon`` stays cheap, and no import
+  order can leave a registry without them;
+- extra checks (``Registry.add_check``), run after the registry's own
+  ``validate``: the Foundation-facing hooks of a jaxecon component or scenario
+  must be declared with their mixin
+  (``jaxecon.interop.foundation_hooks.check_declared``).
+
+This module imports nothing but the standard library, so ``import jaxecon``
+can install them without loading JAX.
 """
 
 from __future__ import annotations
 
-import importlib
 from typing import Callable, Generic, TypeVar
-
-from jaxecon.core.component import validate_component_class
 
 T = TypeVar("T")
 
-#: The packages whose import registers jaxecon's components, entities and scenarios.
-BUILTIN_PACKAGES = ("jaxecon.components", "jaxecon.entities", "jaxecon.scenarios")
+_builtin_loader: Callable[[], None] | None = None
 _builtins = "unloaded"  # -> "loading" -> "loaded"
 
 
-def load_builtins() -> None:
-    """Import ``BUILTIN_PACKAGES`` once per process, registering jaxecon's own entries.
+def install_builtin_loader(loader: Callable[[], None]) -> None:
+    """Make ``loader`` (no arguments; it registers jaxecon's own entries, e.g. by
+    importing their modules) what ``load_builtins`` runs. ``jaxecon.registries``
+    installs jaxecon's when ``jaxecon`` is imported. A loader installed after the
+    built-ins were loaded is not run."""
+    global _builtin_loader
+    _builtin_loader = loader
 
-    Called by every registry read; a read made while they are being imported
-    (a module registering itself) sees what is registered so far. An import
-    that fails is retried on the next read. Raises what the import raises.
+
+def load_builtins() -> None:
+    """Run the installed built-in loader once per process, registering jaxecon's own entries.
+
+    Called by every registry read and ``add``; a read made while the loader
+    runs (a module registering itself) sees what is registered so far. A
+    loader that fails is retried on the next read; with no loader installed
+    there is nothing to load (and a loader installed later still runs).
+    Raises what the loader raises.
     """
     global _builtins
-    if _builtins != "unloaded":
+    if _builtins != "unloaded" or _builtin_loader is None:
         return
     _builtins = "loading"
     try:
-        for package in BUILTIN_PACKAGES:
-            importlib.import_module(package)
+        _builtin_loader()
     except BaseException:
         _builtins = "unloaded"
         raise
@@ -62,6 +81,9 @@ class Registry(Generic[T]):
         validate: optional check of a class being added; raises ``TypeError``
             saying what the class lacks.
 
+    Checks from the layers above the core are added with ``add_check``; ``add``
+    runs them, in the order added, after ``validate``.
+
     ``@registry.add`` registers a class under its ``name`` attribute (again:
     the new class replaces the old one, as in Foundation).
     ``registry.get(name)`` returns it (case-insensitive) and raises ``KeyError``
@@ -73,7 +95,15 @@ class Registry(Generic[T]):
     def __init__(self, kind: str, validate: Callable[[type], None] | None = None):
         self.kind = kind
         self.validate = validate
+        self.checks: list[Callable[[type], None]] = []
         self._lookup: dict[str, type] = {}
+
+    def add_check(self, check: Callable[[type], None]) -> None:
+        """Also run ``check(cls)`` on every class ``add`` accepts, after
+        ``validate`` (once: a check added again is not run twice). ``check``
+        raises ``TypeError`` saying what the class lacks."""
+        if check not in self.checks:
+            self.checks.append(check)
 
     def add(self, cls: type) -> type:
         """Register ``cls`` under ``cls.name``, replacing any class registered
@@ -82,7 +112,8 @@ class Registry(Generic[T]):
         Raises:
             ValueError: if ``cls.name`` is missing/empty or contains '.'.
             TypeError: if ``cls`` is not a class, or fails the registry's
-                ``validate`` check (the message names what it lacks).
+                ``validate`` check or one of its ``checks`` (the message names
+                what it lacks).
         """
         load_builtins()  # a user's entry replaces a built-in one, not the reverse
         if not isinstance(cls, type):
@@ -94,6 +125,8 @@ class Registry(Generic[T]):
             raise ValueError(f"{self.kind} name {name!r} may not contain '.'")
         if self.validate is not None:
             self.validate(cls)
+        for check in self.checks:
+            check(cls)
         self._lookup[name.lower()] = cls
         return cls
 
@@ -138,17 +171,15 @@ class Registry(Generic[T]):
 def validate_scenario_class(cls) -> None:
     """Check that ``cls`` can be registered as a jaxecon scenario: a subclass of
     ``jaxecon.core.scenario.Scenario``, which declares ``jaxecon_scenario``.
+    (The scenario registry's extra check, installed by ``jaxecon.registries``,
+    then refuses a Foundation-facing hook defined without its mixin.)
 
     Raises:
         TypeError: ``cls`` is not a jaxecon scenario class (the message
             points Foundation-style (numpy) scenarios to
-            ``jaxecon.foundation.scenarios.add``), or defines a Foundation-facing
-            hook without its mixin (``jaxecon.interop.foundation_hooks.check_declared``).
+            ``jaxecon.foundation.scenarios.add``).
     """
     if getattr(cls, "jaxecon_scenario", False) is True:
-        from jaxecon.interop.foundation_hooks import check_declared  # host-side hooks: above core
-
-        check_declared(cls)
         return
     raise TypeError(
         f"scenario class {cls.__name__!r} is not a jaxecon scenario (a subclass of "
@@ -158,8 +189,16 @@ def validate_scenario_class(cls) -> None:
     )
 
 
+def _validate_component_class(cls) -> None:
+    """``jaxecon.core.component.validate_component_class``, imported at the
+    first registration (it needs flax; this module imports no JAX)."""
+    from jaxecon.core.component import validate_component_class
+
+    validate_component_class(cls)
+
+
 scenario_registry: Registry = Registry("scenario", validate_scenario_class)
-component_registry: Registry = Registry("component", validate_component_class)
+component_registry: Registry = Registry("component", _validate_component_class)
 agent_registry: Registry = Registry("agent")
 resource_registry: Registry = Registry("resource")
 landmark_registry: Registry = Registry("landmark")
