@@ -213,6 +213,20 @@ def test_the_trainer_trains_one_policy_per_group():
     assert [g.name for g in none.groups] == ["a"]
 
 
+def test_the_trainers_policy_groups_are_not_the_economys_agent_groups():
+    """The trainer's view of a group is ``PolicyGroup``; its former name
+    ``AgentGroup`` still imports, with a DeprecationWarning, and is not the
+    economy's ``jaxecon.core.groups.AgentGroup``."""
+    from jaxecon.training import env_adapters
+
+    assert "AgentGroup" not in env_adapters.__all__ and "PolicyGroup" in env_adapters.__all__
+    with pytest.warns(DeprecationWarning, match="renamed PolicyGroup"):
+        from jaxecon.training.env_adapters import AgentGroup as Old
+    assert Old is env_adapters.PolicyGroup and Old is not AgentGroup
+    with pytest.raises(AttributeError):
+        env_adapters.NoSuchName
+
+
 def test_mobile_agent_types_weigh_their_rewards_their_own_way():
     """Builders pay more for labor, traders' utility bends more: each agent's
     utility (the scenario's ``curr_metric``) is Foundation's isoelastic

@@ -141,3 +141,40 @@ def test_n_planners_beyond_one_needs_planner_groups_and_names_do_not_clash():
                      PLANNERS, ("PeriodicBracketTax", "CoinGrant"))
     assert [g.kind for g in parse_groups(3, None, None, {}, None, PLANNERS,
                                          ("PeriodicBracketTax", "CoinGrant"))] == [MOBILE, PLANNER, PLANNER]
+
+
+def test_each_planner_reports_its_own_planner_metrics(pair):
+    """One set of planner metrics per planner, named after its group; the
+    planners share the planner's inventory and reward, so each set holds the
+    one-planner economy's ``"p"`` values, and no key names an absent ``"p"``."""
+    _, one = pair
+    named = [{"name": "tax", "components": ["PeriodicBracketTax"]},
+             {"name": "treasury", "components": ["CoinGrant"]}]
+    two = make(planner_groups=named)
+    assert two.scenario.planner_group_names == ("tax", "treasury")
+    params = two.default_params
+    _, s2 = jax.jit(two.reset)(jax.random.key(4), params)
+    _, s1 = jax.jit(one.reset)(jax.random.key(4), params)
+    m2, m1 = two.metrics(s2, params), one.metrics(s1, params)  # eagerly: keeps the key order
+    planner = ["endow/{}/Coin", "endow/{}/Stone", "endow/{}/Wood", "util/{}"]
+    assert not [k for k in m2 if "/p/" in k or k.endswith("/p")]
+    for g in ("tax", "treasury"):
+        assert [k for k in m2 if f"/{g}/" in k or k.endswith(f"/{g}")] == [t.format(g) for t in planner]
+        for t in planner:
+            np.testing.assert_array_equal(m2[t.format(g)], m1[t.format("p")])
+    # the rest is the one-planner economy's, in its order, the sets in the planners' place
+    p_keys = [t.format("p") for t in planner]
+    i = list(m1).index(p_keys[0])
+    assert list(m2) == list(m1)[:i] + [t.format(g) for g in ("tax", "treasury") for t in planner] + \
+        [k for k in list(m1)[i:] if k not in p_keys]
+
+
+def test_one_step_economy_reports_one_set_of_planner_metrics_per_planner():
+    env = jaxecon.make("one-step-economy", n_agents=3, world_size=[1, 1], episode_length=2,
+                       components=[("SimpleLabor", {}), ("PeriodicBracketTax", {"period": 2}), ("CoinGrant", {})],
+                       planner_groups=[{"name": "tax", "components": ["PeriodicBracketTax"]},
+                                       {"name": "treasury", "components": ["CoinGrant"]}])
+    _, state = jax.jit(env.reset)(jax.random.key(0), env.default_params)
+    keys = list(env.metrics(state, env.default_params))
+    assert [k for k in keys if k.startswith(("endow/", "util/")) and "avg_agent" not in k] == [
+        "endow/tax/Coin", "util/tax", "endow/treasury/Coin", "util/treasury"]

@@ -227,7 +227,8 @@ def _any_cross(book, n_prices):
 
 
 #: Longest row ``_sort_unique`` sorts by counting (L^2 compares, fused) rather than
-#: with XLA's sort: below it, counting is faster on CPU (4x at L = 20).
+#: with XLA's sort: below it, counting is faster on CPU
+#: (measured: benchmarks/RESULTS.md, "Measurements behind the code's choices").
 SMALL_SORT = 64
 
 

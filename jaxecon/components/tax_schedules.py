@@ -122,10 +122,12 @@ def _by_temperature(temperature, exact, soft, income, rates, cutoffs):
 
     A ``lax.cond``: a traced scalar temperature (a params leaf passed into
     jit) runs one of the two, not both (the soft one is an exp or a log per
-    agent and bracket: at 10,000 agents, 2 of a one-step economy's 4.5 ms per
-    step). Under ``vmap`` over temperatures both run and each entry takes
-    its own. The soft branch sees temperature 1 where it is 0, so the branch
-    not taken never divides by zero (its NaNs would reach the gradient).
+    agent and bracket, a large share of a 10,000-agent one-step economy's
+    step; measured: benchmarks/RESULTS.md, "Measurements behind the code's
+    choices"). Under ``vmap`` over temperatures both run and each entry
+    takes its own. The soft branch sees temperature 1 where it is 0, so the
+    branch not taken never divides by zero (its NaNs would reach the
+    gradient).
     """
     t = jnp.asarray(temperature)
     branches = (lambda: soft(income, rates, cutoffs, jnp.where(t > 0, t, 1.0)),

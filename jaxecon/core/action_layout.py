@@ -160,7 +160,7 @@ class ActionLayout:
 #: (chosen by K alone, so the traced program does not depend on the number of
 #: agents). The one-step economy's 101 labor actions at 10,000 agents: 10^8
 #: multiply-adds per step that way, the bulk of a random-action rollout
-#: (sampling 1.24 -> 0.63 ms per step, load about 3.5).
+#: (measured: benchmarks/RESULTS.md, "Measurements behind the code's choices").
 _ONE_COUNT_MAX_K = 64
 
 
@@ -173,7 +173,7 @@ def _uniform_valid_index(key, mask):
     labor choices) the r-th valid entry is r and the search is skipped (a
     ``lax.cond``; the same index). The counts are float32 sums of 0/1 (exact
     below 2^24), which XLA:CPU vectorizes, unlike a sum of booleans into
-    int32 (10,000 x 101 entries: about 0.1 against 0.8 ms).
+    int32 (measured: benchmarks/RESULTS.md, "Measurements behind the code's choices").
     """
     valid = jnp.where(mask > 0, jnp.float32(1), jnp.float32(0))
     count = jnp.sum(valid, axis=-1)

@@ -4,11 +4,12 @@ jaxecon's arithmetic is the same on every backend; these helpers change only
 the program XLA compiles, where XLA:CPU's choices cost time on the small
 arrays of one economy (or on one economy's long vectors). Each keeps values,
 shapes and dtypes bit-identical (``sort_floats``: the same values, see its
-docstring for the order of -0.0 and +0.0), and its docstring states the
-measurement behind it. The figures, with the
-load they were taken at, are also in ``benchmarks/RESULTS.md`` ("XLA:CPU
-code generation"); ``python benchmarks/backend_tricks.py`` measures each
-again, with and without.
+docstring for the order of -0.0 and +0.0), and its docstring states what it
+changes in the program and where it pays. The measurements behind each,
+with the load they were taken at, are in ``benchmarks/RESULTS.md``
+("Measurements behind the code's choices" and "XLA:CPU code generation");
+``python benchmarks/backend_tricks.py`` measures each again, with and
+without.
 
 - ``fusible_concatenate`` (with ``FUSIBLE_CONCAT_OPERANDS``): wide
   concatenates as trees XLA:CPU fuses; used by the flattened observations
@@ -56,12 +57,11 @@ def fusible_concatenate(parts: list, axis: int = 0) -> jax.Array:
     Backend: built the same way everywhere; it pays on XLA:CPU, whose fusion
     limit it follows (not measured on a GPU or TPU).
 
-    Measured on the Foundation shim's canonical step (4 agents, 25x25; its
+    It pays on the Foundation shim's canonical step (4 agents, 25x25; its
     packed state and outputs and the flattened observations concatenate
-    dozens of leaves): 159 kernels in the compiled step instead of 245, and
-    13% and 23% more CPU time per step without it (jax 0.10.2, two runs of
-    ``benchmarks/backend_tricks.py --tricks threefry,concat``, load 2-5;
-    231 executed thunks instead of 279 on 2026-12-01).
+    dozens of leaves): fewer kernels in the compiled step and less CPU time
+    per step (measured: benchmarks/RESULTS.md, "Measurements behind the
+    code's choices").
     """
     k = FUSIBLE_CONCAT_OPERANDS
     while len(parts) > k:
@@ -88,14 +88,12 @@ def pad_onto_canvas(x: jax.Array, r: int, zero: jax.Array) -> jax.Array:
     the windows read each tile more than once (n (2r+1)^2 > H W), from
     XLA:CPU measurements (not measured on a GPU or TPU).
 
-    Measured on XLA:CPU: gtb100 (100 agents, 40x40, 64 economies vmapped)
-    takes 9% and 21% more CPU time per step with ``jnp.pad`` (jax 0.10.2,
-    two runs of ``benchmarks/backend_tricks.py --tricks canvas``, load 3-5).
-    On 2026-12-01: with ``jnp.pad`` the recomputation took 44% of a
-    100-agent step; this canvas was 7% faster than one written by a scatter
-    of rows; and with few agents on a large map the extra pass costs more
-    than the recomputation (2x slower on the 4-agent canonical economy,
-    which therefore keeps ``jnp.pad``).
+    On XLA:CPU it pays with many agents (gtb100: 100 agents, 40x40, 64
+    economies vmapped, where the recomputation is a large share of a step;
+    a canvas written by a scatter of rows pays less), and with few agents
+    on a large map the extra pass costs more than the recomputation: the
+    4-agent canonical economy keeps ``jnp.pad`` (measured:
+    benchmarks/RESULTS.md, "Measurements behind the code's choices").
     """
     k, h, w = x.shape
     canvas = jnp.zeros((k, h + 2 * r, w + 2 * r), x.dtype)
@@ -132,10 +130,10 @@ def sort_floats(x: jax.Array) -> jax.Array:
     Backend: the same program everywhere; it pays on XLA:CPU, where a float
     sort compares with a NaN-aware total-order comparator.
 
-    Measured on XLA:CPU (jax 0.10.2, 2 cores at load about 2.5): 10,000
-    float32 values in a ``lax.scan``, 0.21 ms per sort against 0.81 ms for
-    ``jnp.sort``; the one-step economy with 10,000 agents observes them
-    every step.
+    The one-step economy with 10,000 agents observes 10,000 sorted values
+    every step, where this sort is several times faster than ``jnp.sort``
+    on XLA:CPU (measured: benchmarks/RESULTS.md, "Measurements behind the
+    code's choices").
 
     Raises:
         ValueError: ``x`` is not a 1-D float32/float64 array.
@@ -271,7 +269,8 @@ def as_unrolled_key(key):
     in ``benchmarks/RESULTS.md``, "What the economy adds to a training
     script's compile"). The functional env itself does not rewrap: one
     un-vmapped gather-trade-build economy (``bench.scaling.scaling_config(4)``)
-    compiled its step in 7.7-8.0 s rewrapped against 4.1-4.4 s with JAX's loop.
+    compiles its step more slowly rewrapped
+    (measured: benchmarks/RESULTS.md, "Measurements behind the code's choices").
     """
     dtype = getattr(key, "dtype", None)
     impl = unrolled_threefry_impl()

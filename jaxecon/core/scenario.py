@@ -407,8 +407,20 @@ class Scenario:
         return jnp.zeros(self.n_agents, f), jnp.zeros((), f), state
 
     def scenario_metrics(self, state: EnvState, params) -> dict:
-        """Scenario metrics ``{key: scalar}``."""
+        """Scenario metrics ``{key: scalar}``.
+
+        Metrics are per group: a planner's metrics are keyed by its group's
+        name (``planner_group_names``), so Foundation's groups report
+        Foundation's ``"p"`` keys, an economy without a planner no planner
+        key, and several planners one set each."""
         return {}
+
+    @property
+    def planner_group_names(self) -> tuple:
+        """The planners' group names in declared order, the ``<group>`` of the
+        planner metric keys (``"util/<group>"``): ``("p",)`` for Foundation's
+        groups, ``()`` without a planner."""
+        return tuple(g.name for g in self.agent_groups if g.kind == PLANNER)
 
     def optimization_metrics(self, state: EnvState, params) -> jax.Array:
         """float [n + 1]: each mobile agent's utility, then the planner's

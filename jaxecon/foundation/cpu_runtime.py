@@ -1,15 +1,15 @@
 """JAX's CPU runtime set up for stepping one small economy from Python.
 
-The shim runs one jitted call per ``env.step``: a few hundred tiny XLA
-kernels, about a tenth of a millisecond of work. JAX's CPU runtime is built
-for large arrays: by default it hands each call to a dispatch thread
-(asynchronous dispatch) and spreads independent kernels over a pool of one
-thread per core. For a call this small the hand-offs cost more than the
-work, and on a loaded machine every hand-off waits for the other thread to be
-scheduled. The settings below are for that case, an economy stepped from
-Python as the numpy reference is (measured: docs/foundation_shim.md, "CPU
-threads"); a batched ``vmap``/``scan`` rollout wants the default pool
-instead.
+The shim runs one jitted call per ``env.step``: many tiny XLA kernels, little
+work in all (measured: benchmarks/RESULTS.md, "Measurements behind the code's
+choices"). JAX's CPU runtime is built for large arrays: by default it hands
+each call to a dispatch thread (asynchronous dispatch) and spreads independent
+kernels over a pool of one thread per core. For a call this small the
+hand-offs cost more than the work, and on a loaded machine every hand-off
+waits for the other thread to be scheduled. The settings below are for that
+case, an economy stepped from Python as the numpy reference is (measured:
+docs/foundation_shim.md, "CPU threads"); a batched ``vmap``/``scan`` rollout
+wants the default pool instead.
 
 These are process-wide settings, so jaxecon never makes them on its own: a
 user asks for them with ``JAXECON_SHIM_CPU_RUNTIME=1`` (or ``on``, ``true``,

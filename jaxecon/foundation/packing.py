@@ -1,9 +1,10 @@
 """Pytrees of arrays laid out as one flat buffer per dtype, and back.
 
 The shim calls its jitted step once per Python step. On the CPU, the fixed
-cost of a call grows with the number of arrays going in and out (about 2 us
-each): an ``EnvState`` of the canonical economy has ~70 leaves, its
-observations a dozen. ``TreePacking`` keeps such a tree as a handful of
+cost of a call grows with the number of arrays going in and out (measured:
+benchmarks/RESULTS.md, "Measurements behind the code's choices"): an
+``EnvState`` of the canonical economy has ~70 leaves, its observations a
+dozen. ``TreePacking`` keeps such a tree as a handful of
 1-D buffers (one per dtype) between calls; the jitted functions unpack them
 (slices and reshapes, free inside XLA) and pack their results the same way,
 and the host unpacks what it fetched into numpy views without copying.

@@ -42,6 +42,7 @@ step, several times the cost of a step.)
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,11 +55,11 @@ from jax import custom_batching
 from jaxecon.wrappers import AutoResetWrapper, LogWrapper, Wrapper
 
 __all__ = [
-    "AgentGroup",
     "BatchedEnv",
     "GroupObs",
     "JaxeconAdapter",
     "MultiAgentAdapter",
+    "PolicyGroup",
     "TRAIN_METRICS",
     "lockstep",
     "make_adapter",
@@ -81,8 +82,17 @@ TRAIN_METRICS = (
 
 
 @dataclass(frozen=True)
-class AgentGroup:
-    """Static description of one group of agents sharing a policy.
+class PolicyGroup:
+    """Static description of one policy group: the agents that share one policy
+    (parameter sharing), as the trainer sees them.
+
+    Not the economy's ``jaxecon.core.groups.AgentGroup`` (which agents of which
+    Foundation class share an observation layout, actions and reward): a
+    ``JaxeconAdapter`` makes one ``PolicyGroup`` per ``AgentGroup`` that takes
+    actions, with its name, its agents' ids and its action heads (a planner
+    without actions makes none); a ``MultiAgentAdapter`` (JaxMARL envs, which
+    have no ``AgentGroup``) one per set of agents with equal spaces.
+    ``AgentGroup``, this class's former name here, is a deprecated alias.
 
     Attributes:
         name: the group's name (``"a"``/``"p"`` for jaxecon; JaxMARL: the
@@ -110,6 +120,17 @@ class AgentGroup:
     def max_actions(self) -> int:
         """K: the widest head (narrower heads are padded with masked entries)."""
         return int(max(self.heads))
+
+
+def __getattr__(name: str):
+    """``AgentGroup``: the deprecated name of ``PolicyGroup`` (it clashed with
+    ``jaxecon.core.groups.AgentGroup``)."""
+    if name == "AgentGroup":
+        warnings.warn("jaxecon.training.env_adapters.AgentGroup is renamed PolicyGroup (the agents sharing "
+                      "one policy); the economy's groups are jaxecon.core.groups.AgentGroup",
+                      DeprecationWarning, stacklevel=2)
+        return PolicyGroup
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @struct.dataclass
@@ -258,8 +279,8 @@ class JaxeconAdapter:
                 continue  # a planner without actions sends NO-OP and forms no group
             agents = (eg.name,) if eg.is_planner else tuple(str(i) for i in range(eg.start, eg.stop))
             heads = tuple(int(d) for d in layout.dims) if layout.multi_action_mode else (layout.n_actions,)
-            groups.append(AgentGroup(eg.name, agents, heads, layout.multi_action_mode,
-                                     "planner" if eg.is_planner else "agents"))
+            groups.append(PolicyGroup(eg.name, agents, heads, layout.multi_action_mode,
+                                      "planner" if eg.is_planner else "agents"))
         self.groups = tuple(groups)
         self._planners = {eg.name for eg in env.agent_groups if eg.is_planner}
 
@@ -365,7 +386,7 @@ class MultiAgentAdapter:
                    type(osp).__name__)
             sig.setdefault(key, []).append(ag)
         self.groups = tuple(
-            AgentGroup(members[0], tuple(members), heads, multi, "agents")
+            PolicyGroup(members[0], tuple(members), heads, multi, "agents")
             for (heads, multi, _, _), members in sig.items()
         )
         self._has_avail = self._implements_avail()

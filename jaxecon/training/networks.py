@@ -1,6 +1,6 @@
 """Policy and value networks (flax linen): the AI Economist's conv-LSTM model and an MLP.
 
-One ``ActorCritic`` module serves one agent group (``env_adapters.AgentGroup``):
+One ``ActorCritic`` module serves one policy group (``env_adapters.PolicyGroup``):
 the mobile agents share one (with the agent index as a one-hot input), the
 planner has its own. Inputs are a group's features for a batch of actors
 ``[A, ...]`` (a pytree: for jaxecon, the observation dict without its
@@ -183,7 +183,7 @@ class ActorCritic(nn.Module):
     """Policy logits and value for one agent group.
 
     Attributes:
-        heads: number of actions per head (``AgentGroup.heads``); logits are
+        heads: number of actions per head (``PolicyGroup.heads``); logits are
             ``[A, H, K]`` with ``K = max(heads)``.
         model: ``"mlp"`` or ``"keras_conv_lstm"`` (module docstring).
         fc_dim, num_fc: hidden layer width and count.

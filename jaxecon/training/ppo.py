@@ -49,7 +49,7 @@ from flax import struct
 from jaxecon.training.config import ConfigError, PolicyConfig, TrainConfig
 from jaxecon.training.curriculum import piecewise_schedule
 from jaxecon.training.distributions import MaskedCategorical
-from jaxecon.training.env_adapters import AgentGroup, GroupObs, make_adapter
+from jaxecon.training.env_adapters import GroupObs, PolicyGroup, make_adapter
 from jaxecon.training.gae import gae
 from jaxecon.training.losses import ppo_loss
 from jaxecon.training.networks import ActorCritic, mlp_inputs
@@ -68,7 +68,7 @@ ADAM_EPS = 1e-5
 class GroupSetup:
     """A group, its policy settings, and its network (None: not trained, acts at random)."""
 
-    group: AgentGroup
+    group: PolicyGroup
     policy: PolicyConfig
     network: Optional[ActorCritic]
 
@@ -116,7 +116,7 @@ def _merge(x):
     return x.reshape((x.shape[0] * x.shape[1],) + x.shape[2:])
 
 
-def _index(group: AgentGroup, batch: int):
+def _index(group: PolicyGroup, batch: int):
     """One-hot agent index ``[B * n, n]`` (None for a single-agent group)."""
     if group.n == 1:
         return None
@@ -198,7 +198,7 @@ class PPO:
 
     @property
     def groups(self) -> tuple:
-        """The adapter's ``AgentGroup``s."""
+        """The adapter's ``PolicyGroup``s."""
         return self.adapter.groups
 
     def setup(self, name: str) -> GroupSetup:

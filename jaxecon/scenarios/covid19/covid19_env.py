@@ -63,7 +63,8 @@ Metrics (Foundation's keys): per state ``<State>/infected (millions)``,
 ``usa/vaccinated (% of population)``, ``usa/deaths (thousands)``,
 ``usa/mean_unemployment_rate (%)``, ``usa/total_amount_subsidized (trillion $)``,
 ``usa/total_productivity (trillion $)``, ``usa/health_index_at_end_of_episode``,
-``usa/economic_index_at_end_of_episode``. Means are over the episode
+``usa/economic_index_at_end_of_episode`` (these two the planner's: not
+without a planner). Means are over the episode
 (divided by episode_length, as Foundation's means over its zero-initialised
 arrays).
 
@@ -718,6 +719,16 @@ class CovidAndEconomySimulation(Scenario, FoundationScenarioHooks):
 
     # ------------------------------------------------------------ metrics
     def scenario_metrics(self, state: EnvState, params) -> dict:
+        """Foundation's metrics (``covid19_env.py``, ``scenario_metrics``): each
+        US state's, then the nation's (``usa/...``).
+
+        ``usa/health_index_at_end_of_episode`` and
+        ``usa/economic_index_at_end_of_episode`` are the planner's (Foundation
+        reads them from the planner's state): an economy without a planner
+        (``n_planners=0``) reports neither; several planners share the
+        planner's reward and so these indices, reported once under Foundation's
+        ``usa/`` keys.
+        """
         f = float_dtype()
         f32 = self._f32
         sc = state.scenario
@@ -744,8 +755,9 @@ class CovidAndEconomySimulation(Scenario, FoundationScenarioHooks):
         m["usa/mean_unemployment_rate (%)"] = jnp.sum(sc.unemployed_sum) / T / us_pop * 100
         m["usa/total_amount_subsidized (trillion $)"] = jnp.sum(sc.subsidy_sum) / 1e12
         m["usa/total_productivity (trillion $)"] = jnp.sum(sc.postsubsidy_productivity_sum) / 1e12
-        m["usa/health_index_at_end_of_episode"] = sc.planner_health_index
-        m["usa/economic_index_at_end_of_episode"] = sc.planner_economic_index
+        if self.planner_group_names:
+            m["usa/health_index_at_end_of_episode"] = sc.planner_health_index
+            m["usa/economic_index_at_end_of_episode"] = sc.planner_economic_index
         return m
 
     def step_info(self, state: EnvState, params) -> dict:

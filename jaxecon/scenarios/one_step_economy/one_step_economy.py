@@ -34,7 +34,10 @@ Metrics: ``social/productivity``, ``social/equality``,
 ``social_welfare/coin_eq_times_productivity`` (w = 1),
 ``social_welfare/inv_income_weighted_utility`` (pre-tax weights),
 ``endow/avg_agent/Coin``, ``endogenous/avg_agent/Labor``, ``util/avg_agent``,
-``endow/p/Coin`` (planner inventory), ``util/p``; plus the components'.
+``endow/p/Coin`` (planner inventory), ``util/p``; plus the components'. The
+planner keys are per planner group (``endow/<group>/Coin``, ``util/<group>``):
+none without a planner (``n_planners=0``), one set per planner with several,
+each the same values (the planners share the planner's inventory and reward).
 
 Scenario state: ``state.scenario`` is a ``OneStepEconomyState`` (below).
 
@@ -258,9 +261,10 @@ class OneStepEconomy(Scenario, FoundationScenarioHooks):
         for e in self.endogenous:
             m[f"endogenous/avg_agent/{e}"] = jnp.mean(state.endogenous[e])
         m["util/avg_agent"] = jnp.mean(util[:-1])
-        for r in self.resources:
-            m[f"endow/p/{r}"] = state.planner_inventory[r]
-        m["util/p"] = util[-1]
+        for g in self.planner_group_names:
+            for r in self.resources:
+                m[f"endow/{g}/{r}"] = state.planner_inventory[r]
+            m[f"util/{g}"] = util[-1]
         return m
 
     def step_info(self, state: EnvState, params) -> dict:

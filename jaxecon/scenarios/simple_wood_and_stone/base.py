@@ -611,6 +611,16 @@ class WoodAndStoneScenario(Scenario, FoundationScenarioHooks):
 
     # --------------------------------------------------------------- metrics
     def scenario_metrics(self, state: EnvState, params) -> dict:
+        """Foundation's metrics (``layout_from_file.py``, ``scenario_metrics``),
+        the per-agent ones as arrays [n] under template keys (``metric_keys``).
+
+        Planner keys, one set per planner group ``g`` (``planner_group_names``):
+        ``endow/<g>/<resource>`` (inventory + escrow) and ``util/<g>`` (the
+        planner's social welfare). Foundation's groups: ``endow/p/...`` and
+        ``util/p``, as Foundation; no planner: none. Several planners share
+        the planner's inventory, escrow and reward (``jaxecon.core.groups``),
+        so each planner's set holds the same values.
+        """
         coin = state.total_endowment("Coin")
         util = state.scenario.curr_metric
         m = {
@@ -626,9 +636,10 @@ class WoodAndStoneScenario(Scenario, FoundationScenarioHooks):
         for e in self.endogenous:
             m[f"endogenous/{{i}}/{e}"] = state.endogenous[e]
         m["util/{i}"] = util[:-1]
-        for r in self.resources:
-            m[f"endow/p/{r}"] = state.planner_inventory[r] + state.planner_escrow[r]
-        m["util/p"] = util[-1]
+        for g in self.planner_group_names:
+            for r in self.resources:
+                m[f"endow/{g}/{r}"] = state.planner_inventory[r] + state.planner_escrow[r]
+            m[f"util/{g}"] = util[-1]
         m["labor/weighted_cost"] = jnp.mean(params.scenario.energy_cost) * self.energy_weight(state, params)
         m["labor/warmup_integrator"] = state.scenario.auto_warmup_integrator
         return m
