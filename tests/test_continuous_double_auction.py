@@ -27,6 +27,7 @@ import numpy as np
 import pytest
 
 import jaxecon
+from jaxecon.core.agent_kinds import PerKind
 from jaxecon.interop import state_from_foundation
 
 from parity import DETERMINISTIC_BUILD, DETERMINISTIC_GATHER, deconflict_moves, to_jax_actions
@@ -525,7 +526,7 @@ def test_gradients_flow_through_matching():
     st = env.init_state(jax.random.key(0), params)  # zeros; the market needs no map
     comp = env.get_component(CDA)
     st = st.replace(inventory={**st.inventory, "Stone": jnp.full(4, 3.0), "Coin": jnp.full(4, 10.5)})
-    acts = {"a": {n: jnp.zeros(4, jnp.int32) for n in env.agent_actions.names if n.startswith(CDA)}, "p": {}}
+    acts = PerKind(mobile={n: jnp.zeros(4, jnp.int32) for n in env.agent_actions.names if n.startswith(CDA)})
     acts["a"][f"{CDA}.Buy_Stone"] = jnp.array([6, 0, 5, 0], jnp.int32)   # bids 5 and 4
     acts["a"][f"{CDA}.Sell_Stone"] = jnp.array([0, 3, 0, 2], jnp.int32)  # asks 2 and 1
     w = jnp.arange(1.0, 5.0)

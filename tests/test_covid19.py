@@ -450,9 +450,9 @@ def test_direct_calls_follow_the_rounding_mode():
                 obs, state, rew, _, _ = env.step(jax.random.key(1), state, acts, params)
             # The rewards read only what the step's scenario_step wrote (compute_reward
             # adds them to the indices, which nothing else here reads).
-            rew_a, rew_p, _ = env.scenario.compute_reward(state, params)
-            np.testing.assert_array_equal(rew_a, rew["a"])
-            np.testing.assert_array_equal(rew_p, rew["p"])
+            rewards, _ = env.scenario.compute_reward(state, params)
+            np.testing.assert_array_equal(rewards.mobile, rew["a"])
+            np.testing.assert_array_equal(rewards.planner, rew["p"])
             masks = env.masks(state, params)
             np.testing.assert_array_equal(masks["a"], obs["a"]["action_mask"])
             np.testing.assert_array_equal(masks["p"], obs["p"]["action_mask"])

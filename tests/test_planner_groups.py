@@ -34,7 +34,7 @@ class CoinGrant(Component):
 
     def step(self, key, state, actions, params):
         coin = state.inventory["Coin"]
-        grant = actions["p"].get("CoinGrant", jnp.zeros((), jnp.int32))
+        grant = actions.planner.get("CoinGrant", jnp.zeros((), jnp.int32))
         return state.replace(inventory={**state.inventory, "Coin": coin + grant.astype(coin.dtype)})
 
 

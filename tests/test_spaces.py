@@ -23,6 +23,7 @@ import pytest
 
 import jaxecon
 import jaxecon.foundation
+from jaxecon.core.agent_kinds import Observed
 from jaxecon import configs, spaces
 from jaxecon.scenarios.covid19 import default_covid_config
 
@@ -340,8 +341,8 @@ def test_undeclared_component_spaces_are_inferred_unbounded():
         agent_subclasses = ("BasicMobileAgent",)
 
         def observe(self, state, params):
-            return {"a": {"steps": jnp.broadcast_to(state.timestep, (self.n_agents, 2))},
-                    "p": {"coin": jnp.sum(state.inventory["Coin"])}}
+            return Observed(mobile={"steps": jnp.broadcast_to(state.timestep, (self.n_agents, 2))},
+                            planner={"coin": jnp.sum(state.inventory["Coin"])})
 
     env = jaxecon.make_from_config(_one_step(
         flatten_observations=False, components=[{"SimpleLabor": {}}, {"SpacesUndeclaredTest": {}}]))

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import jaxecon
+from jaxecon.core.agent_kinds import PerKind
 
 from reference import GATHER_BUILD_CONFIG, make_reference_env
 
@@ -151,7 +152,7 @@ def test_bonus_gather_frequency():
         components={**state.components, "Gather": state.components["Gather"].replace(bonus_gather_prob=bonus)},
     )
     gather = env.get_component("Gather")
-    acts = {"a": {"Gather": jnp.zeros(4, jnp.int32)}, "p": {}}
+    acts = PerKind(mobile={"Gather": jnp.zeros(4, jnp.int32)})
     out = jax.jit(jax.vmap(lambda k: gather.step(k, state, acts, params.components["Gather"])))(
         jax.random.split(jax.random.key(2), 4000)
     )

@@ -31,6 +31,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
+from jaxecon.core.agent_kinds import Observed, PerKind
 from jaxecon.core import validators as cfg
 from jaxecon.core.bounds import bound_of, bounded
 from jaxecon.core.component import Component
@@ -170,7 +171,7 @@ class Build(Component, FoundationComponentHooks):
     def step(self, key, state: EnvState, actions, params: BuildParams):
         h, w = self.world_size
         sub: BuildState = self.sub_state(state)
-        build = (actions["a"]["Build"] == 1) & self.can_build(state)
+        build = (actions.mobile["Build"] == 1) & self.can_build(state)
         rows = jnp.where(build, state.loc[:, 0], h)  # h = out of bounds -> dropped
         cols = state.loc[:, 1]
         idx = jnp.arange(self.n_agents, dtype=jnp.int32)
@@ -198,7 +199,7 @@ class Build(Component, FoundationComponentHooks):
     def observe(self, state: EnvState, params: BuildParams):
         sub: BuildState = self.sub_state(state)
         pay = jnp.where(params.payment > 0, sub.build_payment / jnp.where(params.payment > 0, params.payment, 1.0), 0.0)
-        return {"a": {"build_payment": pay, "build_skill": sub.build_skill}}
+        return Observed(mobile={"build_payment": pay, "build_skill": sub.build_skill})
 
     def observation_spaces(self):
         """``build_payment`` float [] in [0, payment_max_skill_multiplier]
@@ -209,10 +210,10 @@ class Build(Component, FoundationComponentHooks):
         f = float_dtype()
         skill = Box(1.0, 1.0, (), f) if self.skill_dist == "none" else Box(0.0, np.inf, (), f)
         pay = Box(0.0, float(self.payment_max_skill_multiplier), (), f).widen()
-        return {"a": {"build_payment": pay, "build_skill": skill}}
+        return Observed(mobile={"build_payment": pay, "build_skill": skill})
 
     def masks(self, state: EnvState, params):
-        return {"a": {"Build": self.can_build(state)[:, None]}}
+        return PerKind(mobile={"Build": self.can_build(state)[:, None]})
 
     def metrics(self, state: EnvState, params):
         sub: BuildState = self.sub_state(state)

@@ -110,11 +110,12 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
+from jaxecon.core.agent_kinds import Observed, PerKind
 from jaxecon.core import validators as cfg
 from jaxecon.core.bounds import bound_of, bounded
 from jaxecon.core.component import Component
 from jaxecon.interop.foundation_hooks import FoundationComponentHooks
-from jaxecon.core.env import MOBILE
+from jaxecon.core.groups import MOBILE
 from jaxecon.core.registry import component_registry
 from jaxecon.core.state import EnvState, float_dtype
 from jaxecon.spaces import Box
@@ -477,8 +478,8 @@ class ContinuousDoubleAuction(Component, FoundationComponentHooks):
         ph = sub.price_history * PRICE_HISTORY_DECAY
         ok, price = {"bid": [], "ask": []}, {"bid": [], "ask": []}
         for ci, c in enumerate(self.commodities):
-            buy = actions["a"][f"{self.name}.Buy_{c}"]
-            sell = actions["a"][f"{self.name}.Sell_{c}"]
+            buy = actions.mobile[f"{self.name}.Buy_{c}"]
+            sell = actions.mobile[f"{self.name}.Sell_{c}"]
             bid_ok = (buy >= 1) & (n_open[ci] < M) & (coin >= buy - 1)
             moved = jnp.where(bid_ok, buy - 1, 0).astype(f)
             coin, esc_coin = coin - moved, esc_coin + moved
@@ -727,7 +728,7 @@ class ContinuousDoubleAuction(Component, FoundationComponentHooks):
                 f"my_asks-{c}": ask_hist[ci],
                 f"my_bids-{c}": bid_hist[ci],
             })
-        return {"a": obs_a, "p": obs_p}
+        return Observed(mobile=obs_a, planner=obs_p)
 
     def observation_spaces(self):
         """Bounds, with P = max_bid_ask + 1 prices and M = max_num_orders:
@@ -765,7 +766,7 @@ class ContinuousDoubleAuction(Component, FoundationComponentHooks):
                 f"my_asks-{c}": Box(0.0, float(m), (p,), f),
                 f"my_bids-{c}": Box(0.0, float(m), (p,), f),
             })
-        return {"a": obs_a, "p": obs_p}
+        return Observed(mobile=obs_a, planner=obs_p)
 
     def masks(self, state: EnvState, params):
         sub = self.sub_state(state)
@@ -776,7 +777,7 @@ class ContinuousDoubleAuction(Component, FoundationComponentHooks):
             can_sell = room[ci] & (state.inventory[c] > 0)
             out[f"{self.name}.Sell_{c}"] = jnp.broadcast_to(can_sell[:, None], (self.n_agents, self.n_prices))
             out[f"{self.name}.Buy_{c}"] = room[ci][:, None] & can_pay
-        return {"a": out}
+        return PerKind(mobile=out)
 
     def metrics(self, state: EnvState, params):
         sub = self.sub_state(state)

@@ -45,11 +45,12 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
+from jaxecon.core.agent_kinds import Observed, PerKind
 from jaxecon.core import validators as cfg
 from jaxecon.core.bounds import bound_of, bounded
 from jaxecon.core.component import Component
 from jaxecon.interop.foundation_hooks import FoundationComponentHooks
-from jaxecon.core.env import MOBILE, PLANNER
+from jaxecon.core.groups import MOBILE, PLANNER
 from jaxecon.core.numerics import as_float32, straight_through_trunc
 from jaxecon.core.registry import component_registry
 from jaxecon.core.state import EnvState, float_dtype
@@ -151,8 +152,8 @@ class ControlUSStateOpenCloseStatus(Component, FoundationComponentHooks):
     Masks (mobile, bool [n, n_levels]): all True with real-world policies; else
     False while ``timestep < cooldown_until``.
 
-    Observations: ``"a"``: ``agent_policy_indicators`` float [n] = level /
-    n_levels (each state its own); ``"p"``: the same float [n] vector.
+    Observations: mobile agents: ``agent_policy_indicators`` float [n] = level /
+    n_levels (each state its own); the planner: the same float [n] vector.
 
     State: ``ControlUSStateOpenCloseStatusState``; the scenario reads the
     level through ``stringency_level(state)``.
@@ -237,7 +238,7 @@ class ControlUSStateOpenCloseStatus(Component, FoundationComponentHooks):
             row = jnp.clip(t - 1, 0, self.real_world_policy.shape[0] - 1)
             action = jnp.asarray(self.real_world_policy)[row]
         else:
-            action = actions["a"][self.name]
+            action = actions.mobile[self.name]
         prev = sub.stringency_level
         level = jnp.where(action == 0, prev, action.astype(prev.dtype))
         at_end = t == until + 1
@@ -249,22 +250,22 @@ class ControlUSStateOpenCloseStatus(Component, FoundationComponentHooks):
 
     def observe(self, state: EnvState, params):
         ind = as_float32(self.stringency_level(state) / self.n_stringency_levels, self.float32_rounding)
-        return {"a": {"agent_policy_indicators": ind}, "p": {"agent_policy_indicators": ind}}
+        return Observed(mobile={"agent_policy_indicators": ind}, planner={"agent_policy_indicators": ind})
 
     def observation_spaces(self):
         """``agent_policy_indicators`` float in [0, 1] (level / n_stringency_levels,
         levels 1..n_stringency_levels; widened by ``ROUNDING_SLACK`` for the
         division): [] per mobile agent, [n] for the planner."""
         f = float_dtype()
-        return {"a": {"agent_policy_indicators": Box(0.0, 1.0, (), f).widen()},
-                "p": {"agent_policy_indicators": Box(0.0, 1.0, (self.n_agents,), f).widen()}}
+        return Observed(mobile={"agent_policy_indicators": Box(0.0, 1.0, (), f).widen()},
+                        planner={"agent_policy_indicators": Box(0.0, 1.0, (self.n_agents,), f).widen()})
 
     def masks(self, state: EnvState, params):
         shape = (self.n_agents, self.n_stringency_levels)
         if self.use_real_world_policies:
-            return {"a": {self.name: jnp.ones(shape, bool)}}
+            return PerKind(mobile={self.name: jnp.ones(shape, bool)})
         free = state.timestep >= self.sub_state(state).action_in_cooldown_until
-        return {"a": {self.name: jnp.broadcast_to(free[:, None], shape)}}
+        return PerKind(mobile={self.name: jnp.broadcast_to(free[:, None], shape)})
 
     def agent_state_fields(self, state):
         """Host-side: ``{"Current Open Close Stringency Level": float32 [n]}``:
@@ -351,9 +352,9 @@ class FederalGovernmentSubsidy(Component, FoundationComponentHooks):
     Masks (planner, bool [levels]): all True at ``t % subsidy_interval == 0``
     or with real-world policies, else all False.
 
-    Observations: ``"a"``: ``t_until_next_subsidy`` = (interval - t % interval)
+    Observations: mobile agents: ``t_until_next_subsidy`` = (interval - t % interval)
     / interval and ``current_subsidy_level`` = level / levels, float [n] (the
-    same for every state); ``"p"``: the same two as float [].
+    same for every state); the planner: the same two as float [].
 
     State: ``FederalGovernmentSubsidyState``; the scenario reads the
     payments through ``subsidy(state)``.
@@ -440,7 +441,7 @@ class FederalGovernmentSubsidy(Component, FoundationComponentHooks):
             level = self._real_world_level(state, params)
         else:
             decide = (t - 1) % self.subsidy_interval == 0
-            level = jnp.where(decide, actions["p"][self.name], sub.current_subsidy_level).astype(f)
+            level = jnp.where(decide, actions.planner[self.name], sub.current_subsidy_level).astype(f)
         max_daily = state.scenario.us_state_population * params.max_annual_subsidy_per_person / 365
         daily = level / self.num_subsidy_levels * max_daily
         sub = FederalGovernmentSubsidyState(
@@ -456,10 +457,8 @@ class FederalGovernmentSubsidy(Component, FoundationComponentHooks):
         until = (self.subsidy_interval - t % self.subsidy_interval).astype(f) / self.subsidy_interval
         lvl = self.sub_state(state).current_subsidy_level.astype(f) / self.num_subsidy_levels
         ones = jnp.ones(self.n_agents, f)
-        return {
-            "a": {"t_until_next_subsidy": until * ones, "current_subsidy_level": lvl * ones},
-            "p": {"t_until_next_subsidy": until, "current_subsidy_level": lvl},
-        }
+        return Observed(mobile={"t_until_next_subsidy": until * ones, "current_subsidy_level": lvl * ones},
+                        planner={"t_until_next_subsidy": until, "current_subsidy_level": lvl})
 
     def observation_spaces(self):
         """``t_until_next_subsidy`` float [] in [0, 1] ((interval - t mod interval) /
@@ -473,14 +472,14 @@ class FederalGovernmentSubsidy(Component, FoundationComponentHooks):
         level_hi = np.inf if self.use_real_world_policies else 1.0
         obs = {"t_until_next_subsidy": Box(0.0, 1.0, (), f).widen(),
                "current_subsidy_level": Box(0.0, level_hi, (), f).widen()}
-        return {"a": dict(obs), "p": dict(obs)}
+        return Observed(mobile=dict(obs), planner=dict(obs))
 
     def masks(self, state: EnvState, params):
         if self.use_real_world_policies:
             on = jnp.ones((), bool)
         else:
             on = state.timestep % self.subsidy_interval == 0
-        return {"p": {self.name: jnp.broadcast_to(on, (self.num_subsidy_levels,))}}
+        return PerKind(planner={self.name: jnp.broadcast_to(on, (self.num_subsidy_levels,))})
 
     def planner_state_fields(self, state):
         sub = self.sub_state(state)
@@ -542,8 +541,8 @@ class VaccinationCampaign(Component, FoundationComponentHooks):
     Observations (first delivery t0 = begin rounded up to a multiple of the
     interval, next_t = t + 1): if next_t <= t0, t_until = min(1, (t0 - next_t)
     / interval) and rate 0; else t_until = interval - next_t % interval and rate
-    = daily_per_million / 1e6. ``"a"``: ``t_until_next_vaccines`` = t_until /
-    interval, float [n]; ``"p"``: float []; with ``observe_rate`` also
+    = daily_per_million / 1e6. mobile agents: ``t_until_next_vaccines`` = t_until /
+    interval, float [n]; the planner: float []; with ``observe_rate`` also
     ``next_vaccination_rate`` (float [n] / float []).
 
     State: ``VaccinationCampaignState``.
@@ -640,14 +639,12 @@ class VaccinationCampaign(Component, FoundationComponentHooks):
         )
         rate = jnp.where(before, 0.0, params.daily_vaccines_per_million_people / 1e6).astype(f)
         ones = jnp.ones(self.n_agents, f)
-        out = {
-            "a": {"t_until_next_vaccines": t_until / interval * ones},
-            "p": {"t_until_next_vaccines": t_until / interval},
-        }
+        mobile = {"t_until_next_vaccines": t_until / interval * ones}
+        planner = {"t_until_next_vaccines": t_until / interval}
         if self.observe_rate:
-            out["a"]["next_vaccination_rate"] = rate * ones
-            out["p"]["next_vaccination_rate"] = rate
-        return out
+            mobile["next_vaccination_rate"] = rate * ones
+            planner["next_vaccination_rate"] = rate
+        return Observed(mobile=mobile, planner=planner)
 
     def observation_spaces(self):
         """``t_until_next_vaccines`` float [] in [0, 1] (a fraction of
@@ -659,7 +656,7 @@ class VaccinationCampaign(Component, FoundationComponentHooks):
         obs = {"t_until_next_vaccines": Box(0.0, 1.0, (), f).widen()}
         if self.observe_rate:
             obs["next_vaccination_rate"] = Box(0.0, 1.0, (), f).widen()
-        return {"a": dict(obs), "p": dict(obs)}
+        return Observed(mobile=dict(obs), planner=dict(obs))
 
     def agent_state_fields(self, state):
         return {"Vaccines Available": np.asarray(self.vaccines_available(state))}

@@ -32,6 +32,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
+from jaxecon.core.agent_kinds import Observed, PerKind
 from jaxecon.core import validators as cfg
 from jaxecon.core.bounds import bound_of, bounded
 from jaxecon.core import world
@@ -205,7 +206,7 @@ class Gather(Component, FoundationComponentHooks):
         h, w = self.world_size
         n, f = self.n_agents, float_dtype()
         k_perm, k_bonus = jax.random.split(key)
-        act = actions["a"]["Gather"]
+        act = actions.mobile["Gather"]
         target = state.loc + jnp.asarray(MOVES)[act]
         inb = (target[:, 0] >= 0) & (target[:, 0] < h) & (target[:, 1] >= 0) & (target[:, 1] < w)
         placed = state.loc[:, 0] >= 0
@@ -249,12 +250,12 @@ class Gather(Component, FoundationComponentHooks):
         )
 
     def observe(self, state: EnvState, params):
-        return {"a": {"bonus_gather_prob": self.sub_state(state).bonus_gather_prob}}
+        return Observed(mobile={"bonus_gather_prob": self.sub_state(state).bonus_gather_prob})
 
     def observation_spaces(self):
         """``bonus_gather_prob`` float [] in [0, 1] (min(2, skill) / 2; 0 with "none")."""
         high = 0.0 if self.skill_dist == "none" else 1.0
-        return {"a": {"bonus_gather_prob": Box(0.0, high, (), float_dtype())}}
+        return Observed(mobile={"bonus_gather_prob": Box(0.0, high, (), float_dtype())})
 
     def masks(self, state: EnvState, params):
         h, w = self.world_size
@@ -264,7 +265,7 @@ class Gather(Component, FoundationComponentHooks):
         tr, tc = jnp.clip(target[..., 0], 0, h - 1), jnp.clip(target[..., 1], 0, w - 1)
         free = world.loc_map(state, self.world_size)[tr, tc] == -1
         enterable = self._enterable(state, jnp.arange(n)[:, None], tr, tc)
-        return {"a": {"Gather": inb & free & enterable}}
+        return PerKind(mobile={"Gather": inb & free & enterable})
 
     def dense_log_entry(self, prev_state, state):
         collected = np.asarray(self.sub_state(state).collected)

@@ -136,12 +136,13 @@ from jaxecon.components.tax_schedules import (
     marginal_rate,
     taxes_due,
 )
+from jaxecon.core.agent_kinds import Observed, PerKind
 from jaxecon.core import validators as cfg
 from jaxecon.core.backend import sort_floats
 from jaxecon.core.bounds import bound_of, bounded
 from jaxecon.core.component import Component
 from jaxecon.interop.foundation_hooks import FoundationComponentHooks
-from jaxecon.core.env import MOBILE, PLANNER
+from jaxecon.core.groups import MOBILE, PLANNER
 from jaxecon.core.numerics import numpy_order_sum
 from jaxecon.core.registry import component_registry
 from jaxecon.core.state import EnvState, float_dtype
@@ -615,7 +616,7 @@ class PeriodicBracketTax(Component, FoundationComponentHooks):
         if self.has_planner_actions:
             new_idx = []
             for b, sname in enumerate(self.subspace_names):
-                a = actions["p"][f"{self.name}.{sname}"]
+                a = actions.planner[f"{self.name}.{sname}"]
                 take = first & (a >= 1) & (a <= self.n_disc_rates)
                 new_idx.append(jnp.where(take, a - 1, sub.rate_idx[b]))
             sub = sub.replace(rate_idx=jnp.stack(new_idx).astype(jnp.int32))
@@ -723,7 +724,7 @@ class PeriodicBracketTax(Component, FoundationComponentHooks):
             "last_marginal_rate": sub.last_marginal_rate,
             "curr_marginal_rate": curr_mr,
         }
-        return {"a": agent, "p": common, "pa": pa}
+        return Observed(mobile=agent, planner=common, planner_view=pa)
 
     def _observed_ranks(self) -> np.ndarray:
         """int [K]: the ranks of the sorted last incomes the mobile agents observe
@@ -757,7 +758,7 @@ class PeriodicBracketTax(Component, FoundationComponentHooks):
         }
         agent = common if self.observed_incomes is None else {
             **common, "last_incomes": Box(-np.inf, np.inf, (self.observed_incomes,), f)}
-        return {"a": {**agent, "marginal_rate": unit}, "p": common, "pa": pa}
+        return Observed(mobile={**agent, "marginal_rate": unit}, planner=common, planner_view=pa)
 
     def masks(self, state: EnvState, params):
         if not self.has_planner_actions:
@@ -775,7 +776,7 @@ class PeriodicBracketTax(Component, FoundationComponentHooks):
             )
             allowed = rates <= limit
         m = allowed & first & self.model_is(params, "model_wrapper")
-        return {"p": {f"{self.name}.{s}": m for s in self.subspace_names}}
+        return PerKind(planner={f"{self.name}.{s}": m for s in self.subspace_names})
 
     # ------------------------------------------------------------ logs
     def metrics(self, state: EnvState, params):

@@ -55,11 +55,12 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
+from jaxecon.core.agent_kinds import Observed, PerKind
 from jaxecon.core.numerics import unfused
 from jaxecon.core import validators as cfg
 from jaxecon.core.component import Component
 from jaxecon.interop.foundation_hooks import FoundationComponentHooks
-from jaxecon.core.env import MOBILE
+from jaxecon.core.groups import MOBILE
 from jaxecon.core.registry import component_registry
 from jaxecon.core.state import EnvState, float_dtype
 from jaxecon.spaces import Box
@@ -188,7 +189,7 @@ class SimpleLabor(Component, FoundationComponentHooks):
     def step(self, key, state: EnvState, actions, params):
         f = float_dtype()
         sub = self.sub_state(state)
-        hours = actions["a"][self.name]
+        hours = actions.mobile[self.name]
         work = (hours >= 1) & (hours <= NUM_LABOR_HOURS)
         h = hours.astype(f)
         payoff = unfused(jnp.where(work, h * sub.skill, 0.0))  # rounded as numpy does
@@ -212,7 +213,7 @@ class SimpleLabor(Component, FoundationComponentHooks):
 
     def observe(self, state: EnvState, params):
         sub = self.sub_state(state)
-        return {"a": {"skill": sub.skill / params.payment_max_skill_multiplier}}
+        return Observed(mobile={"skill": sub.skill / params.payment_max_skill_multiplier})
 
     def observation_spaces(self):
         """``skill`` float []: skill / payment_max_skill_multiplier in [0, 1]
@@ -222,13 +223,13 @@ class SimpleLabor(Component, FoundationComponentHooks):
         replaced through ``Params.skills`` above PMSM leave the space."""
         f = float_dtype()
         if self.payment_max_skill_multiplier >= 1:
-            return {"a": {"skill": Box(0.0, 1.0, (), f).widen()}}
-        return {"a": {"skill": Box(-np.inf, np.inf, (), f)}}
+            return Observed(mobile={"skill": Box(0.0, 1.0, (), f).widen()})
+        return Observed(mobile={"skill": Box(-np.inf, np.inf, (), f)})
 
     def masks(self, state: EnvState, params):
         off = self.mask_first_step & self.sub_state(state).is_first_step
         m = jnp.broadcast_to(~off, (self.n_agents, NUM_LABOR_HOURS))
-        return {"a": {self.name: m}}
+        return PerKind(mobile={self.name: m})
 
     def agent_state_fields(self, state):
         sub = self.sub_state(state)

@@ -48,6 +48,7 @@ from typing import Any
 import jax
 from flax import struct
 
+from jaxecon.core.agent_kinds import Observed, PerKind
 from jaxecon.core.spec import EnvSpec
 from jaxecon.core.state import EnvState, NoState, SubState
 
@@ -214,26 +215,29 @@ class Component:
         """Apply one step (``component_step``).
 
         Args:
-            actions: ``{"a": {subspace name: int32 [n]}, "p": {subspace name: int32 []}}``,
-                local actions (0 = NO-OP), only this component's subspaces.
+            actions: ``PerKind(mobile={subspace name: int32 [n]}, planner={subspace
+                name: int32 []})`` (``jaxecon.core.agent_kinds``), local actions
+                (0 = NO-OP), only this component's subspaces.
         """
         return state
 
-    def observe(self, state: EnvState, params) -> dict:
-        """Observations, unprefixed: ``{"a": {k: [n, ...]}, "p": {k: [...]}, "pa": {k: [n, ...]}}``.
+    def observe(self, state: EnvState, params) -> Observed:
+        """Observations, unprefixed: ``Observed(mobile={k: [n, ...]}, planner={k:
+        [...]}, planner_view={k: [n, ...]})`` (``jaxecon.core.agent_kinds``).
 
-        ``"pa"`` entries are the planner's per-agent ``p<i>`` observations.
-        The environment prefixes every key with ``"<ComponentName>-"``.
+        ``planner_view`` entries are the planner's per-agent ``p<i>``
+        observations. The environment prefixes every key with
+        ``"<ComponentName>-"``.
         """
-        return {}
+        return Observed()
 
-    def observation_spaces(self) -> dict | None:
+    def observation_spaces(self) -> Observed | None:
         """The spaces of ``observe``'s fields, from static configuration.
 
-        Returns ``{"a": {k: Box}, "p": {k: Box}, "pa": {k: Box}}``: the same
-        groups and unprefixed keys as ``observe``, each ``Box``
-        (``jaxecon.spaces``) describing ONE agent's entry (no leading
-        n_agents axis for ``"a"`` and ``"pa"``) with ``observe``'s exact
+        Returns an ``Observed`` of ``{k: Box}``: the same kinds and unprefixed
+        keys as ``observe``, each ``Box`` (``jaxecon.spaces``) describing ONE
+        agent's entry (no leading n_agents axis for ``mobile`` and
+        ``planner_view``) with ``observe``'s exact
         dtype and bounds that hold for every reachable state (``-inf``/``inf``
         where none does). Bounds that depend on a ``Params`` field are taken
         from ``default_params()`` (the values given at construction); the
@@ -246,9 +250,10 @@ class Component:
         """
         return None
 
-    def masks(self, state: EnvState, params) -> dict:
-        """Action masks: ``{"a": {subspace name: bool [n, size]}, "p": {name: bool [size]}}``."""
-        return {}
+    def masks(self, state: EnvState, params) -> PerKind:
+        """Action masks: ``PerKind(mobile={subspace name: bool [n, size]}, planner={name:
+        bool [size]})`` (``jaxecon.core.agent_kinds``); a subspace without one is all ones."""
+        return PerKind()
 
     def metrics(self, state: EnvState, params) -> dict:
         """Episode metrics, unprefixed (the env adds ``"<shorthand>/"``): ``{key: scalar}``;

@@ -51,6 +51,7 @@ from jax.experimental import checkify
 
 from jaxecon import spaces
 from jaxecon.core import metric_keys, phases
+from jaxecon.core.agent_kinds import as_rewards
 from jaxecon.core.arg_checks import check_key, check_like
 from jaxecon.core.component import Component
 from jaxecon.core.group_codec import AGENT_IDS, GroupCodec
@@ -387,8 +388,8 @@ class Economy:
         if name == "generate_observations":
             return state, {"obs": self.observe(state, params)}
         if name == "compute_reward":
-            rew_a, rew_p, state = self.scenario.compute_reward(state, params)
-            return state, {"reward": self.codec.group_rewards(rew_a, rew_p)}
+            rewards, state = as_rewards(self.scenario.compute_reward(state, params), f"scenario {self.name!r}")
+            return state, {"reward": self.codec.group_rewards(rewards)}
         if name == "count_completion":
             done = state.timestep >= self.episode_length
             return state.replace(completions=state.completions + done.astype(jnp.int32)), {"done": done}

@@ -3,7 +3,8 @@
 Components and the scenario work on Foundation's joint layout: every mobile
 agent on one leading axis (``n_agents`` rows, in group order), the planner's
 actions in one vector, and per component the decoded subspaces
-``{"a": {subspace: int [n]}, "p": {subspace: int []}}``. Observations,
+``PerKind(mobile={subspace: int [n]}, planner={subspace: int []})``
+(``jaxecon.core.agent_kinds``). Observations,
 actions, rewards, masks and spaces are keyed by group
 (``jaxecon.core.groups.AgentGroup``). ``GroupCodec`` converts between the
 two: the groups' action layouts, checking a step's actions, decoding them per
@@ -22,6 +23,7 @@ import numpy as np
 
 from jaxecon import spaces
 from jaxecon.core.action_layout import ActionLayout
+from jaxecon.core.agent_kinds import PerKind, as_masks
 from jaxecon.core.groups import MOBILE, PLANNER, AgentGroup
 from jaxecon.core.state import float_dtype
 
@@ -242,9 +244,10 @@ class GroupCodec:
         return out
 
     def component_actions(self, actions: dict) -> list:
-        """Per component (list order), ``{"a": {subspace: int [n]}, "p": {subspace: int []}}``:
-        the decoded actions of that component's action subspaces, every mobile
-        agent's on one axis (agents of a group without the subspace: 0, NO-OP).
+        """Per component (list order), ``PerKind(mobile={subspace: int32 [n]},
+        planner={subspace: int32 []})``: the decoded actions of that
+        component's action subspaces, every mobile agent's on one axis (agents
+        of a group without the subspace: 0, NO-OP).
 
         Args:
             actions: ``{group: int32 array}`` of every group, as ``check_actions``
@@ -261,8 +264,8 @@ class GroupCodec:
         local_p = {}
         for g in self.planner_groups:
             local_p.update(self.group_actions[g.name].decode(actions[g.name]))
-        return [{"a": {n: v for n, v in local_a.items() if n.split(".")[0] == c.name},
-                 "p": {n: v for n, v in local_p.items() if n.split(".")[0] == c.name}}
+        return [PerKind(mobile={n: v for n, v in local_a.items() if n.split(".")[0] == c.name},
+                        planner={n: v for n, v in local_p.items() if n.split(".")[0] == c.name})
                 for c in self.components]
 
     def joint_actions(self, actions: dict) -> dict:
@@ -320,10 +323,12 @@ class GroupCodec:
         return out
 
     # ----------------------------------------------------------- rewards, masks
-    def group_rewards(self, rew_a: jax.Array, rew_p: jax.Array) -> dict:
-        """``{group: reward}`` from ``compute_reward``'s float [n_agents] and []:
-        each mobile group's agents' entries (float [count]), the planner's []."""
-        return {g.name: rew_p if g.is_planner else self.rows(rew_a, g) for g in self.agent_groups}
+    def group_rewards(self, rewards: PerKind) -> dict:
+        """``{group: reward}`` from ``compute_reward``'s ``PerKind(mobile=float
+        [n_agents], planner=float [])``: each mobile group's agents' entries
+        (float [count]), each planner's []."""
+        return {g.name: rewards.planner if g.is_planner else self.rows(rewards.mobile, g)
+                for g in self.agent_groups}
 
     def joint_rewards(self, reward: dict) -> tuple:
         """``(float [n_agents], float [])``: ``step``'s per-group rewards in
@@ -334,20 +339,21 @@ class GroupCodec:
         return a, reward[planners[0].name] if planners else jnp.zeros((), a.dtype)
 
     def assemble_masks(self, mask_sources: list) -> dict:
-        """``{group: mask}`` from the components' ``masks`` outputs (list order;
-        subspaces without a mask are all ones): flattened float32 [count,
-        mask_size] / [mask_size] (``flatten_masks``), else ``{subspace: uint8
-        [..., size]}``."""
-        m = {"a": {}, "p": {}}
-        for source in mask_sources:
-            for kind, entries in source.items():
-                m[kind].update(entries)
+        """``{group: mask}`` from the components' ``masks`` outputs (list order,
+        ``PerKind`` each; subspaces without a mask are all ones): flattened
+        float32 [count, mask_size] / [mask_size] (``flatten_masks``), else
+        ``{subspace: uint8 [..., size]}``."""
+        mobile, planner = {}, {}
+        for c, source in zip(self.components, mask_sources):
+            source = as_masks(source, f"component {c.name!r}")
+            mobile.update(source.mobile)
+            planner.update(source.planner)
         out = {}
         for g in self.agent_groups:
-            layout, kind = self.group_actions[g.name], "p" if g.is_planner else "a"
+            layout, m = self.group_actions[g.name], planner if g.is_planner else mobile
             batch = () if g.is_planner else (g.count,)
-            rows = {name: jnp.ones(batch + (size,), bool) if name not in m[kind]
-                    else m[kind][name] if g.is_planner else self.rows(m[kind][name], g)
+            rows = {name: jnp.ones(batch + (size,), bool) if name not in m
+                    else m[name] if g.is_planner else self.rows(m[name], g)
                     for name, size in zip(layout.names, layout.sizes)}
             out[g.name] = (layout.flatten_masks(rows, batch) if self.flatten_masks
                            else {k: v.astype(jnp.uint8) for k, v in rows.items()})

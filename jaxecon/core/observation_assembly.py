@@ -23,6 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxecon import spaces
+from jaxecon.core.agent_kinds import Observed, as_observed
 from jaxecon.core.backend import fusible_concatenate
 from jaxecon.core.group_codec import GroupCodec
 from jaxecon.core.groups import AgentGroup
@@ -87,13 +88,15 @@ class ObservationAssembler:
     def sources(self, state: EnvState, params: EnvParams) -> list:
         """Every observation hook's output, unprefixed, in Foundation's order:
         ``[("world", generate_observations), (component name, its observe), ...]``,
-        each ``{"a": {k: [n, ...]}, "p": {k: ...}, "pa": {k: [n, ...]}}``."""
-        return [("world", self.scenario.generate_observations(state, params))] + [
-            (c.name, c.observe(state, params.components[c.name])) for c in self.components
+        each an ``Observed`` (``jaxecon.core.agent_kinds``)."""
+        scn = f"scenario {self.scenario.name!r}"
+        return [("world", as_observed(self.scenario.generate_observations(state, params), scn))] + [
+            (c.name, as_observed(c.observe(state, params.components[c.name]), f"component {c.name!r}"))
+            for c in self.components
         ]
 
     def mask_sources(self, state: EnvState, params: EnvParams) -> list:
-        """Every component's ``masks`` output, in list order (``{"a": {...}, "p": {...}}``)."""
+        """Every component's ``masks`` output, in list order (``PerKind`` each)."""
         return [c.masks(state, params.components[c.name]) for c in self.components]
 
     def assemble(self, sources: list, mask_sources: list, state: EnvState) -> dict:
@@ -108,15 +111,15 @@ class ObservationAssembler:
         out = {}
         for g in self.codec.agent_groups:
             if g.is_planner:
-                entries = self._group_entries(sources, "p", g, jnp.asarray)
+                entries = self._group_entries(sources, "planner", g, jnp.asarray)
                 entries["time"] = jnp.reshape(t, (1,))
                 obs = self._pack(entries, batched=False)
-                pa = self._group_entries(sources, "pa", g, jnp.asarray)
+                pa = self._group_entries(sources, "planner_view", g, jnp.asarray)
                 if pa:
                     pa = self._pack(pa, batched=True, with_time=False)
                     obs[AGENTS_FIELD] = pa["flat"] if scn.flatten_observations else pa
             else:
-                entries = self._group_entries(sources, "a", g, lambda v: self.codec.rows(jnp.asarray(v), g))
+                entries = self._group_entries(sources, "mobile", g, lambda v: self.codec.rows(jnp.asarray(v), g))
                 entries["time"] = jnp.broadcast_to(t, (g.count, 1))
                 obs = self._pack(entries, batched=True)
             obs["action_mask"] = masks[g.name]
@@ -135,11 +138,12 @@ class ObservationAssembler:
         return prefix not in with_mobile_actions or group.takes_actions_of(prefix)
 
     def _group_entries(self, sources: list, kind: str, group: AgentGroup, take) -> dict:
-        """``{"<prefix>-<key>": take(value)}`` of the hooks' ``kind`` entries
-        (``"a"``, ``"p"``, ``"pa"``) that ``group`` observes, in hook order."""
+        """``{"<prefix>-<key>": take(value)}`` of the hooks' ``kind`` fields
+        (an ``Observed`` field: ``"mobile"``, ``"planner"``, ``"planner_view"``)
+        that ``group`` observes, in hook order."""
         return {f"{prefix}-{k}": take(v)
                 for prefix, source in sources if self.observes(group, prefix)
-                for k, v in source.get(kind, {}).items()}
+                for k, v in getattr(source, kind).items()}
 
     def _pack(self, entries: dict, batched: bool, with_time: bool = True) -> dict:
         """Foundation's observation packager (``base_env._generate_observations``)
@@ -164,21 +168,24 @@ class ObservationAssembler:
         Raises:
             NotImplementedError: a Foundation-style (host) component.
         """
-        out = [("world", self.scenario.generate_observation_spaces())]
+        def declared(spaces, source):
+            return None if spaces is None else as_observed(spaces, source)
+
+        out = [("world", declared(self.scenario.generate_observation_spaces(), f"scenario {self.scenario.name!r}"))]
         for c in self.components:
             if c.runs_on_host:
                 raise NotImplementedError(
                     f"observation_space is not available: component {c.name!r} is a Foundation-style "
                     "(numpy) component whose observations are known only when it runs on the host")
-            out.append((c.name, c.observation_spaces()))
+            out.append((c.name, declared(c.observation_spaces(), f"component {c.name!r}")))
         if any(d is None for _, d in out):
             inferred = self._inferred_spaces()
             out = [(name, inferred[i] if d is None else d) for i, (name, d) in enumerate(out)]
         return out
 
     def _inferred_spaces(self) -> list:
-        """``[groups of Boxes]`` per observation source: ``sources``'s shapes and
-        dtypes (``jax.eval_shape``), one agent's entry, infinite bounds
+        """``[Observed of Boxes]`` per observation source: ``sources``'s shapes
+        and dtypes (``jax.eval_shape``), one agent's entry, infinite bounds
         (integer dtypes: the dtype's range)."""
         params = self._default_params
 
@@ -197,8 +204,10 @@ class ObservationAssembler:
                 return spaces.Box(info.min, info.max, shape, dtype)
             return spaces.Box(-np.inf, np.inf, shape, dtype)
 
-        return [{g: {k: box(v, g != "p") for k, v in entries.items()} for g, entries in groups.items()}
-                for groups in shapes]
+        return [Observed(mobile={k: box(v, True) for k, v in obs.mobile.items()},
+                         planner={k: box(v, False) for k, v in obs.planner.items()},
+                         planner_view={k: box(v, True) for k, v in obs.planner_view.items()})
+                for obs in shapes]
 
     def _build_spaces(self):
         """``{group: Dict}`` assembled as ``assemble`` assembles the arrays, or
@@ -217,10 +226,10 @@ class ObservationAssembler:
             time = spaces.Box(0.0, float(scn.episode_length), (1,), np.float32)
         out = {}
         for g in self.codec.agent_groups:
-            entries = self._group_entries(sources, "p" if g.is_planner else "a", g, lambda box: box)
+            entries = self._group_entries(sources, "planner" if g.is_planner else "mobile", g, lambda box: box)
             entries["time"] = time
             obs = self._pack_spaces(entries)
-            pa = self._group_entries(sources, "pa", g, lambda box: box) if g.is_planner else {}
+            pa = self._group_entries(sources, "planner_view", g, lambda box: box) if g.is_planner else {}
             if pa:
                 pa = self._pack_spaces(pa, with_time=False)
                 rows = {k: spaces.stack(box, scn.n_agents) for k, box in pa.items()}

@@ -21,6 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxecon.core.agent_kinds import Observed, PerKind
 from jaxecon.core import validators as cfg
 from jaxecon.core.bounds import bound_of
 from jaxecon.core.component import NoParams
@@ -389,22 +390,23 @@ class Scenario:
         """Scenario dynamics after the components' steps."""
         return state
 
-    def generate_observations(self, state: EnvState, params) -> dict:
-        """Scenario observations, unprefixed: ``{"a": ..., "p": ..., "pa": ...}``."""
-        return {}
+    def generate_observations(self, state: EnvState, params) -> Observed:
+        """Scenario observations, unprefixed: an ``Observed`` (``jaxecon.core.agent_kinds``:
+        the mobile agents' fields [n, ...], the planner's, the planner's view of each agent)."""
+        return Observed()
 
     def generate_observation_spaces(self) -> dict | None:
         """The spaces of ``generate_observations``' fields, from static configuration:
-        ``{"a": {k: Box}, "p": {k: Box}, "pa": {k: Box}}``, one agent's entry
-        each, as ``Component.observation_spaces`` (whose docstring gives the
+        an ``Observed`` of ``{k: Box}``, one agent's entry each, as ``Component.observation_spaces`` (whose docstring gives the
         rules). Default ``None`` (undeclared): shapes and dtypes are inferred
         with ``jax.eval_shape`` and the bounds left infinite. jaxecon only."""
         return None
 
     def compute_reward(self, state: EnvState, params):
-        """``(reward_a float [n], reward_p float [], new_state)``."""
+        """``(PerKind(mobile=float [n], planner=float []), new_state)``: each mobile
+        agent's reward and the planner's (``jaxecon.core.agent_kinds``)."""
         f = float_dtype()
-        return jnp.zeros(self.n_agents, f), jnp.zeros((), f), state
+        return PerKind(mobile=jnp.zeros(self.n_agents, f), planner=jnp.zeros((), f)), state
 
     def scenario_metrics(self, state: EnvState, params) -> dict:
         """Scenario metrics ``{key: scalar}``.

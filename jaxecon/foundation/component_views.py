@@ -29,6 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxecon.components import PeriodicBracketTax
+from jaxecon.core.agent_kinds import as_masks, as_observed
 from jaxecon.core import metric_keys
 from jaxecon.core.component import Component
 from jaxecon.foundation.scenario_attributes import host_value
@@ -144,9 +145,9 @@ class ComponentView:
     def generate_observations(self) -> dict:
         """``{agent.idx: {key: value}}``, the component's unprefixed observations on the
         current state (``"p"`` for the planner; ``"p<i>"`` planner-per-agent entries)."""
-        obs = jax.device_get(self.observe(self._env.state, self._params()))
+        obs = jax.device_get(as_observed(self.observe(self._env.state, self._params()), f"component {self.name!r}"))
         out = {}
-        for group, entries in obs.items():
+        for group, entries in obs.keyed().items():
             if group == "pa":
                 for i in range(self._env.n_agents):
                     out[f"p{i}"] = {k: host_value(np.asarray(v)[i]) for k, v in entries.items()}
@@ -161,9 +162,9 @@ class ComponentView:
     def generate_masks(self, completions=0) -> dict:
         """``{agent.idx: mask}`` on the current state: ``{subspace: uint8 array}`` per
         agent (``completions`` is read from the state; the argument is ignored)."""
-        masks = jax.device_get(self.masks(self._env.state, self._params()))
+        masks = jax.device_get(as_masks(self.masks(self._env.state, self._params()), f"component {self.name!r}"))
         out = {}
-        for group, entries in masks.items():
+        for group, entries in masks.keyed().items():
             short = {k.split(".", 1)[1] if "." in k else k: np.asarray(v, np.uint8) for k, v in entries.items()}
             if group == "a":
                 for i in range(self._env.n_agents):

@@ -30,6 +30,7 @@ import jax
 import numpy as np
 
 from jaxecon import spaces
+from jaxecon.core.agent_kinds import as_masks
 from jaxecon.core.env import AGENTS_FIELD, flat_split
 
 _TIME = "time"
@@ -64,11 +65,9 @@ class ObservationLayout:
         mask_order = {"a": [], "p": []}
 
         def probe(state):
-            sources = [("world", core.scenario.generate_observations(state, params))] + [
-                (c.name, c.observe(state, params.components[c.name])) for c in core.components
-            ]
+            sources = core.observations.sources(state, params)
             for i, (prefix, source) in enumerate(sources):
-                for group, entries in source.items():
+                for group, entries in source.keyed().items():
                     for k, v in entries.items():
                         key = f"{prefix}-{k}"
                         order[group].append(key)
@@ -80,8 +79,8 @@ class ObservationLayout:
                         order[group].append(_TIME)
                         shapes[(group, _TIME)] = (1,)
                         dtypes[(group, _TIME)] = np.dtype(np.float32)
-            for c in core.components:
-                for group, entries in c.masks(state, params.components[c.name]).items():
+            for c, source in zip(core.components, core.observations.mask_sources(state, params)):
+                for group, entries in as_masks(source, f"component {c.name!r}").keyed().items():
                     mask_order[group].extend(entries)
             for group, layout in (("a", core.agent_actions), ("p", core.planner_actions)):
                 mask_order[group].extend(n for n in layout.names if n not in mask_order[group])

@@ -34,10 +34,10 @@ core's; metrics and dense logs combine both in Foundation's order.
 from __future__ import annotations
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from jaxecon.core import phases
+from jaxecon.core.agent_kinds import Observed, PerKind, as_observed, as_rewards
 from jaxecon.foundation.engine import Engine
 from jaxecon.foundation.host_components import batch_masks, batch_observations
 
@@ -181,13 +181,13 @@ class HostEngine(Engine):
         out = {"obs": {}, "masks": {}}
         gen = self.hooks.get("generate_observations")
         if gen is not None:
-            out["obs"]["0"] = batch_observations(gen(), n, f"scenario {self.core.name!r}")
+            out["obs"]["0"] = Observed.from_keyed(batch_observations(gen(), n, f"scenario {self.core.name!r}"))
         for i, c in self.host_components.items():
-            out["obs"][str(i + 1)] = batch_observations(c.host.obs(), n, f"component {c.name!r}")
-            out["masks"][str(i)] = batch_masks(
+            out["obs"][str(i + 1)] = Observed.from_keyed(batch_observations(c.host.obs(), n, f"component {c.name!r}"))
+            out["masks"][str(i)] = PerKind.from_keyed(batch_masks(
                 c.host.generate_masks(completions=count), c, self.core.agent_actions,
                 self.core.planner_actions,
-            )
+            ))
         return out
 
     def _run_host_reset_phase(self, phase: phases.Phase, count: int) -> dict:
@@ -348,8 +348,9 @@ class CoreScenarioHooks:
         if name == "compute_reward":
             def make():
                 def f(sb, pb):
-                    ra, rp, state = core.scenario.compute_reward(sp.unpack(sb), pp.unpack(pb))
-                    return sp.pack(state), ra, rp
+                    rewards, state = as_rewards(core.scenario.compute_reward(sp.unpack(sb), pp.unpack(pb)),
+                                                f"scenario {core.name!r}")
+                    return sp.pack(state), rewards.mobile, rewards.planner
                 return f
 
             sbuf, ra, rp = self._jitted(name, make)(sbuf, pbuf)
@@ -361,7 +362,7 @@ class CoreScenarioHooks:
         if name == "generate_observations":
             fn = self._jitted(name, lambda: lambda sb, pb: core.scenario.generate_observations(
                 sp.unpack(sb), pp.unpack(pb)))
-            return _foundation_obs(jax.device_get(fn(sbuf, pbuf)), core.n_agents)
+            return _foundation_obs(as_observed(jax.device_get(fn(sbuf, pbuf)), f"scenario {core.name!r}").keyed(), core.n_agents)
         if name == "scenario_metrics":
             fn = self._jitted(name, lambda: lambda sb, pb: core.scenario.scenario_metrics(
                 sp.unpack(sb), pp.unpack(pb)))

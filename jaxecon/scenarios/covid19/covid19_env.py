@@ -104,6 +104,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxecon.core.agent_kinds import Observed, PerKind
 from jaxecon.core import validators as cfg
 from jaxecon.core.bounds import bound_of
 from jaxecon.core.scenario import Scenario
@@ -614,7 +615,7 @@ class CovidAndEconomySimulation(Scenario, FoundationScenarioHooks):
         return state.replace(scenario=sc)
 
     # ------------------------------------------------------------ observations
-    def generate_observations(self, state: EnvState, params) -> dict:
+    def generate_observations(self, state: EnvState, params) -> Observed:
         f = float_dtype()
         f32 = self._f32
         p = params.scenario
@@ -629,21 +630,21 @@ class CovidAndEconomySimulation(Scenario, FoundationScenarioHooks):
         raw = self._level_of_day(sc.stringency_level_history, state.timestep - lag) / self.num_stringency_levels
         recorded = state.timestep - lag < 0  # Foundation reads the int64 policy there (float64 result)
         lagged = jnp.where(recorded, raw, f32(raw))
-        return {
-            "a": {
+        return Observed(
+            mobile={
                 "agent_index": jnp.eye(self.n_agents, dtype=jnp.int32),
                 "agent_state": agent_state.T,
                 "agent_postsubsidy_productivity": post,
                 "lagged_stringency_level": lagged,
             },
-            "p": {
+            planner={
                 "agent_state": agent_state,
                 "agent_postsubsidy_productivity": post,
                 "lagged_stringency_level": lagged,
             },
-        }
+        )
 
-    def generate_observation_spaces(self) -> dict:
+    def generate_observation_spaces(self) -> Observed:
         """Spaces of ``generate_observations`` (one agent's entry each):
 
         - ``agent_index`` int32 [n] one-hot, in [0, 1] (mobile agents only).
@@ -659,19 +660,19 @@ class CovidAndEconomySimulation(Scenario, FoundationScenarioHooks):
         n = self.n_agents
         f = float_dtype()
         low = np.array([0.0, 0.0, 0.0, -np.inf, 0.0, -np.inf])
-        return {
-            "a": {
+        return Observed(
+            mobile={
                 "agent_index": Box(0, 1, (n,), np.int32),
                 "agent_state": Box(low, np.inf, (6,), f),
                 "agent_postsubsidy_productivity": Box(0.0, np.inf, (), f),
                 "lagged_stringency_level": Box(0.0, 1.0, (), f).widen(),
             },
-            "p": {
+            planner={
                 "agent_state": Box(low[:, None], np.inf, (6, n), f),
                 "agent_postsubsidy_productivity": Box(0.0, np.inf, (n,), f),
                 "lagged_stringency_level": Box(0.0, 1.0, (n,), f).widen(),
             },
-        }
+        )
 
     # ------------------------------------------------------------ rewards
     def compute_reward(self, state: EnvState, params):
@@ -715,7 +716,7 @@ class CovidAndEconomySimulation(Scenario, FoundationScenarioHooks):
             planner_health_index=f32(sc.planner_health_index + hp),
             planner_economic_index=f32(sc.planner_economic_index + ep),
         )
-        return rew_a, rew_p, state.replace(scenario=sc)
+        return PerKind(mobile=rew_a, planner=rew_p), state.replace(scenario=sc)
 
     # ------------------------------------------------------------ metrics
     def scenario_metrics(self, state: EnvState, params) -> dict:

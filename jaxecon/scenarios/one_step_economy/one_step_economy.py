@@ -59,6 +59,7 @@ import numpy as np
 from flax import struct
 
 from jaxecon import rewards, social_metrics
+from jaxecon.core.agent_kinds import Observed, PerKind
 from jaxecon.core import validators as cfg
 from jaxecon.core.bounds import bound_of, bounded
 from jaxecon.core.scenario import Scenario
@@ -200,25 +201,23 @@ class OneStepEconomy(Scenario, FoundationScenarioHooks):
         return state.replace(scenario=state.scenario.replace(curr_metric=self.optimization_metrics(state, params)))
 
     # ------------------------------------------------------------ observation
-    def generate_observations(self, state: EnvState, params) -> dict:
+    def generate_observations(self, state: EnvState, params) -> Observed:
         coin = state.total_endowment("Coin")
         productivity = social_metrics.get_productivity(coin)
-        return {
-            "p": {
-                "normalized_per_capita_productivity": productivity / self.n_agents / 1000,
-                "equality": social_metrics.get_equality(coin),
-            }
-        }
+        return Observed(planner={
+            "normalized_per_capita_productivity": productivity / self.n_agents / 1000,
+            "equality": social_metrics.get_equality(coin),
+        })
 
-    def generate_observation_spaces(self) -> dict:
+    def generate_observation_spaces(self) -> Observed:
         """The planner's ``normalized_per_capita_productivity`` float [] (total coin
         / n / 1000) in [0, inf) (coin never goes negative: taxes take at most
         an agent's coin) and ``equality`` float [] (1 - Gini of coin) in [0, 1],
         widened by ``ROUNDING_SLACK`` and 1e-6 below 0 (a Gini of one agent
         holding everything may round above 1)."""
         f = float_dtype()
-        return {"p": {"normalized_per_capita_productivity": Box(0.0, np.inf, (), f),
-                      "equality": Box(0.0, 1.0, (), f).widen(abs=1e-6)}}
+        return Observed(planner={"normalized_per_capita_productivity": Box(0.0, np.inf, (), f),
+                                 "equality": Box(0.0, 1.0, (), f).widen(abs=1e-6)})
 
     # --------------------------------------------------------------- rewards
     def optimization_metrics(self, state: EnvState, params) -> jnp.ndarray:
@@ -241,7 +240,7 @@ class OneStepEconomy(Scenario, FoundationScenarioHooks):
         curr = self.optimization_metrics(state, params)
         rew = curr - state.scenario.curr_metric
         state = state.replace(scenario=state.scenario.replace(curr_metric=curr))
-        return rew[:-1], rew[-1], state
+        return PerKind(mobile=rew[:-1], planner=rew[-1]), state
 
     # --------------------------------------------------------------- metrics
     def scenario_metrics(self, state: EnvState, params) -> dict:

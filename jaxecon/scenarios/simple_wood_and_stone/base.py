@@ -33,6 +33,7 @@ from flax import struct
 
 from jaxecon import rewards, social_metrics
 from jaxecon.spaces import Box
+from jaxecon.core.agent_kinds import Observed, PerKind
 from jaxecon.core import validators as cfg
 from jaxecon.core.bounds import bound_of, bounded
 from jaxecon.core.backend import pad_onto_canvas
@@ -494,7 +495,7 @@ class WoodAndStoneScenario(Scenario, FoundationScenarioHooks):
             curr_map = jnp.minimum(curr_map, OBS_DTYPE_EXACT_UP_TO["uint8"])
         return curr_map.astype(self.map_obs_dtype)
 
-    def generate_observations(self, state: EnvState, params) -> dict:
+    def generate_observations(self, state: EnvState, params) -> Observed:
         h, w = self.world_size
         n = self.n_agents
         scale = self.inv_scale
@@ -517,13 +518,13 @@ class WoodAndStoneScenario(Scenario, FoundationScenarioHooks):
                 "idx_map": my_idx.astype(self.idx_obs_dtype),
                 **inv,
             }
-            return {"a": agent, "p": planner}
+            return Observed(mobile=agent, planner=planner)
         vis_map, vis_idx = self.observation_windows(state, curr_map, idx_map)
         agent = {"map": vis_map, "idx_map": vis_idx, **locs, **inv}
         per_agent = dict(inv)
         if self.planner_gets_spatial_info:
             per_agent.update(locs)
-        return {"a": agent, "p": planner, "pa": per_agent}
+        return Observed(mobile=agent, planner=planner, planner_view=per_agent)
 
     def map_channel_highs(self) -> np.ndarray:
         """float64 [C]: the largest value of each ``map_keys`` channel: a
@@ -533,7 +534,7 @@ class WoodAndStoneScenario(Scenario, FoundationScenarioHooks):
         caps = {r: float(m) for r, (_, m) in self.regen_specs().items()}
         return np.array([max(1.0, caps.get(k, 1.0)) if k in self.collectible else 1.0 for k in self.map_keys])
 
-    def generate_observation_spaces(self) -> dict:
+    def generate_observation_spaces(self) -> Observed:
         """Spaces of ``generate_observations`` (one agent's entry each):
 
         - ``map`` ``obs_dtype`` (float32 by default): full view [C, H, W], channel c in [0, ``map_channel_highs()[c]``];
@@ -558,7 +559,7 @@ class WoodAndStoneScenario(Scenario, FoundationScenarioHooks):
         if self.planner_gets_spatial_info:
             planner.update({"map": full_map, "idx_map": full_idx})
         if self.full_observability:
-            return {"a": {"map": full_map, "idx_map": full_idx, **inv}, "p": planner}
+            return Observed(mobile={"map": full_map, "idx_map": full_idx, **inv}, planner=planner)
         size = 2 * self.mobile_agent_observation_range + 1
         win_map = Box(0.0, np.append(highs, 1.0)[:, None, None], (c + 1, size, size), self.map_obs_dtype)
         win_idx = Box(0, idx_hi, (len(self.private_landmarks) + 1, size, size), self.idx_obs_dtype)
@@ -570,7 +571,7 @@ class WoodAndStoneScenario(Scenario, FoundationScenarioHooks):
         per_agent = dict(inv)
         if self.planner_gets_spatial_info:
             per_agent.update(locs)
-        return {"a": {"map": win_map, "idx_map": win_idx, **locs, **inv}, "p": planner, "pa": per_agent}
+        return Observed(mobile={"map": win_map, "idx_map": win_idx, **locs, **inv}, planner=planner, planner_view=per_agent)
 
     # --------------------------------------------------------------- rewards
     def energy_weight(self, state: EnvState, params) -> jax.Array:
@@ -607,7 +608,7 @@ class WoodAndStoneScenario(Scenario, FoundationScenarioHooks):
         rew = curr - prev
         integ = state.scenario.auto_warmup_integrator + (jnp.mean(rew[:-1]) > 0).astype(jnp.int32)
         state = state.replace(scenario=state.scenario.replace(curr_metric=curr, auto_warmup_integrator=integ))
-        return rew[:-1], rew[-1], state
+        return PerKind(mobile=rew[:-1], planner=rew[-1]), state
 
     # --------------------------------------------------------------- metrics
     def scenario_metrics(self, state: EnvState, params) -> dict:
