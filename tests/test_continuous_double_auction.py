@@ -527,8 +527,8 @@ def test_gradients_flow_through_matching():
     comp = env.get_component(CDA)
     st = st.replace(inventory={**st.inventory, "Stone": jnp.full(4, 3.0), "Coin": jnp.full(4, 10.5)})
     acts = PerKind(mobile={n: jnp.zeros(4, jnp.int32) for n in env.agent_actions.names if n.startswith(CDA)})
-    acts["a"][f"{CDA}.Buy_Stone"] = jnp.array([6, 0, 5, 0], jnp.int32)   # bids 5 and 4
-    acts["a"][f"{CDA}.Sell_Stone"] = jnp.array([0, 3, 0, 2], jnp.int32)  # asks 2 and 1
+    acts.mobile[f"{CDA}.Buy_Stone"] = jnp.array([6, 0, 5, 0], jnp.int32)   # bids 5 and 4
+    acts.mobile[f"{CDA}.Sell_Stone"] = jnp.array([0, 3, 0, 2], jnp.int32)  # asks 2 and 1
     w = jnp.arange(1.0, 5.0)
 
     def f(coin, order_labor):

@@ -458,7 +458,7 @@ def test_direct_calls_follow_the_rounding_mode():
             np.testing.assert_array_equal(masks["p"], obs["p"]["action_mask"])
             for a, b in zip(jax.tree.leaves(env.observe(state, params)), jax.tree.leaves(obs)):
                 np.testing.assert_array_equal(a, b)
-            planner_reward[rounding] = float(rew_p)
+            planner_reward[rounding] = float(rewards.planner)
     assert planner_reward[False] != planner_reward[True]  # the mode matters here
 
 

@@ -41,7 +41,7 @@ _OLD_KEYS = {"a": "mobile", "p": "planner", "pa": "planner_view"}
 
 
 def _warn(what: str) -> None:
-    warnings.warn(f"{what} keyed 'a'/'p'/'pa' are deprecated: use jaxecon.core.agent_kinds "
+    warnings.warn(f"{what} is deprecated: use the records of jaxecon.core.agent_kinds "
                   "(mobile=, planner=, planner_view=)", DeprecationWarning, stacklevel=3)
 
 
@@ -67,7 +67,7 @@ class _OldKeys:
     def __getitem__(self, key: str):
         if key not in _OLD_KEYS or not hasattr(self, _OLD_KEYS[key]):
             raise KeyError(key)
-        _warn(f"reading a {type(self).__name__} with the keys")
+        _warn(f"reading a {type(self).__name__} by the key {key!r}")
         return getattr(self, _OLD_KEYS[key])
 
     def get(self, key: str, default=None):
@@ -131,7 +131,7 @@ def as_observed(value, source: str) -> Observed:
         return Observed()
     if isinstance(value, dict):
         _check_old(value, ("a", "p", "pa"), "the observations", source)
-        _warn(f"{source}: observations")
+        _warn(f"{source}: observations keyed 'a'/'p'/'pa'")
         return Observed.from_keyed(value)
     raise ValueError(f"{source}: observations must be a jaxecon.core.agent_kinds.Observed, "
                      f"got {type(value).__qualname__}")
@@ -153,7 +153,7 @@ def as_masks(value, source: str) -> PerKind:
         return PerKind()
     if isinstance(value, dict):
         _check_old(value, ("a", "p"), "the masks", source)
-        _warn(f"{source}: masks")
+        _warn(f"{source}: masks keyed 'a'/'p'")
         return PerKind.from_keyed(value)
     raise ValueError(f"{source}: masks must be a jaxecon.core.agent_kinds.PerKind, got {type(value).__qualname__}")
 
@@ -171,7 +171,7 @@ def as_rewards(value, source: str) -> tuple:
     if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], PerKind):
         return value
     if isinstance(value, tuple) and len(value) == 3:
-        _warn(f"{source}: compute_reward's (reward_a, reward_p, state); rewards")
+        _warn(f"{source}: compute_reward returning (reward_a, reward_p, state)")
         return PerKind(mobile=value[0], planner=value[1]), value[2]
     raise ValueError(f"{source}: compute_reward must return (jaxecon.core.agent_kinds.PerKind(mobile=float [n], "
                      f"planner=float []), state), got {type(value).__qualname__}")
