@@ -171,6 +171,26 @@ def test_config_bad_values_and_reference_runtime_keys():
             config_from_dict(bad)
 
 
+def test_a_training_config_file_is_read_as_jaxecon_runs_config_file(tmp_path):
+    import json
+
+    from jaxecon.cli.config import ConfigError as CliConfigError
+    from jaxecon.config_files import ConfigError as SharedConfigError
+
+    assert ConfigError is CliConfigError is SharedConfigError  # one error type under its three names
+    (tmp_path / "c.json").write_text(json.dumps(load_train_config("default").to_dict()))
+    assert load_train_config(tmp_path / "c.json") == load_train_config("default")
+    for name, text, match in [("c.txt", "{}", r"must end in \.yaml, \.yml or \.json, got '\.txt'"),
+                              ("list.yaml", "[1, 2]", "must hold a mapping, got list"),
+                              ("bad.yaml", "a: [", "cannot parse config file"),
+                              ("env.yaml", "env: nonesuch", "config file .*env.yaml': 'env': economy must be one of")]:
+        (tmp_path / name).write_text(text)
+        with pytest.raises(ConfigError, match=match):
+            load_train_config(tmp_path / name)
+    with pytest.raises(ConfigError, match="neither a file nor a built-in name"):
+        load_train_config(tmp_path / "missing.yaml")
+
+
 def test_builtin_phase_configs_follow_the_curriculum():
     p1, p2, small = (load_train_config(n) for n in ("phase1", "phase2", "default"))
     assert p1.total_env_steps == 25_000_000 and p1.phase == 1 and p2.phase == 2
