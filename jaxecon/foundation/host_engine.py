@@ -34,16 +34,16 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxecon.core import phases
+from jaxecon.core.scenario import FOUNDATION_SCENARIO_HOOKS
 from jaxecon.foundation.engine import Engine
 from jaxecon.foundation.host_components import batch_masks, batch_observations
 
-__all__ = ["CoreScenarioHooks", "HostEngine", "SCENARIO_HOOKS"]
+__all__ = ["CoreScenarioHooks", "HostEngine"]
 
-#: Foundation's scenario hooks, in the order they run.
-SCENARIO_HOOKS = (
-    "reset_starting_layout", "reset_agent_states", "additional_reset_steps",
-    "scenario_step", "generate_observations", "compute_reward", "scenario_metrics",
-)
+#: A module-local alias of ``jaxecon.core.scenario.FOUNDATION_SCENARIO_HOOKS``
+#: (the hooks a host scenario may run; not ``core.scenario.SCENARIO_HOOKS``),
+#: kept for the code below until it names that directly.
+SCENARIO_HOOKS = FOUNDATION_SCENARIO_HOOKS
 
 
 def _segments(ops: list) -> list:
