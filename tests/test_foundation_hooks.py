@@ -29,6 +29,15 @@ def test_the_engine_declares_no_foundation_facing_hook():
     assert not hasattr(Scenario, "foundation_class_name")
 
 
+def test_each_hook_tuple_is_defined_once_and_names_its_own_hooks():
+    from jaxecon.core.scenario import FOUNDATION_SCENARIO_HOOKS, SCENARIO_HOOKS
+
+    assert all(callable(getattr(Scenario, h)) for h in SCENARIO_HOOKS)  # the engine's scenario hooks
+    assert set(FOUNDATION_SCENARIO_HOOKS) <= set(SCENARIO_HOOKS)  # those under Foundation's names: host-able
+    assert not set(hooks.SCENARIO_MIXIN_HOOKS) & set(SCENARIO_HOOKS)  # the mixins' are not the engine's
+    assert set(hooks.COMPONENT_MIXIN_HOOKS) <= set(hooks.SCENARIO_MIXIN_HOOKS)
+
+
 @struct.dataclass
 class _Counter:
     n: jax.Array

@@ -185,6 +185,21 @@ def test_load_dense_log_round_trip_and_not_json(log, tmp_path):
 
 
 @READS_MP4
+def test_throughput_plot_is_written_without_pyplot(tmp_path):
+    import sys
+
+    from jaxecon.bench.report import plot_throughput as from_bench
+
+    assert from_bench is plotting.plot_throughput  # the old import path still works
+    rows = [{"economy": "default", "mode": "scan+vmap", "batch": b, "env_steps_per_s": 1e3 * b} for b in (1, 4)]
+    result = {"economies": {"default": {"n_agents": 4}}, "results": rows,
+              "reference": {"default": {"env_steps_per_s": 500.0}}, "system": {"device": "cpu", "cpu_count": 2}}
+    had_pyplot = "matplotlib.pyplot" in sys.modules
+    path = plotting.plot_throughput(result, tmp_path / "throughput.png")
+    assert (tmp_path / "throughput.png").read_bytes()[:4] == b"\x89PNG" and path.endswith("throughput.png")
+    assert had_pyplot or "matplotlib.pyplot" not in sys.modules
+
+
 def test_episode_video_frames(log, tmp_path):
     path = video.write_episode_video(log, tmp_path / "episode.mp4", every=2, fps=10)
     reader = imageio.get_reader(path)

@@ -17,6 +17,7 @@ import pytest
 
 import jaxecon
 from jaxecon import checkpoint_files
+from jaxecon.core.action_layout import ActionLayout
 from jaxecon.training import checkpoint as ckpt
 from jaxecon.training.config import (
     ConfigError,
@@ -27,10 +28,10 @@ from jaxecon.training.config import (
 )
 from jaxecon.training.curriculum import apply_phase, piecewise_schedule
 from jaxecon.training.distributions import MaskedCategorical
-from jaxecon.training.env_adapters import split_heads
 from jaxecon.training.gae import gae
 from jaxecon.training.ppo import PPO
 from jaxecon.training.trainer import train
+from jaxecon.wrappers.flat import mask_heads
 
 from common import RUN_OFTEN
 
@@ -97,10 +98,15 @@ def test_masked_categorical_samples_at_the_policys_frequencies():
     assert np.all(np.abs(freq - p) <= 4 * np.sqrt(p * (1 - p) / n) + 1e-12), np.abs(freq - p).max()
 
 
-def test_split_heads_pads_unequal_heads():
-    flat = jnp.arange(1, 8, dtype=jnp.float32)  # heads of 3 and 4
-    out = np.asarray(split_heads(flat, (3, 4)))
-    assert out.tolist() == [[1, 2, 3, 0], [4, 5, 6, 7]]
+def test_mask_heads_splits_by_sizes_or_layout():
+    # the one splitter of the fronts and the trainer: heads of 3 and 4, padded with False
+    flat = jnp.asarray([1, 0, 2, 0, 1, 1, 0.5], jnp.float32)
+    assert np.asarray(mask_heads(flat, (3, 4))).tolist() == [[1, 0, 1, 0], [0, 1, 1, 1]]
+    assert np.asarray(mask_heads(flat[None, :6], (3, 3))).tolist() == [[[1, 0, 1], [0, 1, 1]]]  # equal heads
+    multi = ActionLayout(("A", "B"), (2, 3), True)  # dims 3 and 4: the same split
+    assert np.asarray(mask_heads(flat, multi)).tolist() == [[1, 0, 1, 0], [0, 1, 1, 1]]
+    single = ActionLayout(("A", "B"), (2, 4), False)  # no heads: [n_actions]
+    assert np.asarray(mask_heads(flat, single)).tolist() == [1, 0, 1, 0, 1, 1, 1]
 
 
 def test_gae_matches_numpy_recomputation():
@@ -163,6 +169,26 @@ def test_config_bad_values_and_reference_runtime_keys():
         bad[section][key] = value
         with pytest.raises(ConfigError, match=match):
             config_from_dict(bad)
+
+
+def test_a_training_config_file_is_read_as_jaxecon_runs_config_file(tmp_path):
+    import json
+
+    from jaxecon.cli.config import ConfigError as CliConfigError
+    from jaxecon.config_files import ConfigError as SharedConfigError
+
+    assert ConfigError is CliConfigError is SharedConfigError  # one error type under its three names
+    (tmp_path / "c.json").write_text(json.dumps(load_train_config("default").to_dict()))
+    assert load_train_config(tmp_path / "c.json") == load_train_config("default")
+    for name, text, match in [("c.txt", "{}", r"must end in \.yaml, \.yml or \.json, got '\.txt'"),
+                              ("list.yaml", "[1, 2]", "must hold a mapping, got list"),
+                              ("bad.yaml", "a: [", "cannot parse config file"),
+                              ("env.yaml", "env: nonesuch", "config file .*env.yaml': 'env': economy must be one of")]:
+        (tmp_path / name).write_text(text)
+        with pytest.raises(ConfigError, match=match):
+            load_train_config(tmp_path / name)
+    with pytest.raises(ConfigError, match="neither a file nor a built-in name"):
+        load_train_config(tmp_path / "missing.yaml")
 
 
 def test_builtin_phase_configs_follow_the_curriculum():

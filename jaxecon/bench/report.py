@@ -1,43 +1,15 @@
 """The benchmark's outputs: the printed table and the throughput plot.
 
-Both read the dict ``jaxecon.bench.suite.run_benchmark`` returns.
+Both read the dict ``jaxecon.bench.suite.run_benchmark`` returns. The plot
+is drawn by ``jaxecon.plotting.throughput`` (with the other plots, without
+``pyplot``) and re-exported here.
 """
 
 from __future__ import annotations
 
+from jaxecon.plotting.throughput import plot_throughput
+
 __all__ = ["format_table", "plot_throughput"]
-
-
-def plot_throughput(result: dict, path) -> None:
-    """Write a log-log plot of env-steps/s against batch size (one line per
-    economy, its reference as a dashed line of the same colour) to ``path``."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for i, (name, info) in enumerate(result["economies"].items()):
-        rows = [r for r in result["results"] if r["economy"] == name and r["mode"] == "scan+vmap"]
-        if not rows:
-            continue
-        colour = f"C{i}"
-        ax.plot([r["batch"] for r in rows], [r["env_steps_per_s"] for r in rows], "o-",
-                color=colour, label=f"{name} ({info['n_agents']} agents)")
-        ref = result["reference"].get(name, {}).get("env_steps_per_s")
-        if ref:
-            ax.axhline(ref, color=colour, ls="--", lw=1, label=f"{name}: ai-economist")
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xlabel("parallel envs (batch size)")
-    ax.set_ylabel("env-steps/s")
-    s = result["system"]
-    ax.set_title(f"jaxecon throughput on {s['device']} ({s['cpu_count']} CPUs)")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
 
 
 def format_table(result: dict) -> str:

@@ -6,21 +6,19 @@ A name is a key of ``jaxecon.configs.ECONOMIES`` (``default`` without
 ``scenario_name``) or under an ``env:`` block, as in Foundation's RLlib
 tutorial ``config.yaml`` (other blocks, e.g. ``trainer:``, are ignored); the
 ``env:`` block may also be a named economy (``env: default``), as in
-jaxecon's training configs.
+jaxecon's training configs. The file reader and ``ConfigError`` are
+``jaxecon.config_files``', shared with the training config
+(``jaxecon.training.config``).
 """
 
 from __future__ import annotations
 
-import json
 import pathlib
 
+from jaxecon.config_files import ConfigError, named_economy, read_config_file
 from jaxecon.configs import ECONOMIES, economy_config
 
 __all__ = ["ConfigError", "load_config", "resolve_config"]
-
-
-class ConfigError(ValueError):
-    """A config file that cannot be read or has the wrong shape."""
 
 
 def load_config(path) -> dict:
@@ -28,56 +26,27 @@ def load_config(path) -> dict:
 
     Accepts a flat dict with ``scenario_name`` or a dict whose ``env`` entry
     is such a dict (Foundation's RLlib tutorial ``config.yaml``) or the name
-    of an economy of ``jaxecon.configs.ECONOMIES``.
+    of an economy of ``jaxecon.configs.ECONOMIES``. The file is read as a
+    training config's is (``jaxecon.config_files.read_config_file``).
 
     Raises:
         ConfigError: a missing file or a directory, an unreadable file, an
             unknown extension, unparsable content, an ``env:`` naming no
             economy, or no ``scenario_name`` at the top level or under ``env:``.
     """
-    path = pathlib.Path(path)
-    if path.is_dir():
-        raise ConfigError(f"config file {str(path)!r} is a directory: give a .yaml, .yml or .json file")
-    if not path.exists():
-        raise ConfigError(f"config file {str(path)!r} does not exist")
-    if not path.is_file():
-        raise ConfigError(f"config file {str(path)!r} is not a regular file")
-    ext = path.suffix.lower()
-    try:
-        text = path.read_text()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read config file {str(path)!r}: {exc}") from None
-    try:
-        if ext in (".yaml", ".yml"):
-            import yaml
-
-            data = yaml.safe_load(text)
-        elif ext == ".json":
-            data = json.loads(text)
-        else:
-            raise ConfigError(
-                f"config file {str(path)!r} must end in .yaml, .yml or .json, got {ext or 'no extension'!r}"
-            )
-    except ConfigError:
-        raise
-    except Exception as exc:  # yaml.YAMLError, json.JSONDecodeError
-        raise ConfigError(f"cannot parse config file {str(path)!r}: {exc}") from None
-    if not isinstance(data, dict):
-        raise ConfigError(
-            f"config file {str(path)!r} must hold a mapping, got {type(data).__name__}"
-        )
+    data = read_config_file(path)
+    where = f"config file {str(pathlib.Path(path))!r}"
     if isinstance(data.get("env"), str):
         try:
-            return economy_config(data["env"])
-        except ValueError as exc:
-            raise ConfigError(f"config file {str(path)!r}: 'env': {exc}") from None
+            return named_economy(data["env"])
+        except ConfigError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
     if isinstance(data.get("env"), dict) and "scenario_name" in data["env"]:
         return dict(data["env"])
     if "scenario_name" in data:
         return dict(data)
     raise ConfigError(
-        f"config file {str(path)!r} has no 'scenario_name', neither at the top level "
-        "nor under an 'env:' block"
+        f"{where} has no 'scenario_name', neither at the top level nor under an 'env:' block"
     )
 
 

@@ -34,7 +34,7 @@ from jaxecon.core.registry import (
 )
 from jaxecon.core.state import EnvState, NoState, SubState, float_dtype
 
-__all__ = ["SCENARIO_HOOKS", "Scenario", "parse_components"]
+__all__ = ["FOUNDATION_SCENARIO_HOOKS", "SCENARIO_HOOKS", "Scenario", "parse_components"]
 
 #: The scenario hooks the engine runs (``jaxecon.core.env.Economy``): each is a
 #: method of ``Scenario`` with a default that a scenario overrides.
@@ -44,6 +44,17 @@ SCENARIO_HOOKS = (
     "scenario_step", "generate_observations", "generate_observation_spaces", "compute_reward",
     "scenario_metrics", "optimization_metrics", "step_info", "default_scenario_params",
 )
+
+#: The scenario hooks of Foundation's ``BaseEnvironment`` among ``SCENARIO_HOOKS``
+#: (same names), in the order they run: those a Foundation-style scenario class
+#: of the shim may write in numpy, which the shim's host engine then runs on the
+#: host in their places (``jaxecon.foundation.host_scenario``,
+#: ``jaxecon.foundation.host_engine``). The others are jaxecon's own.
+FOUNDATION_SCENARIO_HOOKS = (
+    "reset_starting_layout", "reset_agent_states", "additional_reset_steps",
+    "scenario_step", "generate_observations", "compute_reward", "scenario_metrics",
+)
+
 
 def parse_components(components) -> list[tuple[str, dict]]:
     """Normalise Foundation's ``components`` argument to ``[(name, kwargs), ...]``.

@@ -38,16 +38,11 @@ import numpy as np
 
 from jaxecon.core import phases
 from jaxecon.core.agent_kinds import Observed, PerKind, as_observed, as_rewards
+from jaxecon.core.scenario import FOUNDATION_SCENARIO_HOOKS
 from jaxecon.foundation.engine import Engine
 from jaxecon.foundation.host_components import batch_masks, batch_observations
 
-__all__ = ["CoreScenarioHooks", "HostEngine", "SCENARIO_HOOKS"]
-
-#: Foundation's scenario hooks, in the order they run.
-SCENARIO_HOOKS = (
-    "reset_starting_layout", "reset_agent_states", "additional_reset_steps",
-    "scenario_step", "generate_observations", "compute_reward", "scenario_metrics",
-)
+__all__ = ["CoreScenarioHooks", "HostEngine"]
 
 
 def _segments(ops: list) -> list:
@@ -72,7 +67,7 @@ class HostEngine(Engine):
         env: the ``FoundationEnv`` whose views the hooks use (its ``_host()``,
             ``_set_buffers``, ``_device_buffers``).
         hooks: ``{scenario hook name: callable}`` for the scenario hooks that
-            run on the host (names from ``SCENARIO_HOOKS``); the others are the
+            run on the host (names from ``FOUNDATION_SCENARIO_HOOKS``); the others are the
             core's.
 
     Same interface as ``Engine``, except that ``reset`` returns None for the
@@ -88,7 +83,7 @@ class HostEngine(Engine):
         self._compile(("init", "unpack"))
         self.env = env
         self.hooks = dict(hooks)
-        unknown = set(self.hooks) - set(SCENARIO_HOOKS)
+        unknown = set(self.hooks) - set(FOUNDATION_SCENARIO_HOOKS)
         if unknown:
             raise ValueError(f"unknown scenario hooks {sorted(unknown)}")
         self.host_components = {i: c for i, c in enumerate(core.components) if c.runs_on_host}
@@ -316,7 +311,7 @@ class CoreScenarioHooks:
         return fn
 
     def __call__(self, name: str):
-        """Run hook ``name`` (one of ``SCENARIO_HOOKS``); see the class docstring.
+        """Run hook ``name`` (one of ``FOUNDATION_SCENARIO_HOOKS``); see the class docstring.
 
         Raises:
             ValueError: an unknown hook name.
@@ -367,4 +362,4 @@ class CoreScenarioHooks:
             fn = self._jitted(name, lambda: lambda sb, pb: core.scenario.scenario_metrics(
                 sp.unpack(sb), pp.unpack(pb)))
             return {k: np.asarray(v)[()] for k, v in jax.device_get(fn(sbuf, pbuf)).items()}
-        raise ValueError(f"unknown scenario hook {name!r}; hooks: {list(SCENARIO_HOOKS)}")
+        raise ValueError(f"unknown scenario hook {name!r}; hooks: {list(FOUNDATION_SCENARIO_HOOKS)}")

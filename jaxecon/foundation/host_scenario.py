@@ -6,8 +6,9 @@ BaseEnvironment``) is one of:
 - a jaxecon scenario's class (``scenario_registry.get(name)`` of a jaxecon
   name): its core is that jaxecon scenario, every hook jitted;
 - a subclass of one that overrides some of Foundation's scenario hooks
-  (``SCENARIO_HOOKS``) in numpy: the same core, with the overridden hooks
-  run on the host in their places (``super().<hook>()`` runs the jaxecon one);
+  (``jaxecon.core.scenario.FOUNDATION_SCENARIO_HOOKS``) in numpy: the same
+  core, with the overridden hooks run on the host in their places
+  (``super().<hook>()`` runs the jaxecon one);
 - a Foundation-style scenario written from scratch in numpy: its core is a
   ``HostScenarioCore`` (the static structure only: components, entities,
   sizes), and all its hooks run on the host.
@@ -15,8 +16,8 @@ BaseEnvironment``) is one of:
 
 from __future__ import annotations
 
+from jaxecon.core.scenario import FOUNDATION_SCENARIO_HOOKS
 from jaxecon.core.scenario import Scenario as CoreScenario
-from jaxecon.foundation.host_engine import SCENARIO_HOOKS
 
 __all__ = ["HostScenarioCore", "scenario_core"]
 
@@ -44,7 +45,7 @@ def scenario_core(cls, base, builtin_core) -> tuple:
         builtin_core: ``builtin_core(klass)`` -> the jaxecon scenario class that
             the shim class ``klass`` (of ``cls.__mro__``) stands for, or None.
     Returns:
-        ``(core class, host hook names)``: the hooks (of ``SCENARIO_HOOKS``)
+        ``(core class, host hook names)``: the hooks (of ``FOUNDATION_SCENARIO_HOOKS``)
         that ``cls`` defines itself or inherits from a class below the
         nearest jaxecon scenario's class. A scenario written from scratch has
         as host hooks every hook it (or a base other than ``BaseEnvironment``)
@@ -59,7 +60,7 @@ def scenario_core(cls, base, builtin_core) -> tuple:
             break
     stop = builtin_at if builtin_at is not None else mro.index(base)
     hooks = []
-    for name in SCENARIO_HOOKS:
+    for name in FOUNDATION_SCENARIO_HOOKS:
         owner = next((d for d, k in enumerate(mro) if name in vars(k)), None)
         if owner is not None and owner < stop:
             hooks.append(name)

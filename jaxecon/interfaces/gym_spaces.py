@@ -18,8 +18,8 @@ groups; they share what this module builds from it:
   Foundation's one-element ``time`` list and its Python-float scalars become
   arrays; keys in the space's order);
 - ``check_config``, ``check_render_mode``: the arguments both interfaces check;
-- ``render_frame(get_state, render_mode)``: what the interfaces' ``render()``
-  returns (the world as an RGB image, ``jaxecon.interfaces.host.world_frames``).
+- ``render_output(get_state, render_mode)``: what the interfaces' ``render()``
+  returns (the world as an RGB image, ``jaxecon.interfaces.host.render_state``).
 
 Observation fields keep Foundation's names (``world-map``, ``world-idx_map``,
 ``time``, ``flat``, ``p0``..., ``action_mask``), with the bounds jaxecon
@@ -52,10 +52,10 @@ except ImportError as exc:  # pragma: no cover - exercised only without gymnasiu
 import numpy as np
 
 from jaxecon import spaces as jaxecon_spaces
-from jaxecon.interfaces.host import world_frames
+from jaxecon.interfaces.host import render_state
 
 __all__ = ["RENDER_MODES", "AgentSpaces", "check_config", "check_parallel_actions", "check_render_mode",
-           "parallel_outputs", "render_frame", "to_gymnasium"]
+           "parallel_outputs", "render_output", "to_gymnasium"]
 
 MASK_KEY = "action_mask"
 
@@ -253,7 +253,7 @@ class AgentSpaces:
         return {k: self.observation(k, obs[k]) for k in self.possible_agents}
 
 
-def render_frame(get_state, render_mode) -> np.ndarray | None:
+def render_output(get_state, render_mode) -> np.ndarray | None:
     """What the PettingZoo and Gymnasium interfaces' ``render()`` returns.
 
     Args:
@@ -263,13 +263,13 @@ def render_frame(get_state, render_mode) -> np.ndarray | None:
         render_mode: the interface's, checked by ``check_render_mode``.
     Returns:
         ``render_mode="rgb_array"``: the world now, uint8 ``[H * 16, W * 16, 3]``
-        (``jaxecon.interfaces.host.world_frames`` of the state); None, with
+        (``jaxecon.interfaces.host.render_state`` of the state); None, with
         gymnasium's warning, when no ``render_mode`` was given.
     """
     if render_mode is None:
         logger.warn("render() was called without a render_mode; pass render_mode='rgb_array'")
         return None
-    return world_frames(get_state())
+    return render_state(get_state())
 
 
 def check_parallel_actions(actions, agents: list, started: bool) -> None:

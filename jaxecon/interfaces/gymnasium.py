@@ -40,7 +40,7 @@ import numpy as np
 
 from jaxecon.configs import default_config
 from jaxecon.foundation import make_env_instance
-from jaxecon.interfaces.gym_spaces import RENDER_MODES, AgentSpaces, check_config, check_render_mode, render_frame
+from jaxecon.interfaces.gym_spaces import RENDER_MODES, AgentSpaces, check_config, check_render_mode, render_output
 
 __all__ = ["ENV_ID", "POLICY_NAMES", "FoundationGymEnv"]
 
@@ -200,7 +200,7 @@ class FoundationGymEnv(gymnasium.Env):
     def render(self):
         """The world as uint8 ``[H * 16, W * 16, 3]`` (``render_mode="rgb_array"``),
         or None with gymnasium's warning when no ``render_mode`` was given."""
-        return render_frame(lambda: self.foundation_env.state, self.render_mode)
+        return render_output(lambda: self.foundation_env.state, self.render_mode)
 
 
 if ENV_ID not in gymnasium.registry:

@@ -29,7 +29,7 @@ from jaxecon.env_checks import check_foundation_groups, env_type_error
 from jaxecon.factory import make_from_config
 from jaxecon.render import render_world
 
-__all__ = ["RENDER_MODES", "HostEconomy", "Outputs", "as_env", "check_action", "spaces_of", "world_frames"]
+__all__ = ["RENDER_MODES", "HostEconomy", "Outputs", "as_env", "check_action", "render_state", "spaces_of"]
 
 #: The render modes every interface accepts.
 RENDER_MODES = ("rgb_array", "human")
@@ -96,8 +96,11 @@ def check_action(value, shape: tuple, low, high, name: str) -> np.ndarray:
     return arr.astype(np.int32)
 
 
-def world_frames(state) -> np.ndarray:
-    """The world of an ``EnvState`` as ``jaxecon.render.render_world`` draws it.
+def render_state(state) -> np.ndarray:
+    """The world of an ``EnvState`` as ``jaxecon.render.render_world`` draws it
+    (the plain picture; ``jaxecon.video.world_frames`` draws an episode's
+    annotated video frames, ``jaxecon.wrappers.rgb.render_frame`` this picture
+    jitted).
 
     Used by every interface's ``render``: TF-Agents and RLHive pass their
     ``HostEconomy``'s state, PettingZoo and Gymnasium the Foundation shim's.
@@ -277,7 +280,7 @@ class HostEconomy:
             raise ValueError(f"mode must be one of {list(RENDER_MODES)}, got {mode!r}")
         if self.state is None:
             raise RuntimeError("render() before reset(): reset the environment first")
-        frames = world_frames(self.state)
+        frames = render_state(self.state)
         if mode == "rgb_array":
             return frames
         self._show(frames if frames.ndim == 3 else np.concatenate(list(frames), axis=1))

@@ -41,7 +41,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without pettingz
 
 from jaxecon.foundation import make_env_instance
 from jaxecon.interfaces.gym_spaces import (
-    RENDER_MODES, AgentSpaces, check_config, check_parallel_actions, check_render_mode, parallel_outputs, render_frame,
+    RENDER_MODES, AgentSpaces, check_config, check_parallel_actions, check_render_mode, parallel_outputs, render_output,
 )
 from jaxecon.interfaces.pettingzoo_groups import GroupsParallelEnv, declares_groups
 
@@ -158,7 +158,7 @@ class FoundationParallelEnv(pettingzoo.ParallelEnv):
     def render(self):
         """The world as uint8 ``[H * 16, W * 16, 3]`` (``render_mode="rgb_array"``),
         or None with gymnasium's warning when no ``render_mode`` was given."""
-        return render_frame(lambda: self.foundation_env.state, self.render_mode)
+        return render_output(lambda: self.foundation_env.state, self.render_mode)
 
     def close(self):
         """Nothing to release (the shim holds no files or windows)."""

@@ -43,7 +43,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without pettingz
     ) from exc
 
 from jaxecon.interfaces.gym_spaces import (
-    RENDER_MODES, AgentSpaces, check_config, check_parallel_actions, check_render_mode, parallel_outputs, render_frame,
+    RENDER_MODES, AgentSpaces, check_config, check_parallel_actions, check_render_mode, parallel_outputs, render_output,
 )
 from jaxecon.factory import make_from_config
 from jaxecon.wrappers.jaxmarl import MultiAgentEnv
@@ -256,7 +256,7 @@ class GroupsParallelEnv(pettingzoo.ParallelEnv):
     def render(self):
         """The world as uint8 ``[H * 16, W * 16, 3]`` (``render_mode="rgb_array"``),
         or None with gymnasium's warning when no ``render_mode`` was given."""
-        return render_frame(lambda: self._state, self.render_mode)
+        return render_output(lambda: self._state, self.render_mode)
 
     def close(self):
         """Nothing to release (no files or windows)."""

@@ -164,9 +164,12 @@ class FoundationScenarioHooks:
         return _nothing_to_load(state.scenario, f"scenario {getattr(self, 'name', '')!r}", state)
 
 
-#: The hooks each mixin declares; a class defining one must subclass its mixin.
-COMPONENT_HOOKS = ("agent_state_fields", "planner_state_fields", "load_foundation_state")
-SCENARIO_HOOKS = COMPONENT_HOOKS + ("foundation_attributes", "foundation_class_name")
+#: The Foundation-facing hooks each mixin declares (``FoundationComponentHooks``,
+#: ``FoundationScenarioHooks``); a class defining one must subclass its mixin
+#: (``check_declared``). Not the hooks the engine runs
+#: (``jaxecon.core.scenario.SCENARIO_HOOKS``, ``jaxecon.core.component``).
+COMPONENT_MIXIN_HOOKS = ("agent_state_fields", "planner_state_fields", "load_foundation_state")
+SCENARIO_MIXIN_HOOKS = COMPONENT_MIXIN_HOOKS + ("foundation_attributes", "foundation_class_name")
 
 
 def check_declared(cls: type) -> None:
@@ -181,7 +184,7 @@ def check_declared(cls: type) -> None:
     mixin = FoundationScenarioHooks if is_scenario else FoundationComponentHooks
     if issubclass(cls, mixin):
         return
-    names = SCENARIO_HOOKS if is_scenario else COMPONENT_HOOKS
+    names = SCENARIO_MIXIN_HOOKS if is_scenario else COMPONENT_MIXIN_HOOKS
     found = [n for n in names if any(n in vars(k) for k in cls.__mro__)]
     if found:
         raise TypeError(

@@ -33,14 +33,27 @@ Example::
     save_plots(log, "runs/x/plots")   # world_over_time.png, agents.png, trades.png, taxes.png
 
 One job per module: ``logs`` (reading a dense log), ``style``, ``world``,
-``agents``, ``trades``, ``taxes``, ``breakdown``. The episode video is
+``agents``, ``trades``, ``taxes``, ``breakdown``; and ``throughput``, the
+benchmark's plot (``plot_throughput``, from ``jaxecon bench``'s result; also
+``jaxecon.bench.report.plot_throughput``). The episode video is
 ``jaxecon.video``.
+
+Three plots stay beside what they read, as importing them here would import
+a layer above or the scenario (and JAX): the training run's learning curves
+(``jaxecon.training.logging.plot_learning_curves``, beside the
+``metrics.csv`` writer and reader) and the protocol's curves over seeds
+(``jaxecon.training.plots``, which finds the runs and reads their configs
+through ``jaxecon.training``, itself an importer of
+:mod:`jaxecon.plotting.style`), and the COVID-19 episode plots
+(``jaxecon.scenarios.covid19.plots``, which read the scenario's recorded
+data). The training plots draw with :mod:`jaxecon.plotting.style`.
 """
 
 from jaxecon.plotting.agents import plot_agent_states
 from jaxecon.plotting.breakdown import PLOTS, breakdown, save_plots
 from jaxecon.plotting.logs import check_dense_log, load_dense_log
 from jaxecon.plotting.taxes import plot_taxes, tax_per_bracket
+from jaxecon.plotting.throughput import plot_throughput
 from jaxecon.plotting.trades import plot_trades
 from jaxecon.plotting.world import plot_log_state, plot_world_over_time
 
@@ -52,6 +65,7 @@ __all__ = [
     "plot_agent_states",
     "plot_log_state",
     "plot_taxes",
+    "plot_throughput",
     "plot_trades",
     "plot_world_over_time",
     "save_plots",

@@ -53,7 +53,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from jaxecon.training.config import TrainConfig, config_from_dict
+from jaxecon.training.config import TrainConfig, load_train_config
 from jaxecon.training.curriculum import PLANNERS, planner_of, tax_component_kwargs
 from jaxecon.training.evaluate import (
     BRIEF_METRICS,
@@ -153,9 +153,7 @@ def is_run_dir(path) -> bool:
 
 
 def _read_run(path: pathlib.Path) -> RunInfo:
-    import yaml
-
-    cfg = config_from_dict(yaml.safe_load((path / "config.yaml").read_text()))
+    cfg = load_train_config(path / "config.yaml")
     return RunInfo(path, cfg, planner_of(cfg), cfg.trainer.seed)
 
 

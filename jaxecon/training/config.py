@@ -37,6 +37,10 @@ RLlib runtime keys (``cpus``, ``gpus``, ``tf_session_args``, ``num_gpus``,
 key whose value selects behaviour jaxecon does not implement (``kl_coeff`` !=
 0, ``use_gae: false``, ``batch_mode`` other than ``truncate_episodes``, ...)
 is an error naming the key and the supported value.
+
+A file is read as ``jaxecon run --config`` reads one (YAML or JSON,
+``jaxecon.config_files.read_config_file``), and ``ConfigError`` is the same
+class as ``jaxecon.cli.config.ConfigError``.
 """
 
 from __future__ import annotations
@@ -48,6 +52,8 @@ import pathlib
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, Optional
+
+from jaxecon.config_files import ConfigError, named_economy, parse_config_text, read_config_file
 
 __all__ = [
     "BUILTIN_CONFIGS",
@@ -66,10 +72,6 @@ __all__ = [
 BUILTIN_CONFIGS = ("default", "one_step", "phase1", "phase2")
 
 MODELS = ("mlp", "keras_conv_lstm", "random")
-
-
-class ConfigError(ValueError):
-    """A training config that cannot be read, has an unknown key or a bad value."""
 
 
 # RLlib runtime keys of the reference configs that have no meaning here.
@@ -276,14 +278,10 @@ def _env(env) -> dict:
     """A copy of the ``env`` section (a named economy's config for a name), its keyword names
     checked as ``jaxecon.make_from_config`` checks them (``jaxecon.factory.unknown_kwargs``),
     without building the economy."""
-    from jaxecon.configs import economy_config
     from jaxecon.factory import unknown_kwargs
 
     if isinstance(env, str):
-        try:
-            env = economy_config(env)
-        except ValueError as exc:
-            raise ConfigError(f"'env': {exc}") from None
+        env = named_economy(env)
     if not isinstance(env, dict) or "scenario_name" not in env:
         raise ConfigError("'env' must be a Foundation env config with a 'scenario_name', or the name "
                           "of an economy of jaxecon.configs.ECONOMIES")
@@ -492,29 +490,25 @@ def config_from_dict(data: dict) -> TrainConfig:
 
 
 def load_train_config(source) -> TrainConfig:
-    """A ``TrainConfig`` from a YAML file path or a built-in name (``BUILTIN_CONFIGS``).
+    """A ``TrainConfig`` from a YAML (or JSON) file path or a built-in name (``BUILTIN_CONFIGS``).
 
     Raises:
-        ConfigError: no such file or built-in name, unparsable YAML, or an
-            invalid config (see ``config_from_dict``).
+        ConfigError: no such file or built-in name, a file that cannot be read
+            (``jaxecon.config_files.read_config_file``: an extension other
+            than .yaml, .yml or .json, unparsable content, not a mapping), or
+            an invalid config (see ``config_from_dict``).
     """
-    import yaml
-
     name = str(source)
     if name in BUILTIN_CONFIGS:
-        text = resources.files("jaxecon.training").joinpath("configs").joinpath(f"{name}.yaml").read_text()
         where = f"built-in config {name!r}"
+        text = resources.files("jaxecon.training").joinpath("configs").joinpath(f"{name}.yaml").read_text()
+        data = parse_config_text(text, where, ".yaml")
+    elif pathlib.Path(name).is_file():
+        where, data = f"config file {name!r}", read_config_file(name)
     else:
-        path = pathlib.Path(name)
-        if not path.is_file():
-            raise ConfigError(
-                f"training config {name!r} is neither a file nor a built-in name {list(BUILTIN_CONFIGS)}"
-            )
-        text, where = path.read_text(), f"config file {name!r}"
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"cannot parse {where}: {exc}") from None
+        raise ConfigError(
+            f"training config {name!r} is neither a file nor a built-in name {list(BUILTIN_CONFIGS)}"
+        )
     try:
         return config_from_dict(data)
     except ConfigError as exc:

@@ -53,6 +53,7 @@ from flax import struct
 from jax import custom_batching
 
 from jaxecon.wrappers import AutoResetWrapper, LogWrapper, Wrapper
+from jaxecon.wrappers.flat import mask_heads
 
 __all__ = [
     "BatchedEnv",
@@ -63,7 +64,6 @@ __all__ = [
     "TRAIN_METRICS",
     "lockstep",
     "make_adapter",
-    "split_heads",
 ]
 
 #: The finished-episode metrics the trainer logs for a jaxecon economy (those
@@ -140,29 +140,12 @@ class GroupObs:
     Attributes:
         features: pytree of arrays with a leading axis ``[n, ...]`` (everything
             the env observes except the action mask).
-        mask: float32 ``[n, H, K]``, 1 = valid action (padding entries 0).
+        mask: float32 ``[n, H, K]``, 1 = valid action (padding entries 0):
+            ``jaxecon.wrappers.flat.mask_heads`` of the flat mask.
     """
 
     features: Any
     mask: jax.Array
-
-
-def split_heads(flat_mask: jax.Array, heads: tuple) -> jax.Array:
-    """float32 ``[..., H, K]`` from a flat mask ``[..., sum(heads)]`` (heads concatenated).
-
-    Heads narrower than ``K = max(heads)`` are padded with zeros (invalid).
-    """
-    heads = tuple(int(h) for h in heads)
-    k = max(heads)
-    if all(h == k for h in heads):
-        return flat_mask.reshape(flat_mask.shape[:-1] + (len(heads), k)).astype(jnp.float32)
-    offsets = np.cumsum((0,) + heads[:-1])
-    idx = np.zeros((len(heads), k), np.int32)
-    ok = np.zeros((len(heads), k), bool)
-    for i, (o, h) in enumerate(zip(offsets, heads)):
-        idx[i, :h] = o + np.arange(h)
-        ok[i, :h] = True
-    return jnp.where(ok, flat_mask[..., idx], 0.0).astype(jnp.float32)
 
 
 def _space_heads(space) -> tuple[tuple, bool]:
@@ -291,7 +274,7 @@ class JaxeconAdapter:
             if g.name in self._planners:
                 o = jax.tree.map(lambda x: x[:, None], o)
             feats = {k: v for k, v in o.items() if k != "action_mask"}
-            out[g.name] = GroupObs(feats, split_heads(o["action_mask"], g.heads))
+            out[g.name] = GroupObs(feats, mask_heads(o["action_mask"], g.heads).astype(jnp.float32))
         return out
 
     def _env_actions(self, actions) -> dict:
@@ -419,7 +402,7 @@ class MultiAgentAdapter:
                     m = jnp.ones((sum(g.heads),), jnp.float32)
                 m = jnp.asarray(m, jnp.float32)
                 if m.shape != (len(g.heads), g.max_actions):  # heads concatenated, not [H, K]
-                    m = split_heads(m.reshape(-1), g.heads)
+                    m = mask_heads(m.reshape(-1), g.heads).astype(jnp.float32)
                 feats.append(o)
                 masks.append(m)
             out[g.name] = GroupObs(jax.tree.map(lambda *x: jnp.stack(x), *feats), jnp.stack(masks))

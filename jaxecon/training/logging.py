@@ -19,7 +19,10 @@ whose values repeat an earlier panel's (the planner's return is the change
 of equality x productivity over the episode, i.e. the same numbers when that
 is its objective) joins that panel's title instead of getting its own, and
 all-zero columns (tax revenue without taxes) are left out. Figures are built
-without ``pyplot`` (``jaxecon.plotting.style``).
+without ``pyplot`` (``jaxecon.plotting.style``). The plot stays here, beside
+the CSV's writer and reader (``RunLogger``, ``read_metrics``), rather than in
+``jaxecon.plotting``, which ``jaxecon.training`` imports: there it would have
+to import this module back.
 
 The CSV is the record: ``tb/`` mirrors it, so a resumed run keeps the CSV's
 rows up to its checkpoint and writes ``tb/`` anew from them (no duplicate

@@ -22,6 +22,11 @@ continuing from phase 1's last step:
   in phase 2, and in phase 1 when its taxes are on (``rate_max * clip(slope * (episodes - warmup), 0, 1)`` from
   ``tax_annealing_schedule = [warmup, slope]`` and the episodes each economy
   has completed, env steps / (num_envs x episode_length)).
+
+It is drawn with ``jaxecon.plotting.style`` but lives here, not in
+``jaxecon.plotting``: it finds the runs and reads their configs and metrics
+through ``jaxecon.training`` (``comparison``, ``curriculum``, ``logging``),
+which imports ``jaxecon.plotting``; in that package it would import upward.
 """
 
 from __future__ import annotations

@@ -37,6 +37,7 @@ import pathlib
 import time
 from typing import Callable, Optional
 
+from jaxecon.config_files import read_config_file
 from jaxecon.training import checkpoint as ckpt
 from jaxecon.training.config import ConfigError, TrainConfig
 from jaxecon.training.curriculum import PLANNERS, apply_phase, run_dir_name, run_label
@@ -84,12 +85,10 @@ def run_status(cfg: TrainConfig, run_dir) -> tuple:
         ConfigError: ``run_dir`` holds a run of another config (the message
             names the differing keys; the run length may differ).
     """
-    import yaml
-
     run_dir = pathlib.Path(run_dir)
     saved = run_dir / "config.yaml"
     if saved.is_file():
-        diff = ckpt.config_differences(yaml.safe_load(saved.read_text()), cfg.to_dict())
+        diff = ckpt.config_differences(read_config_file(saved), cfg.to_dict())
         if diff:
             raise ConfigError(f"{str(run_dir)!r} holds a run of another config (differing keys: "
                               f"{', '.join(diff[:8])}{' ...' if len(diff) > 8 else ''}); write the protocol "

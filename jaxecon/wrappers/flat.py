@@ -77,23 +77,32 @@ def flat_observation_space(space) -> spaces.Box:
     return spaces.concatenate(_boxes(space), np.float32)
 
 
-def mask_heads(flat_mask: jax.Array, layout: ActionLayout) -> jax.Array:
-    """The action mask as bool, split into action heads.
+def mask_heads(flat_mask: jax.Array, heads) -> jax.Array:
+    """The action mask as bool, split into action heads: the one mask splitter
+    of the fronts (``GymnaxEnv``, ``MultiAgentEnv``) and the trainer
+    (``jaxecon.training.env_adapters``).
 
     Args:
-        flat_mask: float [*batch, layout.mask_size], Foundation's flattened mask
-            (``flatten_masks=True``; > 0 = allowed).
-        layout: the agent kind's ``ActionLayout``.
+        flat_mask: [*batch, sum of the heads' sizes], a flattened mask with the
+            heads concatenated (Foundation's ``flatten_masks=True``; > 0 =
+            allowed), of any dtype.
+        heads: the agent kind's ``ActionLayout``, or the sizes of the heads
+            (ints, e.g. the trainer's ``AgentGroup.heads``).
     Returns:
-        single-action mode: bool [*batch, n_actions];
-        multi-action mode: bool [*batch, n_heads, max(dims)], row k the mask of
-        head k (its own NO-OP first), padded with False beyond ``dims[k]``.
+        bool [*batch, n_heads, max(sizes)]: row k the mask of head k (for a
+        multi-action layout: its own NO-OP first), padded with False beyond
+        its size; for an ``ActionLayout`` in single-action mode, which has no
+        heads: bool [*batch, n_actions].
     """
     allowed = flat_mask > 0
-    if not layout.multi_action_mode:
-        return allowed
-    dims = [int(d) for d in layout.dims]
+    if isinstance(heads, ActionLayout):
+        if not heads.multi_action_mode:
+            return allowed
+        heads = heads.dims
+    dims = [int(d) for d in heads]
     width = max(dims)
+    if all(d == width for d in dims):  # no padding: one reshape
+        return allowed.reshape(allowed.shape[:-1] + (len(dims), width))
     rows, start = [], 0
     for d in dims:
         row = allowed[..., start:start + d]

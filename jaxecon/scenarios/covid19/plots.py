@@ -32,6 +32,12 @@ Accepted episode inputs (``dense_or_series``):
   timestep 0..T, each a list of per-agent state dicts with ``"Total
   Infected"``, ``"Total Deaths"``, ``"Total Unemployed"`` and ``"New Subsidy
   Received"``; rows start at ``first_timestep=0`` unless given).
+
+These plots live with the scenario, not in ``jaxecon.plotting``: they read
+its recorded data (``CovidData``), so in that package they would make
+``import jaxecon.plotting`` import the scenario and JAX (the other plots
+import neither), and keeping this path by a re-export would import upward
+(a scenario importing the plots package).
 """
 
 from __future__ import annotations
