@@ -75,6 +75,14 @@ def _economy(config: dict) -> tuple:
     Cached by the config's sorted items' ``repr``, so that envs built from one
     config (PettingZoo's seed test, a vector of envs) share one compilation;
     all four are stateless, so sharing them is safe.
+
+    A second numpy driver beside ``jaxecon.interfaces.host.HostEconomy``, on
+    purpose: ``HostEconomy`` steps an economy of Foundation's groups with the
+    actions and outputs keyed ``"a"``/``"p"`` (TF-Agents, RLHive), and the
+    shim's engines pack the state into flat buffers and run host hooks
+    between jitted phases; this one steps declared groups through the JaxMARL
+    front (``MultiAgentEnv.joint_actions`` in, ``by_agent`` out), keyed by
+    agent. Both call the same jitted ``Economy.reset``/``step``.
     """
     cache_key = repr(sorted(config.items()))
     if cache_key in _CACHE:
