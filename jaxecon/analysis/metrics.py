@@ -21,9 +21,11 @@ Names (``METRIC_NAMES``; each value is a float [] array):
         SimpleLabor (one-step economy), else Coin (utility units).
     planner_objective: the planner's optimization metric (the scenario's own
         SWF, its ``planner_reward_type``) after the last step.
-    planner_return: sum of the planner's rewards (= objective change).
+    planner_return: sum of the planner's rewards (= objective change); needs
+        a planner (every planner gets the scenario's planner reward).
     mean_agent_utility: mean of the agents' optimization metric (utility) at the end.
-    mean_agent_return: mean over agents of the sum of their rewards.
+    mean_agent_return: mean over the mobile agents (every mobile group's) of
+        the sum of their rewards.
     mean_labor: mean agent Labor (labor units).
     tax_revenue: PeriodicBracketTax's total collected taxes (coin); needs
         that component.
@@ -75,6 +77,18 @@ def _income_for_weights(env, r: Rollout):
     return _coin(env, r)
 
 
+def _agent_returns(env, r: Rollout):
+    """float [n]: each mobile agent's return, in agent order (the mobile groups' in turn)."""
+    return jnp.concatenate([r.returns[g.name] for g in env.mobile_groups])
+
+
+def _planner_return(env, r: Rollout, params):
+    planners = env.planner_groups
+    if not planners:
+        raise ValueError("metric 'planner_return' needs a planner; this economy has none (n_planners=0)")
+    return r.returns[planners[0].name]  # every planner gets the scenario's planner reward
+
+
 def _tax_revenue(env, r: Rollout, params):
     if not env.has_component(TAX):
         raise ValueError(f"metric 'tax_revenue' needs the {TAX} component; this economy has "
@@ -95,9 +109,9 @@ METRICS: dict[str, Callable] = {
         _income_for_weights(env, r), agent_utilities(env, r.state, p)
     ),
     "planner_objective": lambda env, r, p: planner_objective(env, r.state, p),
-    "planner_return": lambda env, r, p: r.returns["p"],
+    "planner_return": _planner_return,
     "mean_agent_utility": lambda env, r, p: jnp.mean(agent_utilities(env, r.state, p)),
-    "mean_agent_return": lambda env, r, p: jnp.mean(r.returns["a"]),
+    "mean_agent_return": lambda env, r, p: jnp.mean(_agent_returns(env, r)),
     "mean_labor": lambda env, r, p: jnp.mean(r.state.endogenous["Labor"]),
     "tax_revenue": _tax_revenue,
 }
@@ -123,7 +137,7 @@ def _per_agent(env, kind, i, r, p):
     if kind == "agent_utility":
         return agent_utilities(env, r.state, p)[i]
     if kind == "agent_return":
-        return r.returns["a"][i]
+        return _agent_returns(env, r)[i]
     return _coin(env, r)[i]
 
 

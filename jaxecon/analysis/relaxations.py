@@ -257,17 +257,20 @@ def best_response_actions(env, params: EnvParams, *, rates=None, n_iterations: i
                           damping: float = 0.5) -> dict:
     """The exact (argmax) best responses as the action sequence of one episode.
 
-    Returns ``{"a": int32 [2, n_agents] (or [2, n_agents, 1] in multi-action
-    mode), "p": int32 [2, ...] zeros}``: NO-OP on step 1 (the planner's
-    step; the fixed-rate tax models take no planner action), hours on step 2.
+    Returns ``{group: int32}`` per group of ``env.agent_groups``: a mobile
+    group's ``[2, count]`` (or ``[2, count, 1]`` in multi-action mode), a
+    planner's ``[2, ...]`` zeros (Foundation's groups: ``{"a": [2, n_agents],
+    "p": ...}``): NO-OP on step 1 (the planner's step; the fixed-rate tax
+    models take no planner action), hours on step 2.
     Pass it to ``jaxecon.analysis.rollout(env, key, params, actions=...)``.
     """
     out = one_step_outcome(env, params, 0.0, rates=rates, n_iterations=n_iterations, damping=damping)
     hours = jnp.argmax(out.probs, axis=-1).astype(jnp.int32)
-    if env.agent_actions.names != (LABOR,):
-        raise ValueError(f"unexpected agent action subspaces {env.agent_actions.names}")
+    for layout in [env.agent_actions] + [env.group_actions[g.name] for g in env.mobile_groups]:
+        if layout.names != (LABOR,):
+            raise ValueError(f"unexpected agent action subspaces {layout.names}")
     a = jnp.stack([jnp.zeros_like(hours), hours])
     if env.agent_actions.multi_action_mode:
         a = a[..., None]
-    p_shape = (2,) + env.planner_actions.action_shape
-    return {"a": a, "p": jnp.zeros(p_shape, jnp.int32)}
+    return {g.name: jnp.zeros((2,) + env.group_actions[g.name].action_shape, jnp.int32) if g.is_planner
+            else a[:, g.start:g.stop] for g in env.agent_groups}

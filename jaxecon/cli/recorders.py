@@ -26,6 +26,7 @@ import jax
 import numpy as np
 
 from jaxecon.cli.output import write_json
+from jaxecon.core.groups import MOBILE_GROUP, PLANNER_GROUP
 from jaxecon.dense_log import component_log_entries, dense_log_from_slices
 from jaxecon.plotting import save_plots
 from jaxecon.render import render_world_annotated, save_png
@@ -63,7 +64,11 @@ class RunRecorder:
         raise NotImplementedError
 
     def step_slice(self, env, state, actions, reward, info, params):
-        """Env 0's record of one step from ``env.step``'s outputs (unbatched)."""
+        """Env 0's record of one step from ``env.step``'s outputs (unbatched), its
+        actions and reward in Foundation's joint layout, the dense log's:
+        ``actions = {"a": int32 [n(, subspaces)], "p": int32 [...]}``
+        (``GroupCodec.joint_actions``), ``reward = {"a": float [n], "p": float []}``
+        (``GroupCodec.joint_rewards``)."""
         raise NotImplementedError
 
     def write(self, env, record: dict, out: pathlib.Path) -> list:
@@ -120,12 +125,14 @@ class GridworldRecorder(RunRecorder):
         return {"state": state}
 
     def step_slice(self, env, state, actions, reward, info, params):
+        # the dense log's joint actions and rewards, keyed by Foundation's "a"/"p" (the edge:
+        # GroupCodec.joint_actions / joint_rewards, as jaxecon.cli.simulate hands them over)
         return {
             "state": state,
-            "action_a": actions["a"],
-            "action_p": actions["p"],
-            "reward_a": reward["a"],
-            "reward_p": reward["p"],
+            "action_a": actions[MOBILE_GROUP],
+            "action_p": actions[PLANNER_GROUP],
+            "reward_a": reward[MOBILE_GROUP],
+            "reward_p": reward[PLANNER_GROUP],
         }
 
     def dense_log(self, env, record) -> dict:

@@ -19,6 +19,7 @@ import numpy as np
 
 from jaxecon.cli.recorders import RunRecorder, recorder_for
 from jaxecon.core import metric_keys
+from jaxecon.core.groups import MOBILE_GROUP, PLANNER_GROUP
 from jaxecon.compile_notice import CompileNotice
 from jaxecon.rollout import RolloutCarry, scan_steps
 
@@ -71,7 +72,9 @@ def build_run_functions(env, recorder: RunRecorder):
         ``metrics(carry, params) -> {key: float [B]}``, per-agent metrics as
         ``[B, n]`` arrays under template keys (``jaxecon.core.metric_keys``;
         ``metric_keys.expand`` writes Foundation's keys on the host).
-    ``carry = (RolloutCarry [B], returns {"a": float32 [B, n], "p": float32 [B]})``.
+    ``carry = (RolloutCarry [B], returns {group: float32 [B, count] (a mobile
+    group) or [B] (a planner)})``, keyed by ``env.agent_groups`` as ``step``'s
+    rewards (Foundation's groups: ``{"a": [B, n], "p": [B]}``).
     """
     v_init = jax.vmap(env.init_state, in_axes=(0, None, None))
     v_reset = jax.vmap(env.reset, in_axes=(0, None, None, 0))
@@ -84,7 +87,8 @@ def build_run_functions(env, recorder: RunRecorder):
         k_steps = jax.vmap(lambda k: jax.random.fold_in(k, 1))(keys)
         obs, state = v_reset(k_reset, params, completions, prev_state)
         b = keys.shape[0]
-        returns = {"a": jnp.zeros((b, env.n_agents), jnp.float32), "p": jnp.zeros((b,), jnp.float32)}  # joint
+        returns = {g.name: jnp.zeros((b,) if g.is_planner else (b, g.count), jnp.float32)
+                   for g in env.agent_groups}
         first = recorder.reset_slice(env, _env0(state), params)
         return (RolloutCarry(obs=obs, state=state, key=k_steps), returns), first
 
@@ -92,10 +96,12 @@ def build_run_functions(env, recorder: RunRecorder):
         rollout, returns = carry
 
         def record(state, actions, reward, done, info):
-            # Foundation's joint layout of the actions and rewards (every group's agents on one axis)
-            actions = jax.vmap(env.codec.joint_actions)(actions)
-            reward = dict(zip(("a", "p"), jax.vmap(env.codec.joint_rewards)(reward)))
-            env0 = recorder.step_slice(env, _env0(state), _env0(actions), _env0(reward), _env0(info), params)
+            # the recorder reads Foundation's joint layout of the actions and rewards, the dense
+            # log's (every group's agents on one axis, keyed by Foundation's "a"/"p": the edge)
+            joint_actions = jax.vmap(env.codec.joint_actions)(actions)
+            joint_reward = dict(zip((MOBILE_GROUP, PLANNER_GROUP), jax.vmap(env.codec.joint_rewards)(reward)))
+            env0 = recorder.step_slice(env, _env0(state), _env0(joint_actions), _env0(joint_reward),
+                                       _env0(info), params)
             return env0, reward
 
         rollout, (log, rewards) = scan_steps(env, params, rollout, xs.shape[0], recorder=record,
@@ -107,9 +113,11 @@ def build_run_functions(env, recorder: RunRecorder):
     def metrics(carry, params):
         rollout, returns = carry
         out = dict(v_metrics(rollout.state, params))
-        out["return/agents_mean"] = jnp.mean(returns["a"], axis=1)
-        if env.planner_group is not None:
-            out["return/planner"] = returns["p"]
+        agents = jnp.concatenate([returns[g.name] for g in env.mobile_groups], axis=1)  # agent order
+        out["return/agents_mean"] = jnp.mean(agents, axis=1)
+        planners = env.planner_groups
+        if planners:  # every planner gets the scenario's planner reward
+            out["return/planner"] = returns[planners[0].name]
         return out
 
     return init, reset, chunk, metrics

@@ -59,10 +59,12 @@ def as_env(env_or_config, argument: str = "env_or_config") -> Economy:
 
 
 def spaces_of(env: Economy) -> dict:
-    """``{"a": (observation space, action space), "p": (...)}`` of ONE mobile
-    agent and of the planner, from ``env.observation_space(agent)`` and
-    ``env.action_space(agent)`` (``jaxecon.spaces`` objects)."""
-    return {agent: (env.observation_space(agent), env.action_space(agent)) for agent in ("a", "p")}
+    """``{group: (observation space, action space)}`` per group of
+    ``env.agent_groups``, of ONE agent of the group, from
+    ``env.observation_space(group)`` and ``env.action_space(group)``
+    (``jaxecon.spaces`` objects); Foundation's groups: ``{"a": ..., "p": ...}``,
+    one mobile agent's and the planner's."""
+    return {g: (env.observation_space(g), env.action_space(g)) for g in env.group_names}
 
 
 def check_action(value, shape: tuple, low, high, name: str) -> np.ndarray:
@@ -128,8 +130,11 @@ class Outputs(NamedTuple):
     """Host copies (numpy) of what the last reset or step returned.
 
     Attributes:
-        obs: ``{"a": {field: [B?, n, ...]}, "p": {field: [B?, ...]}}``.
-        reward: ``{"a": float [B?, n], "p": float [B?]}``; zeros after a reset.
+        obs: ``{group: {field: [B?, count, ...] (a mobile group) or [B?, ...]
+            (a planner)}}`` per group of ``env.agent_groups`` (Foundation's:
+            ``{"a": {field: [B?, n, ...]}, "p": {field: [B?, ...]}}``).
+        reward: ``{group: float [B?, count] or [B?]}`` likewise (Foundation's:
+            ``{"a": float [B?, n], "p": float [B?]}``); zeros after a reset.
         done: bool [B?]: the episode reached ``episode_length``.
         info: the step's info dict (``{}`` after a reset).
     """
@@ -245,14 +250,17 @@ class HostEconomy:
         else:
             self.key, (obs, state) = self._compiled.reset_from(self.key, self.params, self.state)
         self.state = state
-        n, lead = self.env.n_agents, self._lead()
-        reward = {"a": np.zeros(lead + (n,), np.float32), "p": np.zeros(lead, np.float32)}
+        lead = self._lead()
+        # step's rewards, zero: float32 [B?, count] per mobile group, [B?] per planner
+        reward = {g.name: np.zeros(lead + (() if g.is_planner else (g.count,)), np.float32)
+                  for g in self.env.agent_groups}
         self.outputs = Outputs(jax.device_get(obs), reward, np.zeros(lead, bool), {})
         return self.outputs
 
     def step(self, actions: dict) -> Outputs:
-        """One step with ``actions = {"a": int32 [B?, n, ...], "p": int32 [B?, ...]}``
-        (already checked); returns its ``Outputs``.
+        """One step with ``actions = {group: int32 [B?, count, ...] (a mobile
+        group) or [B?, ...] (a planner)}`` (Foundation's: ``{"a": int32 [B?, n,
+        ...], "p": int32 [B?, ...]}``; already checked); returns its ``Outputs``.
 
         Raises:
             RuntimeError: called before the first ``reset``.

@@ -311,17 +311,27 @@ def policy_groups(directory) -> tuple:
     return tuple(sorted({p.split("'")[1] for p in paths if p.startswith(".policies['")}))
 
 
-def restore_agent_policy(directory, ppo, group: str = "a"):
+def restore_agent_policy(directory, ppo, group: str | None = None):
     """Network parameters of group ``group`` from another run's latest checkpoint.
 
     Phase 2 starts its agents from phase 1's (the reference's
     ``restore_tf_weights_agents``); the optimiser starts fresh, as there.
+    ``group``: a group of ``ppo``; None: its one group of role ``"agents"``
+    (Foundation's economies: ``"a"``, every mobile agent).
 
     Raises:
         FileNotFoundError: no checkpoint at ``directory``.
+        ValueError: ``group=None`` for a ``ppo`` with several groups of agents
+            (the message names them).
         ConfigError: the checkpoint's policy for ``group`` has another network
             (model settings or parameter shapes differ from ``ppo``'s).
     """
+    if group is None:
+        agents = [s.group.name for s in ppo.setups if s.group.role == "agents"]
+        if len(agents) != 1:
+            raise ValueError(f"group=None restores the run's one group of agents, but it has {agents}: "
+                             "name the group")
+        group = agents[0]
     path = resolve(directory)
     doc, arrays = _read(path, latest_step(path), arrays=True)
     saved_cfg = doc["config"]

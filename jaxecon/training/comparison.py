@@ -326,7 +326,7 @@ def compare(paths, *, num_envs: int = 32, episodes: int = 1, seed: int = 1000,
             runner = episode_runner(r.cfg, env_cfg, num_envs)
             # the saez planner continues its run's income buffer
             saez = ckpt.restore_subtree(r.path, runner.saez_template(), SAEZ_MARKER) if planner == "saez" else None
-            per_seed[r.seed] = _row(runner, r, env_cfg, {"a": "sample", "p": "sample"}, seed, episodes, 0, say,
+            per_seed[r.seed] = _row(runner, r, env_cfg, runner.ppo.role_modes(), seed, episodes, 0, say,
                                     f"planner {planner}", f"planner {planner}, seed {r.seed}", saez=saez)
         result["planners"][planner] = _summary(per_seed)
     if "learned" in result["planners"]:
@@ -392,7 +392,7 @@ def _agent_rows(runs: list, spec: tuple, num_envs: int, episodes: int, seed: int
                 if (economy, label) in done_baselines:
                     continue
                 done_baselines.add((economy, label))
-            row = _row(runner, r, env_cfg, {"a": mode, "p": "sample"}, seed, episodes, 0, say, phase,
+            row = _row(runner, r, env_cfg, runner.ppo.role_modes(agents=mode), seed, episodes, 0, say, phase,
                        f"{phase}, {label}" + (f", seed {r.seed}" if per_seed else ""))
             rows.setdefault(label, {})[r.seed] = row
     return {label: _summary(per_seed) for label, per_seed in rows.items()}

@@ -533,15 +533,18 @@ def evaluate(run_dir, *, num_envs: int = 32, episodes: int = 1, seed: int = 1000
     cfg = config_from_dict(ckpt.read_config(run_dir))
     step = ckpt.latest_step(ckpt.resolve(run_dir))
     base = evaluation_env_config(cfg.env)
-    policies = restore_policies(run_dir, episode_runner(cfg, base, num_envs))
-    rows = [(label, base, {"a": mode, "p": mode if mode in ("sample", "greedy") else "sample"}, 0)
+    runner = episode_runner(cfg, base, num_envs)
+    policies = restore_policies(run_dir, runner)
+    # the planner as trained: in the agents' mode when it samples or is greedy, else sampled
+    rows = [(label, base, runner.ppo.role_modes(agents=mode, planner=mode if mode in ("sample", "greedy")
+                                                else "sample"), 0)
             for label, mode in AGENT_ROWS]
     if schedules is None:
         schedules = cfg.general.train_planner
     if schedules:
         for label, kwargs in SCHEDULES.items():
             env_cfg = evaluation_env_config(cfg.env, kwargs)
-            rows.append((label, env_cfg, {"a": "sample"}, saez_warmup_episodes(env_cfg)))
+            rows.append((label, env_cfg, runner.ppo.role_modes(), saez_warmup_episodes(env_cfg)))
     return {"config": cfg, "step": step, "seed": seed,
             "rows": run_rows(cfg, policies, rows, num_envs=num_envs, episodes=episodes, seed=seed, log=log)}
 

@@ -95,7 +95,7 @@ def planner_rates(ppo, policies: dict, key, mode: str = "greedy") -> np.ndarray:
     """The bracket rates the planner's policy sets on the first step of ``ppo.num_envs`` episodes.
 
     Args:
-        ppo: ``PPO`` of the one-step economy (its planner group ``"p"`` trained).
+        ppo: ``PPO`` of the one-step economy (its planner trained).
         policies: ``{group: PolicyState}`` (``RunnerState.policies``).
         key: PRNG key (the economies' and, for ``"sample"``, the policy's).
         mode: ``"greedy"`` (the most probable rate per bracket) or ``"sample"``.
@@ -109,7 +109,7 @@ def planner_rates(ppo, policies: dict, key, mode: str = "greedy") -> np.ndarray:
     def rates(policies):
         obs, state = ppo.adapter.reset(k_reset)
         first = jnp.ones((ppo.num_envs,), bool)
-        _, actions, _, _ = ppo.act(policies, {}, obs, first, k_act, {"a": "noop", "p": mode})
+        _, actions, _, _ = ppo.act(policies, {}, obs, first, k_act, ppo.role_modes(agents="noop", planner=mode))
         _, state, _, _, _ = ppo.adapter.step(k_step, state, actions)
         return unwrap_state(state).components[_TAX].curr_rates_obs
 

@@ -208,6 +208,11 @@ class PPO:
                 return s
         raise KeyError(f"no group {name!r}; groups: {[s.group.name for s in self.setups]}")
 
+    def role_modes(self, agents: str = "sample", planner: str = "sample") -> dict:
+        """``{group: mode}`` for ``act``: ``agents`` for every group of role
+        ``"agents"``, ``planner`` for the planners (``ACT_MODES``)."""
+        return {s.group.name: planner if s.group.role == "planner" else agents for s in self.setups}
+
     def init_policies(self, key) -> dict:
         """``{group: PolicyState}``: fresh network parameters and optimiser states."""
         obs, _ = jax.eval_shape(self.adapter.reset, jax.random.key(0))

@@ -115,7 +115,8 @@ def default_out_dir(cfg: TrainConfig) -> pathlib.Path:
 
 def start_runner(ppo: PPO, cfg: TrainConfig, init=None):
     """The first ``RunnerState`` of a run: ``ppo.init(key(trainer.seed))``, with the
-    agents' parameters from ``general.restore_agents`` when set.
+    agents' parameters from ``general.restore_agents`` when set (every group of
+    role ``"agents"``, each from its own group in that checkpoint).
 
     ``init``: the jitted ``ppo.init`` to call (default ``jax.jit(ppo.init)``;
     ``distributed.DataParallel.init`` lays the runner out over devices).
@@ -126,20 +127,21 @@ def start_runner(ppo: PPO, cfg: TrainConfig, init=None):
         ConfigError: its checkpoint has another agent network.
     """
     src = cfg.general.restore_agents
-    params = None
+    restored = {}
     if src is not None:
         try:
-            params = ckpt.restore_agent_policy(src, ppo, "a")
+            restored = {s.group.name: ckpt.restore_agent_policy(src, ppo, s.group.name)
+                        for s in ppo.setups if s.group.role == "agents"}
         except FileNotFoundError as exc:
             raise MissingCheckpointError(
                 src, str(exc), f"train this economy's phase 1 into {src!r} first (on the command line "
                 "`jaxecon train --config phase1` for the built-in phase2 config, "
                 "`--config FILE --phase 1` for another)") from None
     runner = (jax.jit(ppo.init) if init is None else init)(jax.random.key(cfg.trainer.seed))
-    if params is None:
+    if not restored:
         return runner
     policies = dict(runner.policies)
-    policies["a"] = PolicyState(params, ppo.tx["a"].init(params))
+    policies.update({g: PolicyState(params, ppo.tx[g].init(params)) for g, params in restored.items()})
     return runner.replace(policies=policies)
 
 

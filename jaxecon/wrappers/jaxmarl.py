@@ -31,6 +31,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxecon.core.backend import as_unrolled_key
+from jaxecon.core.groups import PLANNER_GROUP
 from jaxecon.wrappers.base import Wrapper, unwrap_state
 from jaxecon.wrappers.flat import INVALID_ACTIONS, flat_observation, mask_heads, remap_forbidden
 from jaxecon.wrappers.front import Front
@@ -47,8 +48,9 @@ except ImportError:  # JaxMARL is optional (extra "jaxmarl")
 
 __all__ = ["JAXMARL_AVAILABLE", "PLANNER", "MultiAgentEnv"]
 
-#: The planner's agent id (Foundation's).
-PLANNER = "p"
+#: The planner's agent id: Foundation's, whatever its group's name (JaxMARL's agents
+#: are Foundation's ids "0".."n-1", "p": the edge).
+PLANNER = PLANNER_GROUP
 
 #: What an info entry that is one scalar can be (``info_keys=None`` keeps those).
 _ARRAY_TYPES = (jax.Array, np.ndarray, np.generic, bool, int, float)
@@ -128,10 +130,13 @@ class MultiAgentEnv(Front, _JaxMARLEnv):
 
     def __init__(self, env, params=None, planner_policy="noop", info_keys=None, invalid_actions="noop"):
         base = env.unwrapped if isinstance(env, Wrapper) else env
-        has_planner = getattr(base, "planner_group", None) is not None
+        planner = getattr(base, "planner_group", None)
+        has_planner = planner is not None
+        #: the planner's group, the key of its observations, actions, rewards and masks
+        self._planner_name = planner.name if has_planner else None
         self._mobile_groups = tuple(getattr(base, "mobile_groups", ()))
         groups = tuple(g.name for g in self._mobile_groups)
-        flat = self._wrap(env, groups + ((PLANNER,) if has_planner else ()))
+        flat = self._wrap(env, groups + ((self._planner_name,) if has_planner else ()))
         if not has_planner and planner_policy is not None and not (
             isinstance(planner_policy, str) and planner_policy == "noop"
         ):
@@ -152,7 +157,7 @@ class MultiAgentEnv(Front, _JaxMARLEnv):
         self.num_agents = len(agents)
         self.agents = agents
         self._group_of = {str(i): g.name for g in self._mobile_groups for i in range(g.start, g.stop)}
-        self._group_of.update({PLANNER: PLANNER} if self.trains_planner else {})
+        self._group_of.update({PLANNER: self._planner_name} if self.trains_planner else {})
         # JaxMARL's own space classes when installed (``jaxecon.wrappers.library_spaces``)
         used = set(self._group_of.values())
         obs_spaces = {g: to_library_space(flat[g], "jaxmarl") for g in used}
@@ -240,27 +245,28 @@ class MultiAgentEnv(Front, _JaxMARLEnv):
     @property
     def group_of(self) -> dict:
         """``{agent: group name}`` for every agent of ``agents`` (the planner:
-        ``"p"``), the name ``env.observation_space`` / ``action_space`` take."""
+        its group's, Foundation's ``"p"``), the name ``env.observation_space`` /
+        ``action_space`` take."""
         return dict(self._group_of)
 
     def by_agent(self, by_group: dict) -> dict:
         """``{agent: entry}`` from a dict keyed by group (observations, rewards,
         masks): a mobile group's pytree has a leading [count] axis, and agent
         ``str(g.start + i)`` gets row ``i`` of every leaf; ``"p"`` (only when
-        ``trains_planner``) gets ``by_group["p"]`` as it is. Groups of
+        ``trains_planner``) gets its group's entry as it is. Groups of
         ``by_group`` that are no agent's (a planner acting by policy) are left out."""
         out = {}
         for g in self._mobile_groups:
             rows = by_group[g.name]
             out.update({str(g.start + i): jax.tree.map(lambda x, i=i: x[i], rows) for i in range(g.count)})
         if self.trains_planner:
-            out[PLANNER] = by_group[PLANNER]
+            out[PLANNER] = by_group[self._planner_name]
         return out
 
     def _obs_dict(self, obs) -> dict:
         flat = {g.name: flat_observation(obs[g.name], 1) for g in self._mobile_groups}
         if self.trains_planner:
-            flat[PLANNER] = flat_observation(obs[PLANNER], 0)
+            flat[self._planner_name] = flat_observation(obs[self._planner_name], 0)
         return self.by_agent(flat)
 
     @partial(jax.jit, static_argnums=(0,))
@@ -311,13 +317,13 @@ class MultiAgentEnv(Front, _JaxMARLEnv):
         joint = {g.name: jnp.stack([self._agent_action(str(i), actions[str(i)]) for i in range(g.start, g.stop)])
                  for g in self._mobile_groups}
         if self.trains_planner:
-            joint[PLANNER] = self._agent_action(PLANNER, actions[PLANNER])
+            joint[self._planner_name] = self._agent_action(PLANNER, actions[PLANNER])
         if self.invalid_actions == "remap":  # the agents' actions, before the planner's policy draws
             masks = self._base.masks(unwrap_state(state), self._params)
             joint = {g: remap_forbidden(jax.random.fold_in(key, i + 1), a, masks[g], self._base.group_actions[g])
                      for i, (g, a) in enumerate(joint.items())}
         if self._has_planner and not self.trains_planner:
-            joint[PLANNER] = self._planner(key, unwrap_state(state), self._params)
+            joint[self._planner_name] = self._planner(key, unwrap_state(state), self._params)
         return joint
 
     def _full_step(self, key, state, actions):
@@ -328,7 +334,7 @@ class MultiAgentEnv(Front, _JaxMARLEnv):
         joint = self.joint_actions(k_planner, state, actions)
         obs, state, reward, done, info = self._env.step(k_env, state, joint, self._params)
         if self._has_planner and not self.trains_planner:
-            info = {**info, "planner_reward": reward[PLANNER]}
+            info = {**info, "planner_reward": reward[self._planner_name]}
         return obs, state, reward, done, info
 
     def _kept_info(self, info: dict) -> dict:
@@ -386,5 +392,6 @@ class MultiAgentEnv(Front, _JaxMARLEnv):
         masks = self._base.masks(unwrap_state(state), self._params)
         heads = {g.name: mask_heads(masks[g.name], self._base.group_actions[g.name]) for g in self._mobile_groups}
         if self.trains_planner:
-            heads[PLANNER] = mask_heads(masks[PLANNER], self._base.planner_actions)
+            name = self._planner_name
+            heads[name] = mask_heads(masks[name], self._base.group_actions[name])
         return self.by_agent(heads)

@@ -16,8 +16,10 @@ each step comes from the policy made here (both default to ``"noop"``):
   ``k - 1`` of ``PeriodicBracketTax``'s rate table (0, 0.05, ..., 1 by
   default), so ``[3] * 7`` sets a 10% rate in every bracket;
 - a callable ``policy(key, planner_obs, state) -> planner action``, with
-  ``planner_obs`` the env's ``obs["p"]`` at ``state`` (the observation the
-  planner would see before this step) and ``state`` the ``EnvState``.
+  ``planner_obs`` the env's observation of the planner's group
+  (``env.planner_group``; Foundation's ``obs["p"]``) at ``state`` (the
+  observation the planner would see before this step) and ``state`` the
+  ``EnvState``.
 """
 
 from __future__ import annotations
@@ -49,8 +51,11 @@ def make_planner_policy(env: Economy, planner_policy) -> Callable:
         and dtype int32.
     Raises:
         ValueError: an unknown name, or fixed actions of the wrong shape, not
-            integers, or outside ``env.action_space("p")`` (the message names
-            ``planner_policy`` and the allowed values).
+            integers, or outside the planner's action space
+            (``env.action_space`` of ``env.planner_group``; the message names
+            ``planner_policy`` and the allowed values); ``"random"``, fixed
+            actions or a callable in an economy without a planner or with
+            several (``env.planner_group``).
     """
     layout = env.planner_actions
     shape = layout.action_shape
@@ -69,9 +74,21 @@ def make_planner_policy(env: Economy, planner_policy) -> Callable:
     return _fixed_policy(env, planner_policy, shape)
 
 
+def _planner_name(env) -> str:
+    """The name of ``env``'s planner group (Foundation's ``"p"``).
+
+    Raises:
+        ValueError: an economy without a planner, or with several (``env.planner_group``).
+    """
+    group = env.planner_group
+    if group is None:
+        raise ValueError("planner_policy: this economy has no planner (n_planners=0); only \"noop\" applies")
+    return group.name
+
+
 def _planner_mask(env, state, params):
     if env.flatten_masks:
-        return env.masks(state, params)["p"]
+        return env.masks(state, params)[_planner_name(env)]
     raise ValueError('planner_policy="random" needs an env built with flatten_masks=True')
 
 
@@ -82,7 +99,7 @@ def _fixed_policy(env, actions, shape):
             f"planner_policy: fixed planner actions must be integers of shape {shape} "
             f"(the planner's action shape), got {actions!r}; or use one of {PLANNER_POLICIES}"
         )
-    space = env.action_space("p")
+    space = env.action_space(_planner_name(env))
     if not bool(space.contains(arr)):
         raise ValueError(f"planner_policy: fixed planner actions {arr.tolist()} are outside {space}")
     fixed = jnp.asarray(arr, jnp.int32)
@@ -90,8 +107,10 @@ def _fixed_policy(env, actions, shape):
 
 
 def _callable_policy(env, policy, shape):
+    name = _planner_name(env)
+
     def act(key, state, params):
-        action = jnp.asarray(policy(key, env.observe(state, params)["p"], state))
+        action = jnp.asarray(policy(key, env.observe(state, params)[name], state))
         if action.shape != shape or not jnp.issubdtype(action.dtype, jnp.integer):
             raise ValueError(
                 f"planner_policy returned an action of shape {action.shape} and dtype {action.dtype}; "

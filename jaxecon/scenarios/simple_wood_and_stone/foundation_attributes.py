@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from jaxecon.core.groups import PLANNER_GROUP
 from jaxecon.interop.foundation_hooks import FoundationAttribute
 
 __all__ = ["wood_and_stone_attributes"]
@@ -27,7 +28,7 @@ def wood_and_stone_attributes(scenario) -> dict:
     - ``get_current_optimization_metrics``: Foundation's method, ``() ->``
       the same dict for the current state (``scenario.optimization_metrics``).
     """
-    keys = list(range(scenario.n_agents)) + ["p"]
+    keys = list(range(scenario.n_agents)) + [PLANNER_GROUP]  # Foundation's agent ids: the edge
 
     def energy_weight(view) -> float:
         const = float(view.params.scenario.energy_warmup_constant)
