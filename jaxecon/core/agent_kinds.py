@@ -111,8 +111,8 @@ class Observed(_OldKeys):
 def _check_old(d: dict, allowed: tuple, what: str, source: str) -> None:
     bad = [k for k in d if k not in allowed]
     if bad:
-        raise ValueError(f"{source}: {what} has keys {bad}; a hook returns "
-                         f"jaxecon.core.agent_kinds.{'Observed' if 'pa' in allowed else 'PerKind'}")
+        record = "Observed" if len(allowed) == len(_OLD_KEYS) else "PerKind"
+        raise ValueError(f"{source}: {what} has keys {bad}; a hook returns jaxecon.core.agent_kinds.{record}")
 
 
 def as_observed(value, source: str) -> Observed:
@@ -130,7 +130,7 @@ def as_observed(value, source: str) -> Observed:
     if value is None or (isinstance(value, dict) and not value):
         return Observed()
     if isinstance(value, dict):
-        _check_old(value, ("a", "p", "pa"), "the observations", source)
+        _check_old(value, tuple(_OLD_KEYS), "the observations", source)
         _warn(f"{source}: observations keyed 'a'/'p'/'pa'")
         return Observed.from_keyed(value)
     raise ValueError(f"{source}: observations must be a jaxecon.core.agent_kinds.Observed, "
@@ -152,7 +152,7 @@ def as_masks(value, source: str) -> PerKind:
     if value is None or (isinstance(value, dict) and not value):
         return PerKind()
     if isinstance(value, dict):
-        _check_old(value, ("a", "p"), "the masks", source)
+        _check_old(value, tuple(_OLD_KEYS)[:2], "the masks", source)
         _warn(f"{source}: masks keyed 'a'/'p'")
         return PerKind.from_keyed(value)
     raise ValueError(f"{source}: masks must be a jaxecon.core.agent_kinds.PerKind, got {type(value).__qualname__}")

@@ -24,13 +24,13 @@ import numpy as np
 from jaxecon import spaces
 from jaxecon.core.action_layout import ActionLayout
 from jaxecon.core.agent_kinds import PerKind, as_masks
-from jaxecon.core.groups import MOBILE, PLANNER, AgentGroup
+from jaxecon.core.groups import MOBILE, MOBILE_GROUP, PLANNER, PLANNER_GROUP, AgentGroup
 from jaxecon.core.state import float_dtype
 
 __all__ = ["AGENT_IDS", "GroupCodec"]
 
 #: The groups of Foundation's scenarios: the mobile agents (shared), the planner.
-AGENT_IDS = ("a", "p")
+AGENT_IDS = (MOBILE_GROUP, PLANNER_GROUP)
 
 
 class GroupCodec:
@@ -293,7 +293,7 @@ class GroupCodec:
             p = jnp.stack([cols.get(n, jnp.zeros((), jnp.int32)) for n in self.planner_actions.names])
         else:
             p = jnp.zeros(self.planner_actions.action_shape, jnp.int32)
-        return {"a": a, "p": p}
+        return {MOBILE_GROUP: a, PLANNER_GROUP: p}
 
     def _joint_rows(self, g: AgentGroup, x: jax.Array) -> jax.Array:
         """A mobile group's actions ``x`` in the joint layout (``joint_actions``)."""
