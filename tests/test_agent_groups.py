@@ -108,9 +108,9 @@ def test_mobile_agent_types_step_as_the_default_economy_given_the_same_actions(p
         np.testing.assert_array_equal(jnp.concatenate([r_t["builders"], r_t["traders"]]), r_d["a"])
         np.testing.assert_array_equal(r_t["p"], r_d["p"])
         local = jax.jit(lambda a: typed.codec.component_actions(typed.codec.check_actions(a)))(acts)
-        build = local[0]["a"]["Build"]
+        build = local[0].mobile["Build"]
         assert not np.any(np.asarray(build[2:]))  # traders never build
-        traded += int(sum(np.sum(np.asarray(v[:2])) for v in local[1]["a"].values()))
+        traded += int(sum(np.sum(np.asarray(v[:2])) for v in local[1].mobile.values()))
     assert traded == 0  # builders never trade
     moved = np.any(np.asarray(s_t.loc) != loc0, axis=1)
     assert moved[:2].any() and moved[2:].any()  # both types acted

@@ -75,15 +75,15 @@ def test_observed_incomes_are_the_sorted_incomes_at_evenly_spaced_ranks():
     full = make_one_step_economy(n_agents=5)
     state, params = _stepped(full)
     tax = full.get_component("PeriodicBracketTax")
-    every = np.asarray(tax.observe(state, params.components[tax.name])["a"]["last_incomes"])
+    every = np.asarray(tax.observe(state, params.components[tax.name]).mobile["last_incomes"])
     assert every.shape == (5, 5) and np.all(np.diff(every[0]) >= 0) and np.ptp(every[0]) > 0
     for k, ranks in ((2, [0, 4]), (3, [0, 2, 4]), (4, [0, 1, 3, 4]), (5, [0, 1, 2, 3, 4])):
         env = make_one_step_economy(n_agents=5, observed_incomes=k)
         comp = env.get_component("PeriodicBracketTax")
         seen = comp.observe(state, params.components[tax.name])
-        np.testing.assert_array_equal(seen["a"]["last_incomes"], every[:, ranks])
-        np.testing.assert_array_equal(seen["p"]["last_incomes"], every[0])  # the planner sees all
-        assert comp.observation_spaces()["a"]["last_incomes"].shape == (k,)
+        np.testing.assert_array_equal(seen.mobile["last_incomes"], every[:, ranks])
+        np.testing.assert_array_equal(seen.planner["last_incomes"], every[0])  # the planner sees all
+        assert comp.observation_spaces().mobile["last_incomes"].shape == (k,)
         flat = env.observation_space("a")["flat"].shape[-1]
         assert flat == full.observation_space("a")["flat"].shape[-1] - (5 - k)
 

@@ -78,7 +78,7 @@ def test_windows_match_numpy(canonical_config, n_agents, r, compare_up_to):
     env = jaxecon.make_from_config(cfg)
     env.compare_agents_up_to = compare_up_to
     rng = np.random.default_rng(n_agents * 100 + r)
-    fn = jax.jit(lambda s: env.scenario.generate_observations(s, env.default_params)["a"])
+    fn = jax.jit(lambda s: env.scenario.generate_observations(s, env.default_params).mobile)
     reset = jax.jit(env.reset)  # one compilation for the four trials
     for trial in range(4):
         state = random_state(env, reset, rng, n_unplaced=trial % 3)
