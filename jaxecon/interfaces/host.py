@@ -25,7 +25,7 @@ import numpy as np
 
 from jaxecon.core import validators
 from jaxecon.core.env import Economy
-from jaxecon.env_checks import check_foundation_groups, env_type_error
+from jaxecon.env_checks import env_type_error
 from jaxecon.factory import make_from_config
 from jaxecon.render import render_world
 
@@ -44,13 +44,12 @@ def as_env(env_or_config, argument: str = "env_or_config") -> Economy:
         TypeError: anything else (names ``argument``); a wrapper is told to
             pass its ``.unwrapped`` env, a Foundation shim env its ``.core``
             (the interface adds its own episode logic).
-        ValueError / KeyError: a bad config, as ``jaxecon.make_from_config``;
-            an economy with declared agent groups (``check_foundation_groups``).
+        ValueError / KeyError: a bad config, as ``jaxecon.make_from_config``
+            (a bad group declaration: one line naming the group and the count).
     """
     if isinstance(env_or_config, dict):
         env_or_config = make_from_config(copy.deepcopy(env_or_config))
     if isinstance(env_or_config, Economy):
-        check_foundation_groups(env_or_config, "this interface")
         return env_or_config
     raise env_type_error(
         env_or_config, argument,
@@ -59,10 +58,11 @@ def as_env(env_or_config, argument: str = "env_or_config") -> Economy:
 
 
 def spaces_of(env: Economy) -> dict:
-    """``{"a": (observation space, action space), "p": (...)}`` of ONE mobile
-    agent and of the planner, from ``env.observation_space(agent)`` and
-    ``env.action_space(agent)`` (``jaxecon.spaces`` objects)."""
-    return {agent: (env.observation_space(agent), env.action_space(agent)) for agent in ("a", "p")}
+    """``{group: (observation space, action space)}`` of ONE agent of each of
+    ``env.group_names`` (Foundation's: ``"a"``, a mobile agent, and ``"p"``, the
+    planner), from ``env.observation_space(group)`` and ``env.action_space(group)``
+    (``jaxecon.spaces`` objects)."""
+    return {group: (env.observation_space(group), env.action_space(group)) for group in env.group_names}
 
 
 def check_action(value, shape: tuple, low, high, name: str) -> np.ndarray:
@@ -127,9 +127,13 @@ def render_state(state) -> np.ndarray:
 class Outputs(NamedTuple):
     """Host copies (numpy) of what the last reset or step returned.
 
+    Keyed by group (``env.group_names``; Foundation's ``"a"`` and ``"p"``): a
+    mobile-agent group's entries have a leading axis of its ``count`` agents,
+    a planner's none.
+
     Attributes:
-        obs: ``{"a": {field: [B?, n, ...]}, "p": {field: [B?, ...]}}``.
-        reward: ``{"a": float [B?, n], "p": float [B?]}``; zeros after a reset.
+        obs: ``{mobile group: {field: [B?, count, ...]}, planner: {field: [B?, ...]}}``.
+        reward: ``{mobile group: float [B?, count], planner: float [B?]}``; zeros after a reset.
         done: bool [B?]: the episode reached ``episode_length``.
         info: the step's info dict (``{}`` after a reset).
     """
@@ -245,14 +249,15 @@ class HostEconomy:
         else:
             self.key, (obs, state) = self._compiled.reset_from(self.key, self.params, self.state)
         self.state = state
-        n, lead = self.env.n_agents, self._lead()
-        reward = {"a": np.zeros(lead + (n,), np.float32), "p": np.zeros(lead, np.float32)}
+        lead = self._lead()
+        reward = {g.name: np.zeros(lead + (() if g.is_planner else (g.count,)), np.float32)
+                  for g in self.env.agent_groups}
         self.outputs = Outputs(jax.device_get(obs), reward, np.zeros(lead, bool), {})
         return self.outputs
 
     def step(self, actions: dict) -> Outputs:
-        """One step with ``actions = {"a": int32 [B?, n, ...], "p": int32 [B?, ...]}``
-        (already checked); returns its ``Outputs``.
+        """One step with ``actions = {group: int32 [B?, count, ...] or, a
+        planner, [B?, ...]}`` (already checked); returns its ``Outputs``.
 
         Raises:
             RuntimeError: called before the first ``reset``.
