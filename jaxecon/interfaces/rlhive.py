@@ -430,10 +430,17 @@ class ParallelEnv(_Parallel, BaseEnv):
         super().__init__(env, env.num_agents if num_players is None else num_players)
 
     def reset(self):
-        """Start an episode (dropping a round's pending actions); ``(player 0's observation, 0)``."""
+        """Start an episode (dropping a round's pending actions); ``(player 0's observation, 0)``.
+
+        Until the first round completes, ``step`` returns the reset's info,
+        ``{}`` (RLHive's base keeps the last round's, or None at first), so
+        that an env restored by ``load`` mid-round returns what it would have.
+        """
         self._actions = []
         self._turn = 0
-        return super().reset()
+        out = super().reset()
+        self._info = self._economy.outputs.info
+        return out
 
     def step(self, action):
         """Record the current player's ``action``; see the class docstring."""
