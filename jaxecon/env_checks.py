@@ -5,9 +5,6 @@
   what it accepts and, for the objects people pass by mistake, what to pass
   instead: a Foundation shim env (``jaxecon.foundation``) holds its functional
   env as ``env.core``; a wrapper or front holds it as ``env.unwrapped``.
-- ``check_foundation_groups(env, who)``: the ``ValueError`` for an economy
-  with declared agent groups handed to code that reads Foundation's two,
-  ``"a"`` and ``"p"``;
 - params are checked by the env itself, ``Economy.check_params``
   (same structure and leaf shapes as ``env.default_params``).
 """
@@ -16,7 +13,7 @@ from __future__ import annotations
 
 from jaxecon.core.env import Economy
 
-__all__ = ["check_foundation_groups", "env_type_error"]
+__all__ = ["env_type_error"]
 
 
 def env_type_error(value, argument: str, accepted: str) -> TypeError:
@@ -39,20 +36,3 @@ def env_type_error(value, argument: str, accepted: str) -> TypeError:
         hint = " (a wrapped env: pass its jaxecon env, env.unwrapped)"
     return TypeError(f"{argument} must be {accepted}, got {cls.__module__}.{cls.__qualname__}{hint}")
 
-
-def check_foundation_groups(env: Economy, who: str) -> None:
-    """Raise unless ``env`` has Foundation's groups, ``"a"`` (every mobile
-    agent, one type) and ``"p"`` (the planner).
-
-    Args:
-        env: a jaxecon functional env.
-        who: what needs them, e.g. ``"the TF-Agents interface"``.
-    Raises:
-        ValueError: declared groups (``mobile_agent_groups``, ``n_planners=0``),
-            naming them and what runs them.
-    """
-    if not env.has_foundation_groups:
-        raise ValueError(
-            f"{who} reads Foundation's agent groups \"a\" and \"p\"; this economy's are "
-            f"{env.group_names} (mobile_agent_groups, n_planners): run it with the functional env, "
-            "the trainer, GymnaxEnv, MultiAgentEnv or the PettingZoo interface")

@@ -25,7 +25,7 @@ import numpy as np
 
 from jaxecon.core import validators
 from jaxecon.core.env import Economy
-from jaxecon.env_checks import check_foundation_groups, env_type_error
+from jaxecon.env_checks import env_type_error
 from jaxecon.factory import make_from_config
 from jaxecon.render import render_world
 
@@ -44,13 +44,12 @@ def as_env(env_or_config, argument: str = "env_or_config") -> Economy:
         TypeError: anything else (names ``argument``); a wrapper is told to
             pass its ``.unwrapped`` env, a Foundation shim env its ``.core``
             (the interface adds its own episode logic).
-        ValueError / KeyError: a bad config, as ``jaxecon.make_from_config``;
-            an economy with declared agent groups (``check_foundation_groups``).
+        ValueError / KeyError: a bad config, as ``jaxecon.make_from_config``
+            (a bad group declaration: one line naming the group and the count).
     """
     if isinstance(env_or_config, dict):
         env_or_config = make_from_config(copy.deepcopy(env_or_config))
     if isinstance(env_or_config, Economy):
-        check_foundation_groups(env_or_config, "this interface")
         return env_or_config
     raise env_type_error(
         env_or_config, argument,
@@ -128,6 +127,10 @@ def render_state(state) -> np.ndarray:
 
 class Outputs(NamedTuple):
     """Host copies (numpy) of what the last reset or step returned.
+
+    Keyed by group (``env.group_names``; Foundation's ``"a"`` and ``"p"``): a
+    mobile-agent group's entries have a leading axis of its ``count`` agents,
+    a planner's none.
 
     Attributes:
         obs: ``{group: {field: [B?, count, ...] (a mobile group) or [B?, ...]

@@ -77,8 +77,8 @@ def _economy(config: dict) -> tuple:
     all four are stateless, so sharing them is safe.
 
     A second numpy driver beside ``jaxecon.interfaces.host.HostEconomy``, on
-    purpose: ``HostEconomy`` steps an economy of Foundation's groups with the
-    actions and outputs keyed ``"a"``/``"p"`` (TF-Agents, RLHive), and the
+    purpose: ``HostEconomy`` steps an economy with the actions and outputs
+    keyed by group (TF-Agents, RLHive; vmapped batches), and the
     shim's engines pack the state into flat buffers and run host hooks
     between jitted phases; this one steps declared groups through the JaxMARL
     front (``MultiAgentEnv.joint_actions`` in, ``by_agent`` out), keyed by

@@ -1,17 +1,24 @@
 """A jaxecon economy as an RLHive environment: ``BaseEnv`` and ``ParallelEnv``.
 
 Follows RLHive 1.0.1's ``hive.envs.base`` (``BaseEnv``, ``ParallelEnv``) and
-``hive.envs.env_spec.EnvSpec``. Every mobile agent is a player and so is the
-planner: players ``0 .. n-1`` are the agents, player ``n`` the planner, and
-``num_players == n_agents + 1``.
+``hive.envs.env_spec.EnvSpec``, whose spaces are per player. Every mobile
+agent is a player and so is every planner: players ``0 .. n-1`` are the
+mobile agents (in agent order, so a declared mobile-agent type's agents are
+consecutive players), then the planners, one player each, in the order of
+``env.agent_groups``; ``num_players == env.num_agents`` (Foundation's
+groups: ``n_agents + 1``, the planner last; ``n_planners=0``: ``n_agents``).
+``env_spec.env_info["players"]`` names them (``"0" .. "n-1"``, then each
+planner's group name, Foundation's ``"p"``) and ``["player_groups"]`` gives
+each player's group, whose spaces it has.
 
 - ``BaseEnv``: ``step`` takes every player's action at once (a list of
   ``num_players`` actions) and steps the economy; ``turn`` is always 0.
 - ``ParallelEnv``: RLHive's one-player-at-a-time protocol over the same
   economy. ``step(action)`` takes the action of the player whose turn it is
-  and returns the next player's observation and turn; once the planner (the
-  last player) has acted, the economy steps with all the actions, and the
-  rewards and ``done`` come back with player 0's next observation. Built as
+  and returns the next player's observation and turn; once the last player
+  (the last planner, or the last mobile agent without a planner) has acted,
+  the economy steps with all the actions, and the rewards and ``done`` come
+  back with player 0's next observation. Built as
   RLHive prescribes: ``class ParallelEnv(hive ParallelEnv, BaseEnv)``, the
   parallel base first.
 
@@ -23,11 +30,12 @@ the same behaviour. Chosen once, at import time.
 Per player (``jaxecon.spaces`` objects in ``env_spec.observation_space`` /
 ``env_spec.action_space``, lists indexed by player):
 
-- observation: agent ``i``: ``{field: obs["a"][field][i]}``; the planner:
-  ``obs["p"]`` (numpy arrays);
+- observation: agent ``i`` of group ``g``: ``{field: obs[g][field][i - g.start]}``
+  (Foundation's: ``obs["a"][field][i]``); a planner: ``obs[its group]``
+  (numpy arrays);
 - action: an int (single-action mode) or int array ``[n_subspaces]``
-  (multi-action mode) inside that player's action space;
-- reward: float32 array ``[num_players]`` (agents, then the planner).
+  (multi-action mode) inside that player's action space (its group's);
+- reward: float32 array ``[num_players]`` (agents, then the planners).
 
 Episodes end at ``episode_length`` (``done``); ``reset`` starts the next,
 carrying over what Foundation keeps across episodes. ``save(dir)`` and
@@ -215,39 +223,47 @@ def _action_bounds(space) -> tuple:
     return (), 0, int(space.n) - 1
 
 
+def _players_of(groups) -> list:
+    """``[(player id, group)]`` in player order: each mobile group's agents
+    (ids ``str(agent index)``), then each planner (id: its group's name)."""
+    return [(g.name if g.is_planner else str(i), g) for g in groups
+            for i in range(g.start, g.start + g.count)]
+
+
 class BaseEnv(_Base):
     """A jaxecon economy as an RLHive ``BaseEnv``: every player acts in one ``step``.
 
     Args:
         env_or_config: a jaxecon env (``jaxecon.make(...)``) or a
             Foundation-style config dict (``jaxecon.make_from_config``).
-        num_players: optional; if given it must be ``n_agents + 1``.
+        num_players: optional; if given it must be ``env.num_agents``, one
+            player per agent of every group (Foundation's: ``n_agents + 1``).
     Raises:
         TypeError: ``env_or_config`` is neither an env nor a config dict.
-        ValueError: a bad config, or a ``num_players`` other than ``n_agents + 1``.
+        ValueError: a bad config (a bad group declaration names the group),
+            or another ``num_players`` (naming the groups' counts).
     """
 
     _KIND = "rlhive.BaseEnv"
 
     def __init__(self, env_or_config, num_players=None):
         env = as_env(env_or_config)
-        n = env.n_agents
-        if num_players is not None and num_players != n + 1:
-            raise ValueError(
-                f"num_players must be n_agents + 1 = {n + 1} (the agents and the planner), "
-                f"got {num_players!r}"
-            )
+        players = _players_of(env.agent_groups)
+        n, count = env.n_agents, len(players)
+        if num_players is not None and num_players != count:
+            per_group = ", ".join(f"{g.name} {g.count}" for g in env.agent_groups)
+            raise ValueError(f"num_players must be n_agents + {count - n} = {count} (one player per agent "
+                             f"of each group: {per_group}), got {num_players!r}")
         self._economy = HostEconomy(env)
         of = spaces_of(env)
-        players = [str(i) for i in range(n)] + ["p"]
         env_spec = EnvSpec(
             env.name,
-            [of["a"][0]] * n + [of["p"][0]],
-            [of["a"][1]] * n + [of["p"][1]],
-            env_info={"n_agents": n, "num_players": n + 1, "players": players,
-                      "episode_length": env.episode_length},
+            [of[g.name][0] for _, g in players],
+            [of[g.name][1] for _, g in players],
+            env_info={"n_agents": n, "num_players": count, "players": [p for p, _ in players],
+                      "player_groups": [g.name for _, g in players], "episode_length": env.episode_length},
         )
-        super().__init__(env_spec, n + 1)
+        super().__init__(env_spec, count)
 
     @property
     def env(self):
@@ -256,17 +272,32 @@ class BaseEnv(_Base):
 
     @property
     def num_players(self) -> int:
-        """``n_agents + 1``: the mobile agents and the planner."""
+        """``env.num_agents``: the mobile agents and the planners (Foundation's: ``n_agents + 1``)."""
         return self._num_players
 
     def _players(self, obs: dict) -> list:
-        """Per-player observations: the agents' slices of ``obs["a"]``, then ``obs["p"]``."""
-        n = self.env.n_agents
-        return [{k: v[i] for k, v in obs["a"].items()} for i in range(n)] + [obs["p"]]
+        """Per-player observations: each mobile group's agents' slices of
+        ``obs[group]``, then each planner's ``obs[group]``."""
+        out = []
+        for g in self.env.agent_groups:
+            rows = obs[g.name]
+            out += [rows] if g.is_planner else [{k: v[i] for k, v in rows.items()} for i in range(g.count)]
+        return out
+
+    def _joint(self, checked: list) -> dict:
+        """``step``'s actions keyed by group from the players' (in player order)."""
+        out, first = {}, 0
+        for g in self.env.agent_groups:
+            out[g.name] = checked[first] if g.is_planner else np.stack(checked[first:first + g.count])
+            first += g.count
+        return out
 
     def _check_player_action(self, player: int, action) -> np.ndarray:
         shape, low, high = _action_bounds(self.env_spec.action_space[player])
-        return check_action(action, shape, low, high, f"action of player {player}")
+        name = f"action of player {player}"
+        if not self.env.has_foundation_groups:
+            name += f" (group {self.env_spec.env_info['player_groups'][player]!r})"
+        return check_action(action, shape, low, high, name)
 
     def reset(self):
         """Start an episode.
@@ -282,28 +313,33 @@ class BaseEnv(_Base):
         """Step the economy with every player's action.
 
         Args:
-            action: a sequence of ``num_players`` actions, agents first, the
-                planner last (each an int, or an int array in multi-action mode).
+            action: a sequence of ``num_players`` actions, in player order:
+                the mobile agents, then the planners (each an int, or an int
+                array in multi-action mode).
         Returns:
             ``(observation, reward, done, turn, info)``: per-player
             observations, float32 rewards ``[num_players]``, whether the
             episode reached its length, 0, and the step's info dict.
         Raises:
             ValueError: not ``num_players`` actions, or an action outside
-                its player's action space (names the player).
+                its player's action space (names the player and, with
+                declared groups, its group).
             RuntimeError: before the first ``reset``.
         """
         if isinstance(action, (str, bytes, dict)) or not isinstance(action, (Sequence, np.ndarray)) \
                 or len(action) != self._num_players:
+            n = self.env.n_agents
+            planners = [g.name for g in self.env.planner_groups]
             raise ValueError(
                 f"action must be a sequence of num_players={self._num_players} actions "
-                f"(agents 0..{self._num_players - 2}, then the planner), got {action!r}"
+                f"(agents 0..{n - 1}" + (f", then the planners {planners}" if planners else "")
+                + f"), got {action!r}"
             )
         checked = [self._check_player_action(i, a) for i, a in enumerate(action)]
-        outputs = self._economy.step({"a": np.stack(checked[:-1]), "p": checked[-1]})
+        outputs = self._economy.step(self._joint(checked))
         self._turn = 0
-        reward = np.append(np.asarray(outputs.reward["a"], np.float32),
-                           np.float32(outputs.reward["p"]))
+        reward = np.concatenate([np.asarray(outputs.reward[g.name], np.float32).reshape(-1)
+                                 for g in self.env.agent_groups])
         return self._players(outputs.obs), reward, bool(outputs.done), 0, outputs.info
 
     def seed(self, seed=None):
@@ -374,11 +410,11 @@ class ParallelEnv(_Parallel, BaseEnv):
     """A jaxecon economy as an RLHive ``ParallelEnv``: one player's action per ``step``.
 
     ``reset()`` returns ``(player 0's observation, 0)``. ``step(action)``
-    records the action of the player whose turn it is; until the planner
-    (player ``n``) has acted it returns ``(next player's observation, zeros
-    [num_players], False, next turn, last info)``; the planner's action steps
-    the economy and returns ``(player 0's new observation, rewards
-    [num_players], done, 0, info)``. RLHive's base returns the int 0 as the
+    records the action of the player whose turn it is; until the last player
+    (Foundation's: the planner, player ``n``) has acted it returns ``(next
+    player's observation, zeros [num_players], False, next turn, last
+    info)``; the last player's action steps the economy and returns
+    ``(player 0's new observation, rewards [num_players], done, 0, info)``. RLHive's base returns the int 0 as the
     reward between rounds; this class returns float32 zeros of the same
     shape as a round's rewards.
 
@@ -391,13 +427,20 @@ class ParallelEnv(_Parallel, BaseEnv):
 
     def __init__(self, env_or_config, num_players=None):
         env = as_env(env_or_config)
-        super().__init__(env, env.n_agents + 1 if num_players is None else num_players)
+        super().__init__(env, env.num_agents if num_players is None else num_players)
 
     def reset(self):
-        """Start an episode (dropping a round's pending actions); ``(player 0's observation, 0)``."""
+        """Start an episode (dropping a round's pending actions); ``(player 0's observation, 0)``.
+
+        Until the first round completes, ``step`` returns the reset's info,
+        ``{}`` (RLHive's base keeps the last round's, or None at first), so
+        that an env restored by ``load`` mid-round returns what it would have.
+        """
         self._actions = []
         self._turn = 0
-        return super().reset()
+        out = super().reset()
+        self._info = self._economy.outputs.info
+        return out
 
     def step(self, action):
         """Record the current player's ``action``; see the class docstring."""
@@ -411,15 +454,19 @@ class ParallelEnv(_Parallel, BaseEnv):
 
     def _extra(self) -> dict:
         out = super()._extra()
-        shape = _action_bounds(self.env_spec.action_space[0])[0]
+        # the pending actions of players 0..turn-1, flat: their shapes differ between groups
+        pending = [np.ravel(a) for a in self._actions]
         out.update(turn=self._turn, done=bool(self._done),
-                   pending=np.asarray(self._actions, np.int32).reshape((-1,) + shape))
+                   pending=np.concatenate(pending).astype(np.int32) if pending else np.zeros(0, np.int32))
         return out
 
     def _restore_extra(self, extra) -> None:
         super()._restore_extra(extra)
         self._turn = int(extra["turn"])
         self._done = bool(extra["done"])
-        self._actions = [np.array(a) for a in extra["pending"]]
+        shapes = [_action_bounds(self.env_spec.action_space[i])[0] for i in range(self._turn)]
+        ends = np.cumsum([int(np.prod(s)) for s in shapes]).astype(int)
+        flat = np.ravel(extra["pending"])  # also the [turn, n_subspaces] array of earlier saves
+        self._actions = [flat[end - int(np.prod(s)):end].reshape(s) for s, end in zip(shapes, ends)]
         self._obs = self._players(self._economy.outputs.obs)
         self._info = self._economy.outputs.info

@@ -23,18 +23,23 @@ Example::
     ts = env.reset()                       # ts.observation["a"]["flat"]: [8, 4, ...]
     ts = env.step({"a": np.zeros((8, 4), np.int32), "p": np.zeros((8, 1), np.int32)})
 
-Agents, specs and arrays (``n`` = n_agents, ``B`` = batch size, only when batched):
+Agents, specs and arrays are keyed by agent group (``env.group_names``): a
+mobile-agent group's arrays have a leading axis of its ``count`` agents, a
+planner's none. Foundation's groups are ``"a"`` (``count`` = n_agents) and
+``"p"``; an economy with ``mobile_agent_groups`` has one key per type, one
+with ``n_planners=0`` no planner key, one with ``planner_groups`` one key per
+planner. (``c`` = a group's count, ``B`` = batch size, only when batched.)
 
-- ``observation_spec()``: ``{"a": {field: spec [n, ...]}, "p": {field: spec}}``,
-  the fields of Foundation's observations (``flat``, ``world-map``,
-  ``world-idx_map``, ``time``, ``action_mask``, the planner's ``p<i>``...).
-  Derived from ``env.observation_space(agent)``: a bounded quantity gets a
-  ``BoundedArraySpec``, an unbounded one an ``ArraySpec``.
-- ``action_spec()``: ``{"a": BoundedArraySpec int32 [n] or [n, n_subspaces],
-  "p": BoundedArraySpec int32 [] or [n_planner_subspaces]}`` (from
-  ``env.action_space(agent)``: ``0..n_actions-1``, or ``0..dims-1`` per
+- ``observation_spec()``: ``{mobile group: {field: spec [c, ...]}, planner:
+  {field: spec}}``, the fields of Foundation's observations (``flat``,
+  ``world-map``, ``world-idx_map``, ``time``, ``action_mask``, the planner's
+  ``agents``...). Derived from ``env.observation_space(group)``: a bounded
+  quantity gets a ``BoundedArraySpec``, an unbounded one an ``ArraySpec``.
+- ``action_spec()``: ``{mobile group: BoundedArraySpec int32 [c] or [c,
+  n_subspaces], planner: BoundedArraySpec int32 [] or [n_planner_subspaces]}``
+  (from ``env.action_space(group)``: ``0..n_actions-1``, or ``0..dims-1`` per
   subspace in multi-action mode).
-- ``reward_spec()``: ``{"a": float32 [n], "p": float32 []}``;
+- ``reward_spec()``: ``{mobile group: float32 [c], planner: float32 []}``;
   ``discount_spec()``: the same shapes, bounded to ``[0, 1]``.
 - ``time_step_spec()``: ``TimeStep(step_type int32 [], reward_spec(),
   discount_spec(), observation_spec())``.
@@ -257,10 +262,14 @@ class PyEnvironment(_Base):
         handle_auto_reset: let the base class reset after LAST (TF-Agents').
         params: ``EnvParams`` (default ``env.default_params``), shared by the batch.
         seed: int >= 0 (default: the env's ``seed``, else 0); see ``seed()``.
+
+    Every spec and array is keyed by agent group (``env.group_names``; see
+    the module docstring), with declared groups as with Foundation's.
+
     Raises:
         TypeError: ``env_or_config`` is neither an env nor a config dict.
         ValueError: a bad ``batch_size``, ``handle_auto_reset`` or ``seed``,
-            or a bad config.
+            or a bad config (a bad group declaration names the group).
     """
 
     def __init__(self, env_or_config, batch_size=None, handle_auto_reset=False, *,
@@ -269,15 +278,13 @@ class PyEnvironment(_Base):
         handle_auto_reset = validators.check_bool("handle_auto_reset", handle_auto_reset)
         self._economy = HostEconomy(env, params=params, batch_size=batch_size, seed=seed)
         of = spaces_of(env)
-        n = env.n_agents
-        self._observation_spec = {"a": _spec_of(of["a"][0], (n,), "observation/a"),
-                                  "p": _spec_of(of["p"][0], (), "observation/p")}
-        self._action_spec = {"a": _spec_of(of["a"][1], (n,), "action/a"),
-                             "p": _spec_of(of["p"][1], (), "action/p")}
-        self._reward_spec = {"a": ArraySpec((n,), np.float32, "reward/a"),
-                             "p": ArraySpec((), np.float32, "reward/p")}
-        self._discount_spec = {"a": BoundedArraySpec((n,), np.float32, 0.0, 1.0, "discount/a"),
-                               "p": BoundedArraySpec((), np.float32, 0.0, 1.0, "discount/p")}
+        # a mobile-agent group's arrays lead with its agents, a planner's with nothing
+        agents = {g.name: () if g.is_planner else (g.count,) for g in env.agent_groups}
+        self._observation_spec = {g: _spec_of(of[g][0], lead, f"observation/{g}") for g, lead in agents.items()}
+        self._action_spec = {g: _spec_of(of[g][1], lead, f"action/{g}") for g, lead in agents.items()}
+        self._reward_spec = {g: ArraySpec(lead, np.float32, f"reward/{g}") for g, lead in agents.items()}
+        self._discount_spec = {g: BoundedArraySpec(lead, np.float32, 0.0, 1.0, f"discount/{g}")
+                               for g, lead in agents.items()}
         super().__init__(handle_auto_reset=handle_auto_reset)
 
     # ---------------------------------------------------------------- properties
@@ -303,19 +310,21 @@ class PyEnvironment(_Base):
 
     # --------------------------------------------------------------------- specs
     def observation_spec(self) -> dict:
-        """``{"a": {field: spec [n, ...]}, "p": {field: spec}}`` (see the module docstring)."""
+        """``{mobile group: {field: spec [count, ...]}, planner: {field: spec}}``
+        (Foundation's: ``"a"``, ``"p"``; see the module docstring)."""
         return self._observation_spec
 
     def action_spec(self) -> dict:
-        """``{"a": BoundedArraySpec int32 [n(, n_sub)], "p": BoundedArraySpec int32 [(n_sub_p)]}``."""
+        """``{mobile group: BoundedArraySpec int32 [count(, n_sub)], planner:
+        BoundedArraySpec int32 [(n_sub_p)]}``."""
         return self._action_spec
 
     def reward_spec(self) -> dict:
-        """``{"a": ArraySpec float32 [n], "p": ArraySpec float32 []}``."""
+        """``{mobile group: ArraySpec float32 [count], planner: ArraySpec float32 []}``."""
         return self._reward_spec
 
     def discount_spec(self) -> dict:
-        """``{"a": BoundedArraySpec float32 [n] in [0, 1], "p": ... []}``."""
+        """``{mobile group: BoundedArraySpec float32 [count] in [0, 1], planner: ... []}``."""
         return self._discount_spec
 
     def time_step_spec(self):
@@ -352,12 +361,21 @@ class PyEnvironment(_Base):
         """``action`` checked against ``action_spec()`` (plus the batch axis), as int32 arrays.
 
         Raises:
-            ValueError: not a dict with exactly the keys "a" and "p", or an
-                entry of the wrong dtype, shape or outside the spec's bounds.
+            ValueError: not a dict with exactly the groups' keys (Foundation's:
+                "a" and "p"; naming the missing and unknown ones), or an
+                entry of the wrong dtype, shape or outside the spec's bounds
+                (naming the group's entry, e.g. ``action["builders"]``).
         """
-        if not isinstance(action, Mapping) or set(action) != {"a", "p"}:
-            got = sorted(action) if isinstance(action, Mapping) else type(action).__name__
-            raise ValueError(f'action must be a dict with keys "a" and "p" (action_spec()), got {got}')
+        groups = list(self._action_spec)
+        if not isinstance(action, Mapping) or set(action) != set(groups):
+            got = sorted(map(str, action)) if isinstance(action, Mapping) else type(action).__name__
+            keys = " and ".join(filter(None, [", ".join(f'"{g}"' for g in groups[:-1]), f'"{groups[-1]}"']))
+            wrong = ""
+            if isinstance(action, Mapping):
+                missing, unknown = [g for g in groups if g not in action], sorted(set(map(str, action)) - set(groups))
+                wrong = "".join([f"; missing {missing}" if missing else "", f"; unknown {unknown}" if unknown else ""])
+            raise ValueError(f"action must be a dict with keys {keys} (action_spec(), one per agent group), "
+                             f"got {got}{wrong}")
         lead = () if self.batch_size is None else (self.batch_size,)
         return {k: check_action(action[k], lead + s.shape, s.minimum, s.maximum, f'action["{k}"]')
                 for k, s in self._action_spec.items()}

@@ -15,16 +15,20 @@ that jaxecon's economies share with other gridworld domains:
 - ``policy_env(env, render_mode=None, flatten_observations=False, ...)``
   picks one of them (or none) from the factory arguments.
 
-Both adapters return, per agent kind (``"a"``: the mobile agents, batched
-along axis 0; ``"p"``: the planner), ``{"obs": <the policy input>,
-"action_mask": <the env's action mask, unchanged>}``: the mask stays out of
-the normalised vector, where ``env.sample_actions`` and masked policies read
-it. Both copy the scalar and vector fields of the structured observation
-(not the maps, not the mask) into ``info`` under ``"<namespace>.<field>"``
-(mobile agents, ``[n_agents, ...]``) and ``"<namespace>.p.<field>"`` (the
-planner), float32, and set ``"<namespace>.collective_reward"`` after every
-step to the sum of the mobile agents' rewards. Scalars are 0-d float32
-arrays inside jit (``float(info[k])`` on the host).
+Both adapters return, per agent group (``env.group_names``; Foundation's
+``"a"``, the mobile agents, batched along axis 0, and ``"p"``, the planner;
+a declared mobile-agent type batched over its own agents; each planner of
+``planner_groups`` on its own; none with ``n_planners=0``), ``{"obs": <the
+policy input>, "action_mask": <the env's action mask, unchanged>}``: the mask
+stays out of the normalised vector, where ``env.sample_actions`` and masked
+policies read it. Both copy the scalar and vector fields of the structured
+observation (not the maps, not the mask) into ``info`` under
+``"<namespace>.<field>"`` (Foundation's mobile group ``"a"``, ``[n_agents,
+...]``) and ``"<namespace>.<group>.<field>"`` (every other group, e.g.
+``"<namespace>.p.<field>"`` for the planner), float32, and set
+``"<namespace>.collective_reward"`` after every step to the sum of the
+mobile agents' rewards. Scalars are 0-d float32 arrays inside jit
+(``float(info[k])`` on the host).
 
 The state is the wrapped env's, unchanged; install the adapters innermost,
 below ``AutoResetWrapper`` and ``LogWrapper``, so that the final
@@ -40,7 +44,7 @@ import numpy as np
 from jaxecon import spaces
 from jaxecon.core import validators as cfg
 from jaxecon.core.env import AGENTS_FIELD
-from jaxecon.env_checks import check_foundation_groups
+from jaxecon.core.groups import MOBILE_GROUP, PLANNER_GROUP
 from jaxecon.wrappers.base import Wrapper, check_env, unwrap_state
 from jaxecon.wrappers.rgb import WorldRenderer, check_resize, resize_frames
 
@@ -62,7 +66,6 @@ RGB_PREPROCESSING = ("tile_scale", "native")
 TILE_SCALE_POOL = 4
 #: Key of the action mask beside the adapted observation (the env's own key).
 MASK = "action_mask"
-AGENT_KINDS = ("a", "p")
 
 
 def _namespace(env, namespace) -> str:
@@ -75,35 +78,49 @@ def _namespace(env, namespace) -> str:
 
 def _agent_space(by_agent: dict, agent):
     if not isinstance(agent, str) or agent not in by_agent:
-        raise ValueError(f"agent must be one of {list(by_agent)} (mobile agents, planner), got {agent!r}")
+        raise ValueError(f"agent must be one of {list(by_agent)} (the economy's groups, env.group_names), "
+                         f"got {agent!r}")
     return by_agent[agent]
 
 
-def side_channels(obs: dict, reward: dict, namespace: str) -> dict:
+def _planner_names(env) -> tuple:
+    """The names of the planner groups of the jaxecon env under ``env``."""
+    return tuple(g.name for g in env.unwrapped.agent_groups if g.is_planner)
+
+
+def side_channels(obs: dict, reward: dict, namespace: str, planners: tuple = (PLANNER_GROUP,)) -> dict:
     """The info entries both adapters add: scalar and vector fields, and the collective reward.
 
     Args:
-        obs: the structured observation ``{"a": {field: [n, ...]}, "p": {...}}``.
-        reward: ``{"a": float [n], "p": float []}``.
+        obs: the structured observation, keyed by group: ``{mobile group:
+            {field: [count, ...]}, planner: {field: ...}}`` (Foundation's:
+            ``{"a": ..., "p": ...}``).
+        reward: keyed by group: ``{mobile group: float [count], planner: float []}``.
         namespace: the key prefix (the scenario's name by default).
+        planners: the names of the planner groups (default Foundation's ``("p",)``).
 
     Returns:
-        ``{"<namespace>.<field>": float32 [n] or [n, d]}`` for every mobile-agent
-        field with at most one dimension per agent, ``{"<namespace>.p.<field>":
-        float32 [] or [d]}`` for the planner's (its view of the agents,
-        ``"agents"``, ``[n, d]``), skipping nested mappings (the planner's
+        For each group, every field with at most one dimension per agent
+        (a mobile group's rows are its agents; a planner's view of the agents,
+        ``"agents"``, ``[n, d]``, has one row per agent), float32, under
+        ``"<namespace>.<field>"`` for Foundation's mobile group ``"a"`` and
+        ``"<namespace>.<group>.<field>"`` for every other group (the planner:
+        ``"<namespace>.p.<field>"``), skipping nested mappings (the planner's
         unflattened ``"agents"``), ``"action_mask"`` and fields with more
         dimensions (maps); then ``"<namespace>.collective_reward"``: float32 [],
-        ``sum(reward["a"])``.
+        the sum of every mobile agent's reward.
     """
     out = {}
-    for kind, prefix, base in (("a", f"{namespace}.", 1), ("p", f"{namespace}.p.", 0)):
-        for field, value in obs[kind].items():
-            per_agent = base if kind == "a" or field != AGENTS_FIELD else 1
+    for group, fields in obs.items():
+        planner = group in planners
+        prefix = f"{namespace}." if group == MOBILE_GROUP and not planner else f"{namespace}.{group}."
+        for field, value in fields.items():
+            per_agent = 0 if planner and field != AGENTS_FIELD else 1
             if field == MASK or isinstance(value, dict) or jnp.ndim(value) - per_agent > 1:
                 continue
             out[prefix + field] = jnp.asarray(value, jnp.float32)
-    out[f"{namespace}.collective_reward"] = jnp.sum(jnp.asarray(reward["a"], jnp.float32))
+    mobile = [jnp.asarray(r, jnp.float32).reshape(-1) for g, r in reward.items() if g not in planners]
+    out[f"{namespace}.collective_reward"] = jnp.sum(mobile[0] if len(mobile) == 1 else jnp.concatenate(mobile))
     return out
 
 
@@ -190,8 +207,9 @@ class _VectorLayout:
 class NativeObjectObservationWrapper(Wrapper):
     """Each agent's structured observation as one normalised float32 vector, no rendering.
 
-    For each agent kind (``"a"``, ``"p"``) the adapter iterates the Box fields
-    of ``env.observation_space(kind)`` in the space's order (nested Dicts,
+    For each agent group (``env.group_names``: Foundation's ``"a"`` and ``"p"``,
+    or the declared ones) the adapter iterates the Box fields
+    of ``env.observation_space(group)`` in the space's order (nested Dicts,
     such as the planner's ``p<i>`` entries when observations are not
     flattened, depth first), flattens each, and concatenates them; an
     element whose bounds are finite and unequal becomes ``(x - low) / (high
@@ -200,13 +218,15 @@ class NativeObjectObservationWrapper(Wrapper):
     vector. The constants are computed once, here, from the spaces (numpy).
     Follows the native gridworld object adapter.
 
-    Observation: ``{"a": {"obs": float32 [n_agents, D_a], "action_mask": ...},
-    "p": {"obs": float32 [D_p], "action_mask": ...}}`` (the mask as the env
+    Observation, keyed by group: ``{mobile group: {"obs": float32 [count, D_g],
+    "action_mask": ...}, planner: {"obs": float32 [D_p], "action_mask": ...}}``
+    (Foundation's: ``"a"``, ``[n_agents, D_a]``, and ``"p"``; the mask as the env
     gives it). Info: the env's, plus ``side_channels`` (scalar and vector
-    fields under ``"<namespace>.<field>"`` / ``"<namespace>.p.<field>"``,
-    float32, and ``"<namespace>.collective_reward"``, the sum of the mobile
-    agents' rewards, a 0-d float32 array inside jit). State, reward and done:
-    the env's.
+    fields under ``"<namespace>.<field>"`` (group ``"a"``) /
+    ``"<namespace>.<group>.<field>"`` (the others, the planner's
+    ``"<namespace>.p.<field>"``), float32, and
+    ``"<namespace>.collective_reward"``, the sum of the mobile agents'
+    rewards, a 0-d float32 array inside jit). State, reward and done: the env's.
 
     Args:
         env: a jaxecon environment or wrapper of one, with ``observation_space``.
@@ -214,31 +234,32 @@ class NativeObjectObservationWrapper(Wrapper):
             e.g. ``"layout_from_file/simple_wood_and_stone"``).
 
     Attributes:
-        obs_size: ``{"a": D_a, "p": D_p}``.
-        normalised: ``{"a": bool [D_a], "p": bool [D_p]}``, the elements mapped to [0, 1].
+        obs_size: ``{group: D_g}`` (Foundation's: ``{"a": D_a, "p": D_p}``).
+        normalised: ``{group: bool [D_g]}``, the elements mapped to [0, 1].
 
     Raises:
         TypeError: ``env`` is not a jaxecon environment.
-        ValueError: a bad ``namespace``; a field whose space is not a Box; an
-            economy with declared agent groups (the adapter reads "a" and "p").
+        ValueError: a bad ``namespace``; a field whose space is not a Box.
     """
 
     def __init__(self, env, namespace=None):
         super().__init__(env)
-        check_foundation_groups(self.unwrapped, type(self).__name__)
         self.namespace = _namespace(env, namespace)
-        self._layouts = {k: _VectorLayout(env.observation_space(k)) for k in AGENT_KINDS}
-        self.obs_size = {k: v.size for k, v in self._layouts.items()}
-        self.normalised = {k: v.normalised for k, v in self._layouts.items()}
+        #: ``{group: leading axes}``: a mobile group's agents, nothing for a planner.
+        self._lead = {g.name: () if g.is_planner else (g.count,) for g in self.unwrapped.agent_groups}
+        self._planners = _planner_names(self)
+        self._layouts = {g: _VectorLayout(env.observation_space(g)) for g in self._lead}
+        self.obs_size = {g: v.size for g, v in self._layouts.items()}
+        self.normalised = {g: v.normalised for g, v in self._layouts.items()}
         self._spaces = {
-            k: spaces.Dict({"obs": self._layouts[k].box, MASK: env.observation_space(k)[MASK]})
-            for k in AGENT_KINDS
+            g: spaces.Dict({"obs": self._layouts[g].box, MASK: env.observation_space(g)[MASK]})
+            for g in self._lead
         }
 
     def observation_space(self, agent: str) -> spaces.Dict:
         """One agent's adapted observation: ``Dict({"obs": Box float32 [D] (bounds
         [0, 1] where normalised, the field's own elsewhere), "action_mask": the
-        env's mask space})``; ``agent`` is ``"a"`` or ``"p"``.
+        env's mask space})``; ``agent`` is a group name (Foundation's ``"a"`` or ``"p"``).
 
         Raises:
             ValueError: any other agent id, naming the allowed ones.
@@ -246,11 +267,10 @@ class NativeObjectObservationWrapper(Wrapper):
         return _agent_space(self._spaces, agent)
 
     def observation(self, obs: dict) -> dict:
-        """The adapted observation of a structured one (``{"a": ..., "p": ...}``)."""
-        lead = {"a": (self.n_agents,), "p": ()}
+        """The adapted observation of a structured one (keyed by group)."""
         return {
-            k: {"obs": self._layouts[k].vector(obs[k], lead[k]), MASK: obs[k][MASK]}
-            for k in AGENT_KINDS
+            g: {"obs": self._layouts[g].vector(obs[g], lead), MASK: obs[g][MASK]}
+            for g, lead in self._lead.items()
         }
 
     def reset(self, key, params, prev_state=None):
@@ -261,7 +281,7 @@ class NativeObjectObservationWrapper(Wrapper):
     def step(self, key, state, actions, params):
         """``env.step``; returns ``(obs, state, reward, done, info)`` with the adapted obs and info."""
         obs, state, reward, done, info = self._env.step(key, state, actions, params)
-        info = {**info, **side_channels(obs, reward, self.namespace)}
+        info = {**info, **side_channels(obs, reward, self.namespace, self._planners)}
         return self.observation(obs), state, reward, done, info
 
 
@@ -273,10 +293,10 @@ class NativeRGBObservationWrapper(Wrapper):
     native gridworld RGB adapter.
 
     - ``fully_observable=True`` (default): the world frame is drawn once per
-      step and every mobile agent and the planner get that same frame.
+      step and every mobile agent and every planner get that same frame.
     - ``fully_observable=False``: each mobile agent gets its egocentric window
       of ``2 * view_radius + 1`` cells (the cells of its ``world-map``
-      observation; outside the world black); the planner, which has no
+      observation; outside the world black); a planner, which has no
       location, gets the world frame preprocessed by ``rgb_preprocessing``
       (``rgb_resize`` sizes the mobile agents' frames only).
     - ``rgb_preprocessing="tile_scale"`` (default): average-pool each spatial
@@ -289,9 +309,11 @@ class NativeRGBObservationWrapper(Wrapper):
     200x200x3, ``"tile_scale"`` 50x50x3; egocentric 88x88x3 native, 22x22x3
     with ``"tile_scale"``.
 
-    Observation: ``{"a": {"obs": float32 [n_agents, h, w, 3], "action_mask":
-    ...}, "p": {"obs": float32 [h_p, w_p, 3], "action_mask": ...}}``. Info:
-    the env's plus ``side_channels`` (as ``NativeObjectObservationWrapper``).
+    Observation, keyed by group: ``{mobile group: {"obs": float32 [count, h,
+    w, 3], "action_mask": ...}, planner: {"obs": float32 [h_p, w_p, 3],
+    "action_mask": ...}}`` (Foundation's: ``"a"``, ``count`` = n_agents, and
+    ``"p"``). Info: the env's plus ``side_channels`` (as
+    ``NativeObjectObservationWrapper``).
 
     Args:
         env: a jaxecon environment (or wrapper of one) with a world map.
@@ -304,7 +326,8 @@ class NativeRGBObservationWrapper(Wrapper):
         namespace: prefix of the info keys (default: the scenario's name).
 
     Attributes:
-        obs_shape: ``{"a": (n_agents, h, w, 3), "p": (h_p, w_p, 3)}``.
+        obs_shape: ``{mobile group: (count, h, w, 3), planner: (h_p, w_p, 3)}``
+            (Foundation's: ``{"a": (n_agents, h, w, 3), "p": (h_p, w_p, 3)}``).
         renderer: the ``WorldRenderer``.
 
     Raises:
@@ -319,7 +342,6 @@ class NativeRGBObservationWrapper(Wrapper):
     def __init__(self, env, rgb_preprocessing="tile_scale", rgb_resize=None, fully_observable=True,
                  tile=8, view_radius=None, namespace=None):
         super().__init__(env)
-        check_foundation_groups(self.unwrapped, type(self).__name__)
         if rgb_preprocessing not in RGB_PREPROCESSING:
             raise ValueError(
                 f"rgb_preprocessing must be one of {list(RGB_PREPROCESSING)}, got {rgb_preprocessing!r}"
@@ -342,16 +364,20 @@ class NativeRGBObservationWrapper(Wrapper):
         if self.fully_observable:
             self._planner_hw = self._agent_hw
         self._agent_in_hw = agent_hw
-        self.obs_shape = {"a": (env.n_agents,) + self._agent_hw + (3,), "p": self._planner_hw + (3,)}
+        self._groups = self.unwrapped.agent_groups
+        self._planners = _planner_names(self)
+        frame = {g.name: (self._planner_hw if g.is_planner else self._agent_hw) + (3,) for g in self._groups}
+        self.obs_shape = {g.name: frame[g.name] if g.is_planner else (g.count,) + frame[g.name]
+                          for g in self._groups}
         self._spaces = {
-            k: spaces.Dict({"obs": spaces.Box(0.0, 1.0, shape, np.float32),
-                            MASK: env.observation_space(k)[MASK]})
-            for k, shape in (("a", self._agent_hw + (3,)), ("p", self._planner_hw + (3,)))
+            g: spaces.Dict({"obs": spaces.Box(0.0, 1.0, shape, np.float32), MASK: env.observation_space(g)[MASK]})
+            for g, shape in frame.items()
         }
 
     def observation_space(self, agent: str) -> spaces.Dict:
         """One agent's observation: ``Dict({"obs": Box [0, 1] float32 (h, w, 3),
-        "action_mask": the env's mask space})``; ``agent`` is ``"a"`` or ``"p"``.
+        "action_mask": the env's mask space})``; ``agent`` is a group name
+        (Foundation's ``"a"`` or ``"p"``).
 
         Raises:
             ValueError: any other agent id, naming the allowed ones.
@@ -383,12 +409,19 @@ class NativeRGBObservationWrapper(Wrapper):
         frame = self.renderer.world_frame(state)
         world_hw = self.renderer.frame_shape[:2]
         planner = self._to_unit(frame, world_hw, self._planner_hw)
-        if self.fully_observable:
-            agents = jnp.broadcast_to(planner, self.obs_shape["a"])
-        else:
+        if not self.fully_observable:
             views = self.renderer.egocentric_frames(frame, state.loc, self.view_radius)
-            agents = self._to_unit(views, self._agent_in_hw, self._agent_hw)
-        return {"a": {"obs": agents, MASK: obs["a"][MASK]}, "p": {"obs": planner, MASK: obs["p"][MASK]}}
+            views = self._to_unit(views, self._agent_in_hw, self._agent_hw)  # [n_agents, h, w, 3]
+        out = {}
+        for g in self._groups:
+            if g.is_planner:
+                frames = planner
+            elif self.fully_observable:
+                frames = jnp.broadcast_to(planner, self.obs_shape[g.name])
+            else:  # the group's rows of every agent's window (all of them: Foundation's one group)
+                frames = views if g.count == views.shape[0] else views[g.start:g.stop]
+            out[g.name] = {"obs": frames, MASK: obs[g.name][MASK]}
+        return out
 
     def reset(self, key, params, prev_state=None):
         """``env.reset(key, params, prev_state=prev_state)``; returns ``(obs, state)``, obs RGB."""
@@ -398,7 +431,7 @@ class NativeRGBObservationWrapper(Wrapper):
     def step(self, key, state, actions, params):
         """``env.step``; returns ``(obs, state, reward, done, info)`` with RGB obs and the side channels."""
         obs, state, reward, done, info = self._env.step(key, state, actions, params)
-        info = {**info, **side_channels(obs, reward, self.namespace)}
+        info = {**info, **side_channels(obs, reward, self.namespace, self._planners)}
         return self.observation(obs, state), state, reward, done, info
 
 
