@@ -174,9 +174,10 @@ class Component:
     def acts_on(self, group) -> bool:
         """Whether this component takes actions from, and masks the actions of,
         ``group`` (a ``jaxecon.core.groups.AgentGroup``): the group's agent class
-        is one of ``agent_subclasses`` and, for a mobile-agent type or a
+        (``group.agent_class``, by name, as Foundation matches them) is one of
+        ``agent_subclasses`` and, for a mobile-agent type or a
         planner declared with its own ``components``, this component is among them."""
-        return group.kind in self.agent_subclasses and group.takes_actions_of(self.name)
+        return group.agent_class in self.agent_subclasses and group.takes_actions_of(self.name)
 
     def get_n_actions(self, agent_cls_name: str):
         """Actions for an agent kind: ``None``/0, an int n, or a list of (sub_name, n)."""

@@ -64,9 +64,12 @@ class GroupCodec:
         self.agent_actions = self._layout(MOBILE, multi_action_mode_agents)
         self.planner_actions = self._layout(PLANNER, multi_action_mode_planner)
         self._check_planners()
+        one_class = {k: len({g.agent_class for g in self.agent_groups if g.kind == k}) <= 1 for k in (MOBILE, PLANNER)}
+        # a group takes the joint layout when it takes every action of its kind
+        joint = {g.name: g.components is None and one_class[g.kind] for g in self.agent_groups}
         self.group_actions = {
-            g.name: (self.planner_actions if g.is_planner and g.components is None else
-                     self.agent_actions if g.components is None else
+            g.name: (self.planner_actions if g.is_planner and joint[g.name] else
+                     self.agent_actions if joint[g.name] else
                      self._layout(g.kind, multi_action_mode_planner if g.is_planner
                                   else multi_action_mode_agents, g))
             for g in self.agent_groups}
@@ -110,7 +113,8 @@ class GroupCodec:
     @property
     def one_mobile_group(self) -> bool:
         """Whether one group holds every mobile agent and takes every mobile action."""
-        return len(self.mobile_groups) == 1 and self.mobile_groups[0].components is None
+        g = self.mobile_groups
+        return len(g) == 1 and g[0].components is None and g[0].agent_class == g[0].kind
 
     def check_group(self, agent) -> str:
         """``agent`` if it names a group, else the error below.
@@ -146,13 +150,26 @@ class GroupCodec:
 
     # ----------------------------------------------------------------- layouts
     def _layout(self, agent_kind: str, multi: bool, group: AgentGroup | None = None) -> ActionLayout:
-        """The action subspaces of ``agent_kind``'s components, or of those that
-        act on ``group`` (``Component.acts_on``), in component-list order."""
+        """The action subspaces of the components acting on ``agent_kind``'s agent
+        classes (the joint layout), or on ``group`` (``Component.acts_on``), in
+        component-list order.
+
+        Raises:
+            ValueError: a component that gives two agent classes of one kind
+                different actions (their agents share the joint layout).
+        """
+        classes = list(dict.fromkeys(g.agent_class for g in self.agent_groups if g.kind == agent_kind))
         names, sizes = [], []
         for comp in self.components:
-            if agent_kind not in comp.agent_subclasses or (group is not None and not comp.acts_on(group)):
-                continue
-            n = comp.get_n_actions(agent_kind)
+            if group is not None:
+                if not comp.acts_on(group):
+                    continue
+                n = comp.get_n_actions(group.agent_class)
+            else:
+                acting = [c for c in (classes or [agent_kind]) if c in comp.agent_subclasses]
+                if not acting:
+                    continue
+                n = self._same_actions(comp, acting)
             if n is None or (isinstance(n, int) and n == 0):
                 continue
             if isinstance(n, (int, np.integer)):
@@ -164,6 +181,18 @@ class GroupCodec:
                         names.append(f"{comp.name}.{sub}")
                         sizes.append(int(k))
         return ActionLayout(tuple(names), tuple(sizes), multi)
+
+    @staticmethod
+    def _same_actions(comp, classes: list):
+        """``comp.get_n_actions`` of ``classes``, which must agree (``_layout``)."""
+        given = [comp.get_n_actions(c) for c in classes]
+        canon = [None if n is None or (isinstance(n, (int, np.integer)) and int(n) == 0) else
+                 int(n) if isinstance(n, (int, np.integer)) else tuple((s, int(k)) for s, k in n) for n in given]
+        if any(c != canon[0] for c in canon[1:]):
+            raise ValueError(f"component {comp.name!r} gives the agent classes {classes} different actions "
+                             f"({dict(zip(classes, canon))}); jaxecon's agents of one kind share one action "
+                             "layout, so give every class the same get_n_actions (or list one class)")
+        return given[0]
 
     def _check_planners(self) -> None:
         """Refuse planner actions that no planner takes, and several planners in

@@ -51,7 +51,7 @@ PLANNER = "BasicPlanner"
 MOBILE_GROUP = "a"
 PLANNER_GROUP = "p"
 #: The keys a mobile-agent group declaration may hold.
-GROUP_KEYS = ("name", "n_agents", "components", "skill_dist", "reward")
+GROUP_KEYS = ("name", "n_agents", "agent_class", "components", "skill_dist", "reward")
 #: The keys a planner group declaration may hold.
 PLANNER_GROUP_KEYS = ("name", "components")
 SKILL_DISTS = ("none", "pareto", "lognormal")
@@ -78,6 +78,12 @@ class AgentGroup:
         reward: ``((scenario Params field, float), ...)``: the group's values of
             the scenario's per-agent reward parameters where they differ from
             the scenario's own (mobile groups).
+        agent_class: the Foundation agent class of the group's agents: ``kind``
+            (the default), or a registered subclass of ``BasicMobileAgent``
+            that the scenario lists in its ``agent_subclasses`` (e.g. a user's
+            ``Trader``). A component acts on the group when its own
+            ``agent_subclasses`` names this class (``Component.acts_on``), as
+            Foundation matches a component to an agent by class name.
     """
 
     name: str
@@ -87,6 +93,11 @@ class AgentGroup:
     components: tuple | None = None
     skill_dist: tuple = ()
     reward: tuple = ()
+    agent_class: str = ""
+
+    def __post_init__(self):
+        if not self.agent_class:
+            object.__setattr__(self, "agent_class", self.kind)
 
     @property
     def stop(self) -> int:
@@ -117,7 +128,8 @@ def foundation_groups(n_agents: int, n_planners: int = 1) -> tuple:
 
 def parse_groups(n_agents: int, mobile_agent_groups, n_planners, mobile_components: dict,
                  reward_params: dict | None = None, planner_groups=None,
-                 planner_components: tuple = ()) -> tuple:
+                 planner_components: tuple = (), mobile_classes: tuple = (MOBILE,),
+                 component_classes: dict | None = None) -> tuple:
     """The economy's groups from ``make``'s keyword arguments.
 
     Args:
@@ -125,8 +137,9 @@ def parse_groups(n_agents: int, mobile_agent_groups, n_planners, mobile_componen
         mobile_agent_groups: None (one group ``"a"``), or a non-empty list of
             dicts with keys ``name`` (str identifier, not ``"p"``, unique),
             ``n_agents`` (int >= 1; the groups' counts sum to ``n_agents``),
-            optionally ``components`` (list of component names acting on
-            mobile agents; default all of them) and ``skill_dist``
+            optionally ``agent_class`` (one of ``mobile_classes``; default
+            ``BasicMobileAgent``), ``components`` (list of component names
+            acting on the group's agent class; default all of them) and ``skill_dist``
             (``{component name: "none" | "pareto" | "lognormal"}``, for
             components with a ``skill_dist`` keyword argument: Build, Gather)
             and ``reward`` (``{parameter: float}``, keys among
@@ -134,7 +147,7 @@ def parse_groups(n_agents: int, mobile_agent_groups, n_planners, mobile_componen
         n_planners: None (1, or as many as ``planner_groups`` declares), 0, 1,
             or the length of ``planner_groups``.
         mobile_components: ``{name: has_skill_dist}`` of the economy's
-            components that act on mobile agents (registry names).
+            components that act on mobile agents of any class (registry names).
         reward_params: ``{name: jaxecon.core.bounds.Bound}``: the scenario's
             per-agent reward parameters and their allowed values (default none).
         planner_groups: None (Foundation's one planner ``"p"``, taking every
@@ -146,6 +159,10 @@ def parse_groups(n_agents: int, mobile_agent_groups, n_planners, mobile_componen
         planner_components: registry names of the economy's components that
             act on the planner (``BasicPlanner`` in their ``agent_subclasses``),
             in list order.
+        mobile_classes: the mobile agent classes the scenario lists
+            (``Scenario.agent_subclasses``), ``BasicMobileAgent`` first if listed.
+        component_classes: ``{component name: its agent_subclasses}``
+            (default: every mobile component acts on ``BasicMobileAgent``).
     Returns:
         tuple of ``AgentGroup``: the mobile groups in order, then the planners.
     Raises:
@@ -177,9 +194,15 @@ def parse_groups(n_agents: int, mobile_agent_groups, n_planners, mobile_componen
         count = decl.get("n_agents")
         if isinstance(count, bool) or not isinstance(count, int) or count < 1:
             raise ValueError(f"{where}['n_agents'] must be an int >= 1, got {count!r}")
+        agent_class = decl.get("agent_class", MOBILE)
+        if agent_class not in mobile_classes:
+            raise ValueError(f"{where}['agent_class'] must be one of the scenario's mobile agent classes "
+                             f"{list(mobile_classes)}, got {agent_class!r}")
+        acting = sorted(c for c in mobile_components
+                        if agent_class in (component_classes or {}).get(c, (MOBILE,)))
         comps = decl.get("components")
         if comps is not None:
-            comps = _check_components(comps, where, sorted(mobile_components), "mobile agents")
+            comps = _check_components(comps, where, acting, f"agent class {agent_class}")
         skills = decl.get("skill_dist") or {}
         if not isinstance(skills, dict):
             raise ValueError(f"{where}['skill_dist'] must be a dict {{component: distribution}}, got {skills!r}")
@@ -190,7 +213,8 @@ def parse_groups(n_agents: int, mobile_agent_groups, n_planners, mobile_componen
             if dist not in SKILL_DISTS:
                 raise ValueError(f"{where}['skill_dist'][{comp!r}] must be one of {SKILL_DISTS}, got {dist!r}")
         reward = _parse_reward(decl.get("reward") or {}, f"{where}['reward']", reward_params or {})
-        groups.append(AgentGroup(name, MOBILE, count, start, comps, tuple(sorted(skills.items())), reward))
+        groups.append(AgentGroup(name, MOBILE, count, start, comps, tuple(sorted(skills.items())), reward,
+                                 agent_class))
         start += count
     if start != n_agents:
         raise ValueError(f"the mobile_agent_groups' n_agents sum to {start}, but n_agents is {n_agents}; "

@@ -129,13 +129,14 @@ class ObservationAssembler:
     def observes(self, group: AgentGroup, prefix: str) -> bool:
         """Whether ``group`` observes the observation hook ``prefix`` (``"world"``
         or a component's name): the planner and Foundation's one mobile group
-        observe every hook; a declared mobile-agent type observes the world and
-        every component except those with mobile-agent actions that it does
-        not take."""
-        if group.is_planner or group.components is None:
+        observe every hook; a declared mobile-agent type (or agent class)
+        observes the world and every component except those with mobile-agent
+        actions that do not act on it (``Component.acts_on``)."""
+        if group.is_planner or (group.components is None and group.agent_class == group.kind):
             return True
         with_mobile_actions = {n.split(".")[0] for n in self.codec.agent_actions.names}
-        return prefix not in with_mobile_actions or group.takes_actions_of(prefix)
+        return prefix not in with_mobile_actions or any(c.name == prefix and c.acts_on(group)
+                                                          for c in self.components)
 
     def _group_entries(self, sources: list, kind: str, group: AgentGroup, take) -> dict:
         """``{"<prefix>-<key>": take(value)}`` of the hooks' ``kind`` fields

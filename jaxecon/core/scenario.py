@@ -27,6 +27,7 @@ from jaxecon.core.bounds import bound_of
 from jaxecon.core.component import NoParams
 from jaxecon.core.groups import MOBILE, PLANNER, parse_groups
 from jaxecon.core.registry import (
+    agent_registry,
     component_registry,
     endogenous_registry,
     landmark_registry,
@@ -115,6 +116,66 @@ def _check_world_fits_in_memory(world_size, n_maps: int) -> None:
             f"{total / 2**30:,.1f} GiB of memory"
         )
 
+def _mobile_classes(scenario_cls, components: list) -> tuple:
+    """The mobile agent classes a scenario lists in ``agent_subclasses`` (every
+    listed class but ``BasicPlanner`` and its subclasses), in its order, once
+    the listing follows ``Scenario``'s rules (its docstring): every listed
+    name registered, none subclassing another listed one (a class may
+    subclass ``BasicMobileAgent``, which is how it inherits a mobile agent's
+    state, and be listed beside it), and no component acting on a class the
+    scenario does not list (Foundation's two classes excepted: a component
+    may name the planner in an economy without one).
+
+    Raises:
+        ValueError: naming the class, or the component and the class.
+    """
+    listed = tuple(scenario_cls.agent_subclasses)
+    where = f"scenario {scenario_cls.name!r}'s agent_subclasses {list(listed)}"
+    for name in listed:
+        if not agent_registry.has(name):
+            raise ValueError(f"{where} names {name!r}, which is not a registered agent class: register it with "
+                             f"@agent_registry.add (registered: {agent_registry.entries})")
+    cls = {n: agent_registry.get(n) for n in listed}
+    for a in listed:
+        for b in listed:
+            if a != b and b not in (MOBILE, PLANNER) and issubclass(cls[a], cls[b]):
+                raise ValueError(f"{where}: {a!r} subclasses {b!r}; list agent classes none of which "
+                                 "subclasses another")
+    for c in components:
+        bad = [n for n in getattr(c, "agent_subclasses", ()) if n not in listed and n not in (MOBILE, PLANNER)]
+        if bad:
+            raise ValueError(f"component {c.name!r} acts on the agent classes {bad}, which {where} does not list")
+    planner = agent_registry.get(PLANNER)
+    return tuple(n for n in listed if not issubclass(cls[n], planner)) or (MOBILE,)
+
+
+def _class_groups(counts, mobile_classes: tuple, n_agents: int):
+    """``mobile_agent_groups`` for ``n_agents_per_class``: one group per class,
+    named after it, in ``mobile_classes`` order (None, Foundation's one group,
+    for ``BasicMobileAgent`` alone).
+
+    Raises:
+        ValueError: not a dict of ints >= 1 keyed by listed mobile classes, or
+            counts that do not sum to ``n_agents`` (naming them).
+    """
+    if not isinstance(counts, dict) or not counts:
+        raise ValueError(f"n_agents_per_class must be a dict {{agent class name: count}}, got {counts!r}")
+    bad = [c for c in counts if c not in mobile_classes]
+    if bad:
+        raise ValueError(f"n_agents_per_class names {bad}, which are not mobile agent classes of the scenario's "
+                         f"agent_subclasses; allowed: {list(mobile_classes)}")
+    for c, k in counts.items():
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+            raise ValueError(f"n_agents_per_class[{c!r}] must be an int >= 1, got {k!r}")
+    total = sum(int(k) for k in counts.values())
+    if total != n_agents:
+        raise ValueError(f"n_agents_per_class's counts {dict(counts)} sum to {total}, but n_agents is {n_agents}; "
+                         "they must be equal")
+    if list(counts) == [MOBILE]:
+        return None
+    return [{"name": c, "n_agents": int(counts[c]), "agent_class": c} for c in mobile_classes if c in counts]
+
+
 class Scenario:
     """Base class of scenarios: their static configuration and Foundation's scenario hooks.
 
@@ -158,6 +219,22 @@ class Scenario:
             planners, each a dict ``{"name", "components"}``: its group name
             and the components whose planner actions it takes
             (``jaxecon.core.groups.parse_groups``). jaxecon only.
+        n_agents_per_class: None, or ``{agent class name: int >= 1}`` for a
+            scenario whose ``agent_subclasses`` lists several mobile agent
+            classes (``BasicMobileAgent`` and registered subclasses of it):
+            how many agents of each, summing to ``n_agents``. Each class
+            becomes a group named after it (in ``agent_subclasses`` order;
+            mobile agents numbered in that order), acted on by the components
+            that list the class. jaxecon's (Foundation's scenarios have one
+            mobile class).
+
+    Agent classes (``agent_subclasses``): every name must be registered in the
+    agent registry; none may subclass another listed one (Foundation's rule),
+    except that a class may subclass ``BasicMobileAgent`` (or
+    ``BasicPlanner``) and be listed beside it, which Foundation's check
+    forbids and its issue #97 asks for; every component's
+    ``agent_subclasses`` must name only listed classes (besides Foundation's
+    two).
 
     Groups: ``agent_groups`` (``jaxecon.core.groups.AgentGroup``), parsed here
     from ``mobile_agent_groups``, ``n_planners`` and ``planner_groups``; the engine keys every
@@ -203,6 +280,7 @@ class Scenario:
         mobile_agent_groups=None,
         n_planners=None,
         planner_groups=None,
+        n_agents_per_class=None,
     ):
         if components is None:
             raise ValueError("components is required: a list of (name, kwargs)")
@@ -272,12 +350,21 @@ class Scenario:
 
         #: ``[(component class, kwargs), ...]`` of ``components``, in list order.
         self.component_entries = [(cls, kwargs) for cls, (_, kwargs) in zip(classes, parsed)]
+        mobile_classes = _mobile_classes(type(self), classes)
+        if n_agents_per_class is not None:
+            if mobile_agent_groups is not None:
+                raise ValueError("give n_agents_per_class or mobile_agent_groups, not both")
+            mobile_agent_groups = _class_groups(n_agents_per_class, mobile_classes, self.n_agents)
+        elif len(mobile_classes) > 1 and mobile_agent_groups is None:
+            raise ValueError(f"scenario {self.name!r} lists the mobile agent classes {list(mobile_classes)}: give "
+                             "each its count with n_agents_per_class={class name: count}")
         mobile = {c.name: getattr(c, "draws_skills", False)
-                  for c in classes if MOBILE in getattr(c, "agent_subclasses", ())}
+                  for c in classes if set(mobile_classes) & set(getattr(c, "agent_subclasses", ()))}
         reward_params = {f: bound_of(self.Params, f) for f in self.agent_reward_params}
         planner = tuple(c.name for c in classes if PLANNER in getattr(c, "agent_subclasses", ()))
         self.agent_groups = parse_groups(self.n_agents, mobile_agent_groups, n_planners, mobile, reward_params,
-                                         planner_groups, planner)
+                                         planner_groups, planner, mobile_classes,
+                                         {c.name: tuple(getattr(c, "agent_subclasses", ())) for c in classes})
         _check_world_fits_in_memory(self.world_size, len(self.map_keys) + len(self.private_landmarks))
 
     def attach_components(self, components: list) -> None:
