@@ -330,6 +330,35 @@ def _rows(n: int, planner: bool, seed: int) -> list:
     return out
 
 
+def test_a_short_runs_learning_curves_show_every_value_and_name_what_they_leave_out(tmp_path, monkeypatch):
+    """2 updates, one of which ends an episode: every panel shows its values
+    (a dot each, labelled), spans the run's steps, and the curves without a
+    panel are named with why."""
+    from jaxecon.plotting import style
+    from jaxecon.training.logging import plot_learning_curves
+
+    rows = _rows(2, planner=True, seed=0)
+    for r in rows:
+        r["p/episode_return"] = math.nan  # the planner's column, no value yet
+        r["episode/PeriodicTax/total_collected_taxes"] = 0.0 if r["update"] == 2 else math.nan
+    _write_csv(tmp_path / "metrics.csv", rows)
+    figures = []
+    save = style.save_figure
+    monkeypatch.setattr(style, "save_figure", lambda fig, path, **kw: figures.append(fig) or save(fig, path, **kw))
+    titles = plot_learning_curves(tmp_path / "metrics.csv", tmp_path / "curves.png", title="short")
+    (fig,) = figures
+    panels = [ax for ax in fig.axes if ax.get_title()]
+    assert [ax.get_title() for ax in panels] == titles and "productivity" in titles
+    for ax in panels:
+        dots = [line for line in ax.get_lines() if line.get_marker() == "o" and len(line.get_xdata())]
+        assert dots, ax.get_title()  # a one-value curve is a dot, not an invisible one-point line
+        assert ax.get_xlim()[0] < 6400 and ax.get_xlim()[1] > 12800, ax.get_title()  # the run's span
+    productivity = next(ax for ax in panels if ax.get_title() == "productivity")
+    assert [t.get_text() for t in productivity.texts] == ["52"]  # update 2's value, labelled
+    assert fig.get_supxlabel() == ("not drawn: planner's episode return (no update has ended an episode yet); "
+                                   "tax revenue (all zero)")
+
+
 def test_run_learning_curves_label_units_and_merge_repeated_panels(tmp_path):
     from jaxecon.training.logging import plot_learning_curves, smooth
 
