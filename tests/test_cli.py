@@ -65,6 +65,14 @@ def test_named_economies_are_one_table(tmp_path, capsys):
     assert config_from_dict({"env": "gtb100"}).env == configs.gtb100_config()
 
 
+def test_docs_cli_lists_every_named_economy():
+    import pathlib
+
+    text = " ".join((pathlib.Path(__file__).resolve().parent.parent / "docs" / "cli.md").read_text().split())
+    listed = text.split("`--config` takes a named economy (`jaxecon.configs.ECONOMIES`:")[1].split("or a Foundation")[0]
+    assert [n for n in configs.ECONOMIES if f"`{n}`" not in listed] == []
+
+
 def test_default_economy_is_the_canonical_config():
     import jaxecon
 
