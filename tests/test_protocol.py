@@ -359,6 +359,24 @@ def test_a_short_runs_learning_curves_show_every_value_and_name_what_they_leave_
                                    "tax revenue (all zero)")
 
 
+def test_learning_curves_of_an_economy_with_agent_types_draw_each_types_curves(tmp_path):
+    from jaxecon.training.logging import plot_learning_curves
+
+    rows = []
+    for r in _rows(6, planner=False, seed=0):
+        mobile = {k[2:]: v for k, v in r.items() if k.startswith("a/")}
+        r = {k: v for k, v in r.items() if not k.startswith("a/")}
+        r.update({f"builders/{k}": v for k, v in mobile.items()})
+        r.update({f"traders/{k}": v * 2 for k, v in mobile.items()})
+        rows.append(r)
+    _write_csv(tmp_path / "metrics.csv", rows)
+    titles = plot_learning_curves(tmp_path / "metrics.csv", tmp_path / "curves.png")
+    assert {"builders: episode return", "traders: episode return", "builders: policy entropy",
+            "traders: policy entropy"} <= set(titles) and "agents' episode return" not in titles
+    roles = {"builders": "agents", "traders": "agents", "treasury": "planner"}
+    assert plot_learning_curves(tmp_path / "metrics.csv", tmp_path / "curves.png", groups=roles) == titles
+
+
 def test_run_learning_curves_label_units_and_merge_repeated_panels(tmp_path):
     from jaxecon.training.logging import plot_learning_curves, smooth
 
@@ -478,3 +496,16 @@ def test_reproduce_runs_interrupts_resumes_and_evaluates_the_protocol(tmp_path):
     single = _cli(["evaluate", "p/seed0/phase1", "--num-envs", "4"], tmp_path)
     assert single.returncode == 0, single.stdout + single.stderr
     assert "trained (greedy)" in single.stdout and "no-op" in single.stdout and "+-" in single.stdout
+
+
+def test_the_evaluation_table_has_a_return_column_per_agent_type():
+    """An economy with mobile-agent types has no "a" group: its types' returns were left out of the table."""
+    from jaxecon.training.evaluate import format_table
+
+    rows = [{"label": "trained", "episodes": 2, "stderr": {},
+             "metrics": {"builders/episode_return": 1.5, "traders/episode_return": 2.5, "p/episode_return": 0.5,
+                         "episode/social/productivity": 10.0}}]
+    head, line = format_table(rows).splitlines()
+    assert head.split() == ["policy", "builders", "return", "traders", "return", "productivity", "planner", "return",
+                            "episodes"]
+    assert line.split() == ["trained", "1.5", "2.5", "10", "0.5", "2"]

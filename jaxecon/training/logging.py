@@ -189,8 +189,36 @@ def _same(a: np.ndarray, b: np.ndarray) -> bool:
                 and np.allclose(a[ok_a], b[ok_b], rtol=1e-3, atol=1e-6))
 
 
-def plot_learning_curves(csv_path, png_path, title: str = "") -> list:
+def _curves(columns: set, groups) -> list:
+    """``CURVES`` for the run's agent groups: the ``"a/"`` rows once per group of
+    agents, the ``"p/"`` rows once per planner group (``groups``: ``{name:
+    "agents" | "planner"}``; None: every prefix with an ``episode_return``
+    column, ``"p"`` a planner and the others agents)."""
+    if groups is None:
+        prefixes = sorted({c.split("/")[0] for c in columns if c.endswith("/episode_return")})
+        groups = {g: "planner" if g == "p" else "agents" for g in prefixes}
+    out = []
+    for name, col, unit, scale in CURVES:
+        role = {"a/": "agents", "p/": "planner"}.get(col[:2])
+        if role is None:
+            out.append((name, col, unit, scale))
+            continue
+        mine = [g for g, r in groups.items() if r == role] or [col[0]]
+        for g in mine:
+            if g == col[0]:
+                out.append((name, col, unit, scale))
+            else:  # another group: "<group>: episode return"
+                out.append((f"{g}: {name.split(' ', 1)[1]}", f"{g}/{col[2:]}", unit, scale))
+    return out
+
+
+def plot_learning_curves(csv_path, png_path, title: str = "", groups=None) -> list:
     """Draw ``CURVES`` (those with data) against env steps into ``png_path``.
+
+    The agents' and the planner's curves are drawn per agent group of the run
+    (``groups``: ``{name: "agents" | "planner"}``, e.g. an economy's
+    mobile-agent types; default: read from the CSV's columns), titled
+    ``"<group>: ..."`` for groups other than Foundation's ``"a"`` and ``"p"``.
 
     Every panel shows its data: a curve with few values (a short run, or
     episode metrics that only updates ending an episode have) is drawn with a
@@ -209,7 +237,7 @@ def plot_learning_curves(csv_path, png_path, title: str = "") -> list:
     columns = set().union(*(r.keys() for r in rows)) if rows else set()
     x = np.array([r["env_steps"] for r in rows], np.float64)
     panels, left_out = [], {}
-    for name, col, unit, scale in CURVES:
+    for name, col, unit, scale in _curves(columns, groups):
         y = np.array([r.get(col, math.nan) for r in rows], np.float64) * scale
         ok = np.isfinite(y)
         if not ok.any() or np.all(y[ok] == 0):

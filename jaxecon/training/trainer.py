@@ -403,6 +403,7 @@ class _Run:
     row: Optional[dict] = None
     logger: Any = None
     summary: Optional[dict] = None
+    groups: Optional[dict] = None  # {group: "agents" | "planner"}, for the learning curves
 
     @property
     def runner(self):
@@ -417,6 +418,8 @@ def _loop(update, held: _Held, runs: list, ppo: PPO, *, resumed: bool, progress:
     ``max_updates``), logging, checkpointing and finishing every run; sets
     each run's ``summary``. Raises as ``train``."""
     cfg, first = runs[0].cfg, runs[0].first
+    for run in runs:
+        run.groups = {st.group.name: st.group.role for st in ppo.setups}
     batch = cfg.trainer.train_batch_size
     last = cfg.num_updates if max_updates is None else min(cfg.num_updates, first + max_updates)
     freq = cfg.general.ckpt_frequency_steps
@@ -541,7 +544,8 @@ def _finish(run: _Run, stopped: Optional[str], plot: bool) -> dict:
         print(f"writing {', '.join(what[:-1])} and {what[-1]} to {out} ...", flush=True)
     saved = _save_last(run)
     if plot and run.main:
-        plot_learning_curves(out / "metrics.csv", out / "learning_curves.png", title=run_label(cfg))
+        plot_learning_curves(out / "metrics.csv", out / "learning_curves.png", title=run_label(cfg),
+                             groups=run.groups)
     batch = cfg.trainer.train_batch_size
     row = run.row or {"update": run.first, "env_steps": run.first * batch}
     updates, env_steps = (row["update"], row["env_steps"]) if saved is None else (
