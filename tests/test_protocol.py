@@ -509,3 +509,32 @@ def test_the_evaluation_table_has_a_return_column_per_agent_type():
     assert head.split() == ["policy", "builders", "return", "traders", "return", "productivity", "planner", "return",
                             "episodes"]
     assert line.split() == ["trained", "1.5", "2.5", "10", "0.5", "2"]
+
+
+def test_a_short_protocols_figure_shows_every_value_or_says_why_not(tmp_path, monkeypatch):
+    """2 updates per run, one ending an episode: each curve's one value is a dot, not an
+    invisible one-point line; a panel without a value says why."""
+    from jaxecon.plotting import style
+    from jaxecon.training.plots import PANELS, plot_protocol
+
+    base = config_from_dict(tiny_taxed())
+    for phase, planner in ((1, False), (2, True)):
+        rows = _rows(2, planner=planner, seed=0)
+        for r in rows:
+            r["episode/social_welfare/inv_income_weighted_utility"] = math.nan  # no value yet
+        _fake_run(tmp_path / "seed0" / ("phase1" if phase == 1 else "phase2-learned"), apply_phase(base, phase),
+                  rows)
+    figures = []
+    save = style.save_figure
+    monkeypatch.setattr(style, "save_figure", lambda fig, path, **kw: figures.append(fig) or save(fig, path, **kw))
+    plot_protocol([tmp_path / "seed0"], tmp_path / "protocol.png")
+    (fig,) = figures
+    panels = {ax.get_title(): ax for ax in fig.axes if ax.get_title() in {p[0] for p in PANELS}}
+    assert len(panels) == len(PANELS)
+    for title, ax in panels.items():
+        dots = [line for line in ax.get_lines() if line.get_marker() == "o" and len(line.get_xdata())]
+        said = [t.get_text() for t in ax.texts]
+        if "utility" in title:
+            assert said == ["no value yet\n(no update has ended an episode)"] and not dots, title
+        else:
+            assert dots and not said, title
