@@ -39,6 +39,7 @@ import numpy as np
 
 from jaxecon import checkpoint_files as files
 from jaxecon.core.env import Economy
+from jaxecon.core.param_checks import validate_params
 from jaxecon.core.state import EnvState
 from jaxecon.env_checks import env_type_error
 from jaxecon.factory import allowed_kwargs
@@ -137,12 +138,17 @@ def _differences(saved, current, prefix: str = "") -> list[str]:
     return []
 
 
+#: How many differing keys a configuration mismatch lists (then "and N more").
+_LISTED_DIFFERENCES = 10
+
+
 def _check_config(saved: dict, env: Economy, where: str) -> None:
     diffs = _differences(saved, static_config(env))
     if diffs:
-        raise ValueError(
+        more = len(diffs) - _LISTED_DIFFERENCES
+        raise files.CheckpointError(
             f"{where} comes from an env with a different configuration; differing keys: "
-            + "; ".join(diffs)
+            + "; ".join(diffs[:_LISTED_DIFFERENCES]) + (f"; and {more} more" if more > 0 else "")
         )
 
 
@@ -267,6 +273,42 @@ def _template(env: Economy):
     return state, params
 
 
+_TRAINING_KIND = "jaxecon.training"  # jaxecon.training.checkpoint's kind
+
+
+def _training_run(path: str) -> str | None:
+    """The run directory when ``path`` is a training run (``jaxecon train``'s
+    directory, its ``checkpoints/``, a step of it or that step's ``run`` item),
+    else None."""
+    p = os.path.abspath(path)
+
+    def steps(d):
+        return os.path.isdir(d) and any(n.isdigit() and os.path.isdir(os.path.join(d, n)) for n in os.listdir(d))
+
+    candidates = [(p, os.path.join(p, "checkpoints")), (os.path.dirname(p), p),
+                  (os.path.dirname(os.path.dirname(p)), os.path.dirname(p)),
+                  (os.path.dirname(os.path.dirname(os.path.dirname(p))), os.path.dirname(os.path.dirname(p)))]
+    for run, ckdir in candidates:
+        if os.path.basename(ckdir) == "checkpoints" and steps(ckdir) and p.startswith(run):
+            return run
+    return None
+
+
+def _refuse_training_checkpoint(path: str, kind=None) -> None:
+    """Raise when ``path`` is a training run's checkpoint (``_training_run``)
+    or an index of the training kind, saying what loads it."""
+    run = _training_run(path)
+    if run is None and kind != _TRAINING_KIND:
+        return
+    run = run or path
+    raise files.CheckpointError(
+        f"checkpoint {path!r} is a training run's checkpoint (jaxecon train: the PPO runner, with its "
+        f"networks and economies), not an economy's (jaxecon.checkpoint.save): evaluate it with "
+        f"`jaxecon evaluate {run}`, continue it with `jaxecon train --resume {run}`, or read it with "
+        f"jaxecon.training.checkpoint.restore_runner({run!r}, ppo, cfg)"
+    )
+
+
 def read(path: str | os.PathLike, env: Economy, kind: str | None = None) -> Snapshot:
     """Read the checkpoint directory ``path`` for ``env``.
 
@@ -283,22 +325,34 @@ def read(path: str | os.PathLike, env: Economy, kind: str | None = None) -> Snap
         TypeError: ``path`` is not a str or path, ``env`` not a jaxecon env.
         FileNotFoundError: ``path`` does not exist, is not a checkpoint, or
             its arrays file is missing.
-        ValueError: a garbled ``config.json``, a truncated or foreign arrays
-            file (never loaded with pickle), a checkpoint of another kind or
-            version, from an env of another configuration (names the
-            differing keys), or whose arrays do not fit this env's state.
+        CheckpointError (a ValueError): a garbled ``config.json``, a
+            truncated or foreign arrays file (never loaded with pickle), an
+            arrays file whose arrays have other shapes than ``config.json``
+            lists, a checkpoint of another kind or version, a training run's
+            checkpoint (the message says what loads it), one from an env of
+            another configuration (names the first differing keys), whose
+            arrays do not fit this env's state or params, or whose params
+            ``validate_params`` refuses (NaN, out of bounds; its message).
     """
     path = _checked_path(path)
     static_config(env)  # a TypeError naming env when it is not a jaxecon env
+    if not os.path.isfile(os.path.join(path, files.INDEX_FILE)):
+        _refuse_training_checkpoint(path)
     doc = files.read_index(path)
+    if doc["kind"] == _TRAINING_KIND and kind != _TRAINING_KIND:
+        _refuse_training_checkpoint(path, doc["kind"])
     if kind is not None and doc["kind"] != kind:
-        raise ValueError(f"checkpoint {path!r} was written by {doc['kind']!r}, not by {kind!r}")
+        raise files.CheckpointError(f"checkpoint {path!r} was written by {doc['kind']!r}, not by {kind!r}")
     _check_config(doc["config"], env, f"checkpoint {path!r}")
     state_t, params_t = _template(env)
     arrays = files.read_arrays(path, doc, _GROUPS)
     where = f"checkpoint {path}"
     state = files.decode_tree("state", state_t, doc, arrays, where, "this env's")
     params = files.decode_tree("params", params_t, doc, arrays, where, "this env's", dtypes=False)
+    try:
+        validate_params(params)
+    except ValueError as exc:
+        raise files.CheckpointError(f"{where}: its params are not valid: {exc}") from None
     extra = files.decode_mapping("extra", doc, arrays)
     return Snapshot(kind=doc["kind"], config_json=json.dumps(doc["config"], sort_keys=True),
                     state=state, params=_read_only(params),
@@ -319,11 +373,17 @@ def save(path: str | os.PathLike, env: Economy, state, params) -> str:
         TypeError: ``path`` is not a str or path; ``state`` is not an
             ``EnvState``; otherwise as ``snapshot``.
         ValueError: ``state`` does not fit ``env`` (another economy's: other
-            leaves, shapes or dtypes, or uneven batch axes; nothing is
-            written); otherwise as ``snapshot``.
+            leaves, shapes or dtypes, or uneven batch axes), or ``params``
+            that ``validate_params`` refuses (NaN, out of bounds), so that
+            ``load`` would refuse them; nothing is written. Otherwise as
+            ``snapshot``.
     """
     path = _checked_path(path)
     snap = snapshot(env, state, params)
+    try:
+        validate_params(params)
+    except ValueError as exc:
+        raise ValueError(f"save: params are not valid, so their checkpoint could not be loaded: {exc}") from None
     if not isinstance(state, EnvState):
         raise TypeError(f"state must be the env's EnvState (optionally batched), got {type(state).__qualname__}")
     files.fit_tree("state", _template(env)[0], state, "save: state (another economy's, or a malformed one)",

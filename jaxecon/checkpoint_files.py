@@ -26,7 +26,10 @@ then ``config.json`` is replaced by one naming it (``os.replace``, the
 commit), then the old arrays file is removed; a writer killed at any point
 leaves the previous checkpoint or the new one readable, never a mix. Nothing
 is written or read with pickle, and a missing, truncated or garbled file is
-an error that names the checkpoint directory and the file.
+an error that names the checkpoint directory and the file: a
+``FileNotFoundError`` for what is missing, a ``CheckpointError`` (a
+``ValueError``) for what cannot be read or does not fit, which the command
+line reports in one line.
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ import jax.numpy as jnp
 import numpy as np
 
 __all__ = [
-    "INDEX_FILE", "decode_mapping", "decode_tree", "encode", "fit_tree", "is_key",
+    "CheckpointError", "INDEX_FILE", "decode_mapping", "decode_tree", "encode", "fit_tree", "is_key",
     "read_arrays", "read_index", "write",
 ]
 
@@ -51,6 +54,13 @@ VERSION = 2
 READ_VERSIONS = (1, 2)
 INDEX_FILE = "config.json"
 _V1_ARRAYS_FILE = "arrays.npz"
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that cannot be read (garbled index, truncated or foreign
+    arrays file) or that does not fit what reads it (other leaves, shapes or
+    dtypes, another configuration, another kind). The message names the
+    checkpoint directory and what is wrong."""
 
 
 def is_key(x) -> bool:
@@ -159,8 +169,8 @@ def read_index(directory: str) -> dict:
         The index dict; its ``arrays_file`` is set for every version.
     Raises:
         FileNotFoundError: ``directory`` does not exist or lacks ``config.json``.
-        ValueError: ``config.json`` is not JSON, of another format or version,
-            or lacks an entry.
+        CheckpointError: ``config.json`` is not JSON, of another format or
+            version, or lacks an entry.
     """
     index = os.path.join(directory, INDEX_FILE)
     if not os.path.isdir(directory):
@@ -171,18 +181,18 @@ def read_index(directory: str) -> dict:
         with open(index, "rb") as f:
             doc = json.loads(f.read().decode())
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"checkpoint {directory!r}: {INDEX_FILE} is not valid JSON ({exc})") from None
+        raise CheckpointError(f"checkpoint {directory!r}: {INDEX_FILE} is not valid JSON ({exc})") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT or doc.get("version") not in READ_VERSIONS:
         got = doc if not isinstance(doc, dict) else f"format {doc.get('format')!r}, version {doc.get('version')!r}"
-        raise ValueError(
+        raise CheckpointError(
             f"{directory!r} is not a jaxecon checkpoint of version {' or '.join(map(str, READ_VERSIONS))} "
             f"({INDEX_FILE}: {got})"
         )
     arrays_file = doc.get("arrays_file") if doc["version"] >= 2 else _V1_ARRAYS_FILE
     lacking = [k for k in ("kind", "config", "arrays") if k not in doc]
     if lacking or not isinstance(arrays_file, str) or os.sep in arrays_file:
-        raise ValueError(f"checkpoint {directory!r}: {INDEX_FILE} is garbled "
-                         f"(it lacks {lacking or 'a valid arrays_file'})")
+        raise CheckpointError(f"checkpoint {directory!r}: {INDEX_FILE} is garbled "
+                              f"(it lacks {lacking or 'a valid arrays_file'})")
     return dict(doc, arrays_file=arrays_file)
 
 
@@ -196,35 +206,49 @@ def read_arrays(directory: str, doc: dict, groups: tuple) -> dict:
         ``{"group.i": numpy array}``.
     Raises:
         FileNotFoundError: the arrays file is missing.
-        ValueError: the index lacks a group, or the arrays file is truncated,
-            not an ``.npz``, holds arrays that need pickle (never loaded), or
-            lacks an array the index lists.
+        CheckpointError: the index lacks a group, or the arrays file is
+            truncated, not an ``.npz``, holds arrays that need pickle (never
+            loaded), lacks an array the index lists, or holds one of another
+            shape than the index lists (an edited or mismatched file).
     """
     arrays_file = doc["arrays_file"]
     meta = doc["arrays"]
     if not (isinstance(meta, dict) and isinstance(meta.get("key_impls"), dict)
             and all(isinstance(meta.get(g), list) for g in groups)):
-        raise ValueError(f"checkpoint {directory!r}: {INDEX_FILE} is garbled (its arrays do not list "
-                         f"the groups {list(groups)})")
+        raise CheckpointError(f"checkpoint {directory!r}: {INDEX_FILE} is garbled (its arrays do not list "
+                              f"the groups {list(groups)})")
     path = os.path.join(directory, arrays_file)
     if not os.path.isfile(path):
         raise FileNotFoundError(f"checkpoint {directory!r}: {INDEX_FILE} names {arrays_file}, which is missing")
     if not zipfile.is_zipfile(path):  # else np.load would take it for a pickle
-        raise ValueError(f"checkpoint {directory!r}: {arrays_file} is truncated or not an .npz archive")
+        raise CheckpointError(f"checkpoint {directory!r}: {arrays_file} is truncated or not an .npz archive")
     try:  # never with pickle: object arrays are refused
         with np.load(path, allow_pickle=False) as npz:
             arrays = {k: npz[k] for k in npz.files}
     except ValueError as exc:
-        raise ValueError(f"checkpoint {directory!r}: {arrays_file} holds arrays that need pickle to load, "
-                         f"which jaxecon never writes and does not load ({exc})") from None
+        raise CheckpointError(f"checkpoint {directory!r}: {arrays_file} holds arrays that need pickle to load, "
+                              f"which jaxecon never writes and does not load ({exc})") from None
     except (zipfile.BadZipFile, OSError, EOFError, KeyError) as exc:
-        raise ValueError(f"checkpoint {directory!r}: {arrays_file} is truncated or not an .npz archive "
-                         f"({type(exc).__name__}: {exc})") from None
+        raise CheckpointError(f"checkpoint {directory!r}: {arrays_file} is truncated or not an .npz archive "
+                              f"({type(exc).__name__}: {exc})") from None
     listed = [f"{g}.{i}" for g in groups for i in range(len(meta[g]))]
     absent = [name for name in listed if name not in arrays]
     if absent:
-        raise ValueError(f"checkpoint {directory!r}: {arrays_file} lacks the arrays {absent[:5]} that "
-                         f"{INDEX_FILE} lists")
+        raise CheckpointError(f"checkpoint {directory!r}: {arrays_file} lacks the arrays {absent[:5]} that "
+                              f"{INDEX_FILE} lists")
+    impls = meta["key_impls"]
+    for g in groups:
+        for i, m in enumerate(meta[g]):
+            name, listed_shape = f"{g}.{i}", m.get("shape") if isinstance(m, dict) else None
+            if listed_shape is None:  # a mapping group's leaf: restored as saved
+                continue
+            got = arrays[name].shape
+            own = got[:len(got) - 1] if impls.get(name) is not None else got  # key data: one more axis
+            if tuple(own) != tuple(listed_shape):
+                raise CheckpointError(
+                    f"checkpoint {directory!r}: {arrays_file} holds {g} leaf {m.get('path')} with shape "
+                    f"{tuple(own)}, but {INDEX_FILE} lists {tuple(listed_shape)} (an edited or mismatched "
+                    "arrays file)")
     return arrays
 
 
@@ -244,15 +268,16 @@ def _restore_leaf(arr: np.ndarray, kind: str, impl: str | None):
     return jnp.asarray(arr)
 
 
-def _fit(group: str, template, entries: list, where: str, owner: str, batched: bool) -> None:
+def _fit(group: str, template, entries: list, where: str, owner: str, batched: bool,
+         error: type = ValueError) -> None:
     """Check that ``entries`` (``[(leaf path, shape, dtype or None)]``, in
     order) are ``template``'s leaves: the same paths, each shape the
     template's (after the same leading batch axes where ``batched``), and
     (where a dtype is given) the same dtype.
 
     Raises:
-        ValueError: naming ``where``, the ``group``, what differs and
-            ``owner``, whose the template is (e.g. ``"this env's"``).
+        ``error`` (a ValueError): naming ``where``, the ``group``, what differs
+            and ``owner``, whose the template is (e.g. ``"this env's"``).
     """
     leaves = jax.tree_util.tree_flatten_with_path(template)[0]
     want = [jax.tree_util.keystr(p) for p, _ in leaves]
@@ -260,7 +285,7 @@ def _fit(group: str, template, entries: list, where: str, owner: str, batched: b
     if want != have:
         missing = [p for p in want if p not in have]
         extra = [p for p in have if p not in want]
-        raise ValueError(
+        raise error(
             f"{where}: its {group} has another structure than {owner} "
             f"(missing leaves {missing[:5]}, unexpected leaves {extra[:5]})"
         )
@@ -269,14 +294,14 @@ def _fit(group: str, template, entries: list, where: str, owner: str, batched: b
         shape, t_shape = tuple(shape), tuple(np.shape(t))
         k = len(shape) - len(t_shape)
         if k < 0 or shape[k:] != t_shape or (lead is not None and shape[:k] != lead):
-            raise ValueError(
+            raise error(
                 f"{where}: {group} leaf {leaf_path} has shape {shape}, {owner} is "
                 f"{t_shape}" + ("" if not lead else f" (after batch axes {lead})")
             )
         lead = shape[:k]
         t_dtype = getattr(t, "dtype", None)
         if dtype is not None and t_dtype is not None and np.dtype(t_dtype) != np.dtype(dtype):
-            raise ValueError(f"{where}: {group} leaf {leaf_path} has dtype {dtype}, {owner} is {t_dtype}")
+            raise error(f"{where}: {group} leaf {leaf_path} has dtype {dtype}, {owner} is {t_dtype}")
 
 
 def fit_tree(group: str, template, tree, where: str, owner: str, batched: bool = True) -> None:
@@ -309,8 +334,8 @@ def decode_tree(group: str, template, doc: dict, arrays: dict, where: str, owner
     Returns:
         The pytree, leaves bit for bit and of the kinds they were written as.
     Raises:
-        ValueError: naming ``where``, the group and ``owner``: other leaf
-            paths, shapes, leading batch axes or dtypes.
+        CheckpointError: naming ``where``, the group and ``owner``: other
+            leaf paths, shapes, leading batch axes or dtypes.
     """
     meta, impls = doc["arrays"][group], doc["arrays"]["key_impls"]
     entries = []
@@ -318,7 +343,7 @@ def decode_tree(group: str, template, doc: dict, arrays: dict, where: str, owner
         name = f"{group}.{i}"
         typed = dtypes and impls.get(name) is None  # a key's data is uint32, its leaf a key
         entries.append((m["path"], m["shape"], arrays[name].dtype if typed else None))
-    _fit(group, template, entries, where, owner, batched)
+    _fit(group, template, entries, where, owner, batched, CheckpointError)
     treedef = jax.tree_util.tree_structure(template)
     out = [_restore_leaf(arrays[f"{group}.{i}"], m["kind"], impls.get(f"{group}.{i}")) for i, m in enumerate(meta)]
     return jax.tree_util.tree_unflatten(treedef, out)

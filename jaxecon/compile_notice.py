@@ -16,6 +16,14 @@ first environment of an economy wrap their compiles in a ``CompileNotice``:
   (``jaxecon.compilation_cache``; counted from ``jax.monitoring``'s
   ``/jax/compilation_cache/cache_hits`` events).
 
+A compile past 2 minutes makes XLA print, on its own, a banner into the
+middle of the spinner ("Very slow compile? If you want to file a bug, run
+with envvar XLA_FLAGS=--xla_dump_to=/tmp/foo and attach the results."). It
+cannot be caught without taking over the process's stderr, which would hide
+XLA's fatal errors in a crash, so a notice says once per process, just before
+that mark (``XLA_BANNER_NOTE_S``), what the banner means (``XLA_BANNER_NOTE``):
+only that the compile is long, nothing to report.
+
 The lines go to ``log`` (``print`` by default; None: silent, the timing still
 kept). A notice is a context manager, or ``start()`` and ``finish()`` for a
 compile that ends elsewhere (the shim compiles in background threads).
@@ -30,13 +38,24 @@ from typing import Callable, Optional
 
 import jax
 
-__all__ = ["CompileNotice", "cache_hits", "still_compiling_marks"]
+__all__ = ["CompileNotice", "XLA_BANNER_NOTE", "XLA_BANNER_NOTE_S", "cache_hits", "still_compiling_marks"]
 
 _CACHE_HIT_EVENT = "/jax/compilation_cache/cache_hits"
 _COMPILE_REQUEST_EVENT = "/jax/compilation_cache/compile_requests_use_cache"
 _SPINNER = "|/-\\"
 #: Seconds between the spinner's frames on a terminal.
 SPINNER_INTERVAL_S = 0.2
+
+#: Elapsed seconds of a notice at which it explains XLA's slow-compile banner
+#: (once per process): just before XLA's own mark, 2 minutes into a compile.
+XLA_BANNER_NOTE_S = 110.0
+#: What a notice says of XLA's banner.
+XLA_BANNER_NOTE = ("note: a compile past 2 minutes makes XLA print a banner \"Very slow compile? If you want to "
+                   "file a bug, run with envvar XLA_FLAGS=...\". It means only that the compile is long (a big "
+                   "program, a slow or busy CPU), not that anything is wrong: nothing needs reporting, and the "
+                   "compile goes on")
+
+_banner_explained = threading.Event()
 
 _counts = {_CACHE_HIT_EVENT: 0, _COMPILE_REQUEST_EVENT: 0}
 _counts_lock = threading.Lock()
@@ -180,10 +199,28 @@ class CompileNotice:
         if isatty is not None and isatty():
             self._spin()
         else:
-            for mark in still_compiling_marks():
-                if self._done.wait(max(0.0, mark - self._elapsed())):
+            marks = still_compiling_marks()
+            mark = next(marks)
+            while True:
+                note = XLA_BANNER_NOTE_S if not _banner_explained.is_set() else float("inf")
+                if self._done.wait(max(0.0, min(mark, note) - self._elapsed())):
                     return
+                if self._elapsed() >= note:
+                    self._explain_banner()
+                    continue
                 self.log(f"still compiling {self.what}: {self._elapsed():.0f} s")
+                mark = next(marks)
+
+    def _explain_banner(self, bar=None) -> None:
+        """Say ``XLA_BANNER_NOTE`` unless this process has said it (on a
+        terminal, with the spinner's line cleared first)."""
+        with _counts_lock:
+            if _banner_explained.is_set():
+                return
+            _banner_explained.set()
+        if bar is not None:
+            bar.clear()
+        self.log(XLA_BANNER_NOTE)
 
     def _spin(self) -> None:
         from tqdm.auto import tqdm
@@ -192,6 +229,8 @@ class CompileNotice:
         try:
             frame = 0
             while not self._done.wait(SPINNER_INTERVAL_S):
+                if self._elapsed() >= XLA_BANNER_NOTE_S and not _banner_explained.is_set():
+                    self._explain_banner(bar)
                 bar.set_description_str(f"{_SPINNER[frame % len(_SPINNER)]} compiling {self.what}: "
                                         f"{self._elapsed():.0f} s", refresh=True)
                 frame += 1

@@ -56,6 +56,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
+from jaxecon.core.arg_checks import check_completions
 from jaxecon.core.state import EnvParams, EnvState
 
 __all__ = [
@@ -295,16 +296,20 @@ def episode(
         n_steps: number of steps (default ``env.episode_length``).
         policy_state: the policy's initial carried state (None: a policy
             without one).
-        completions: int [] episodes completed before this one (Foundation's
-            ``_completions``; drives annealing).
+        completions: int [] >= 0, episodes completed before this one
+            (Foundation's ``_completions``; drives annealing and the energy
+            warm-up); a traced count is used as given
+            (``jaxecon.core.arg_checks.check_completions``).
         Others as ``scan_steps``.
     Returns:
         ``(initial_state, carry, records)``: the ``EnvState`` right after the
         reset, the ``RolloutCarry`` after the last step (``key`` None) and the
         stacked recorder outputs.
     Raises:
-        ValueError: as ``scan_steps``.
+        ValueError: ``completions`` is not an int >= 0 (a negative, float or
+            non-scalar count); otherwise as ``scan_steps``.
     """
+    check_completions(completions)
     n_steps = check_n_steps(env.episode_length if n_steps is None else n_steps)
     k_reset, k_steps = jax.random.split(key)
     obs, state0 = env.reset(k_reset, params, completions=completions)

@@ -289,3 +289,20 @@ def test_bad_n_planners_and_the_shim_refuses_declared_groups():
 
     with pytest.raises(ValueError, match="the Foundation shim runs Foundation's agents"):
         make_env_instance("uniform/simple_wood_and_stone", components=GTB, mobile_agent_groups=TYPES, **KW)
+
+
+def test_a_state_of_the_same_leaves_and_shapes_is_taken_as_the_readme_says():
+    """README: "another economy" is told by leaves and shapes, so the ungrouped twin's state
+    steps an economy with agent types (its skills come from the twin's draws)."""
+    import pathlib
+
+    from jaxecon.configs import builders_and_traders_config
+
+    readme = " ".join((pathlib.Path(__file__).resolve().parent.parent / "README.md").read_text().split())
+    assert ("a state of the same leaves and shapes, such as that of an economy with agent types (below) and of its "
+            "twin without them, cannot be told apart and is stepped as it is") in readme
+    grouped_cfg = builders_and_traders_config()
+    twin_cfg = {k: v for k, v in grouped_cfg.items() if k != "mobile_agent_groups"}
+    grouped, twin = jaxecon.make_from_config(grouped_cfg), jaxecon.make_from_config(twin_cfg)
+    _, twin_state = jax.eval_shape(twin.reset, jax.random.key(0), twin.default_params)
+    grouped.check_state(twin_state)  # accepted: the documented limit

@@ -111,6 +111,24 @@ def builder_policy(env):
 
 
 # --------------------------------------------------------------------------- params / errors
+def test_an_out_of_range_action_in_a_given_sequence_is_named(ql_env):
+    """SimpleLabor hours 1000 gave value 0 and a zero gradient without a word; a
+    traced sequence keeps the step's rule (an out-of-range action is a NO-OP)."""
+    params = ql_env.default_params
+    acts = labor_actions(ql_env, [3, 17, 40, 71, 1000])
+    message = ('actions["a"] holds 1000 at index [1, 4] (step first), outside its allowed actions 0..100: '
+               "env.step would take it as a NO-OP (as Foundation does), so the episode would run as if that "
+               "agent idled and the gradient through it would be zero")
+    for call in (lambda: A.grad_metric(ql_env, "planner_objective", KEY, params, wrt=RATES, actions=acts),
+                 lambda: A.value_and_grad_metric(ql_env, "tax_revenue", KEY, params, wrt=RATES, actions=acts),
+                 lambda: A.make_metric_grad(ql_env, "tax_revenue", wrt=RATES)(KEY, params, acts),
+                 lambda: A.rollout(ql_env, KEY, params, actions={"a": np.asarray(acts["a"])})):
+        with pytest.raises(ValueError) as exc:
+            call()
+        assert str(exc.value) == message
+    jax.eval_shape(lambda a: A.rollout(ql_env, KEY, params, actions=a).returns, acts)  # traced: the step's rule
+
+
 def test_param_paths_and_errors(iso_env):
     params = iso_env.default_params
     paths = A.param_paths(params)

@@ -198,6 +198,91 @@ def test_bad_checkpoint_files_fail_naming_the_checkpoint_and_the_file(env, tmp_p
         checkpoint.load(path, env)
 
 
+def _rewrite_arrays(arrays, name, value):
+    """Replace array ``name`` of the checkpoint's arrays file (the index is left as it is)."""
+    with np.load(arrays) as npz:
+        saved = {k: npz[k] for k in npz.files}
+    saved[name] = value
+    np.savez(arrays, **saved)
+
+
+def test_edited_or_invalid_params_are_refused_like_the_state(env, tmp_path):
+    """A params leaf of another shape than the index lists (one element short),
+    or NaN params, are refused at load (validate_params' message), not on the first step."""
+    path, eco, arrays = _saved(env, tmp_path)
+    doc = json.loads((tmp_path / "c" / "config.json").read_text())
+    i = next(i for i, m in enumerate(doc["arrays"]["params"]) if m["path"] == ".scenario.energy_cost")
+    _rewrite_arrays(arrays, f"params.{i}", np.zeros(0))  # a scalar one element short: empty
+    with pytest.raises(checkpoint.files.CheckpointError) as err:
+        checkpoint.load(path, env)
+    assert str(err.value) == (f"checkpoint {path!r}: {arrays.name} holds params leaf .scenario.energy_cost with "
+                              "shape (0,), but config.json lists () (an edited or mismatched arrays file)")
+    _rewrite_arrays(arrays, f"params.{i}", np.array(np.nan))
+    with pytest.raises(ValueError) as err:
+        checkpoint.load(path, env)
+    assert str(err.value) == (f"checkpoint {path}: its params are not valid: parameters must be finite numbers "
+                              "(no NaN or inf), got scenario.energy_cost = nan")
+    nan_params = eco.params.replace(scenario=eco.params.scenario.replace(energy_cost=float("nan")))
+    with pytest.raises(ValueError) as err:
+        checkpoint.save(tmp_path / "nan", env, eco.state, nan_params)
+    assert str(err.value) == ("save: params are not valid, so their checkpoint could not be loaded: parameters "
+                              "must be finite numbers (no NaN or inf), got scenario.energy_cost = nan")
+    assert not (tmp_path / "nan").exists()
+    taxed = jaxecon.make("uniform/simple_wood_and_stone", n_agents=2, world_size=[6, 6], episode_length=3,
+                         components=[{"Build": {}}, {"Gather": {}}, {"PeriodicBracketTax": {}}])
+    _, shapes = jax.eval_shape(taxed.reset, jax.random.key(0), taxed.default_params)
+    state = jax.tree.map(lambda x: jax.random.key(0) if jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key)
+                         else jnp.zeros(x.shape, x.dtype), shapes)
+    path = checkpoint.save(tmp_path / "taxed", taxed, state, taxed.default_params)
+    doc = json.loads((tmp_path / "taxed" / "config.json").read_text())
+    i = next(i for i, m in enumerate(doc["arrays"]["params"]) if m["path"].endswith(".bracket_cutoffs"))
+    cutoffs = np.asarray(taxed.default_params.components["PeriodicBracketTax"].bracket_cutoffs)
+    _rewrite_arrays(tmp_path / "taxed" / doc["arrays_file"], f"params.{i}", cutoffs[:-1])
+    with pytest.raises(ValueError, match=r"holds params leaf .components\['PeriodicBracketTax'\].bracket_cutoffs "
+                                         r"with shape \(6,\), but config.json lists \(7,\)"):
+        checkpoint.load(path, taxed)
+    doc["arrays"]["params"][i]["shape"] = [6]  # the index edited to match: the env's own shape refuses it
+    (tmp_path / "taxed" / "config.json").write_text(json.dumps(doc))
+    with pytest.raises(ValueError) as err:
+        checkpoint.load(path, taxed)
+    assert str(err.value) == (f"checkpoint {path}: params leaf .components['PeriodicBracketTax'].bracket_cutoffs "
+                              "has shape (6,), this env's is (7,)")
+
+
+def test_a_training_runs_checkpoint_says_what_loads_it(env, tmp_path):
+    from flax import struct
+
+    from jaxecon.training import checkpoint as training_checkpoint
+    from jaxecon.training.config import load_train_config
+
+    @struct.dataclass
+    class Runner:
+        policies: dict
+        updates: jax.Array
+
+    run = tmp_path / "run"
+    training_checkpoint.save(run / "checkpoints", Runner({"a": {"w": jnp.zeros(3)}}, jnp.int32(1)),
+                             load_train_config("default"))
+    for where in (run, run / "checkpoints", run / "checkpoints" / "1", run / "checkpoints" / "1" / "run"):
+        with pytest.raises(ValueError) as err:
+            checkpoint.load(where, env)
+        assert str(err.value) == (
+            f"checkpoint {str(where)!r} is a training run's checkpoint (jaxecon train: the PPO runner, with its "
+            "networks and economies), not an economy's (jaxecon.checkpoint.save): evaluate it with "
+            f"`jaxecon evaluate {run}`, continue it with `jaxecon train --resume {run}`, or read it with "
+            f"jaxecon.training.checkpoint.restore_runner({str(run)!r}, ppo, cfg)")
+    other = jaxecon.make("uniform/simple_wood_and_stone", n_agents=3, world_size=[8, 8], episode_length=5,
+                         components=[{"Build": {}}, {"Gather": {}}])
+    eco = HostEconomy(env)
+    eco.reset()
+    checkpoint.save(tmp_path / "c", env, eco.state, eco.params)
+    with pytest.raises(ValueError) as err:
+        checkpoint.load(tmp_path / "c", other)
+    every = checkpoint._differences(checkpoint.static_config(env), checkpoint.static_config(other))
+    assert len(every) > 10 and str(err.value).endswith(
+        "; ".join(every[:10]) + f"; and {len(every) - 10} more")  # the first 10 keys, then how many more
+
+
 def test_arguments_are_named(env, tmp_path):
     with pytest.raises(TypeError, match=r"path must be a checkpoint directory \(str or os.PathLike\), got NoneType"):
         checkpoint.load(None, env)

@@ -65,6 +65,14 @@ def test_named_economies_are_one_table(tmp_path, capsys):
     assert config_from_dict({"env": "gtb100"}).env == configs.gtb100_config()
 
 
+def test_docs_cli_lists_every_named_economy():
+    import pathlib
+
+    text = " ".join((pathlib.Path(__file__).resolve().parent.parent / "docs" / "cli.md").read_text().split())
+    listed = text.split("`--config` takes a named economy (`jaxecon.configs.ECONOMIES`:")[1].split("or a Foundation")[0]
+    assert [n for n in configs.ECONOMIES if f"`{n}`" not in listed] == []
+
+
 def test_default_economy_is_the_canonical_config():
     import jaxecon
 
@@ -287,6 +295,30 @@ def test_out_path_that_cannot_be_a_directory_is_an_argparse_error(tmp_path, caps
     blocker.write_text("not a directory")
     err = _err(capsys, ["run", "--out", str(blocker / "run"), "--episode-length", "2", "--batch", "1"])
     assert "--out" in err and "cannot create the output directory" in err
+
+
+def test_output_paths_that_cannot_be_written_are_refused_before_any_work(tmp_path, capsys):
+    """``--json`` naming a directory, ``--out`` naming a file: one line each, at once."""
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a directory")
+    err = _err(capsys, ["evaluate", str(tmp_path / "no_run"), "--json", str(tmp_path)])
+    assert err.strip().splitlines()[-1] == (
+        f"jaxecon evaluate: error: --json {str(tmp_path)!r} is a directory; give a file path, e.g. "
+        f"{str(tmp_path / 'result.json')!r}")
+    err = _err(capsys, ["evaluate", str(tmp_path / "no_run"), "--json", str(tmp_path / "nowhere" / "e.json")])
+    assert err.strip().splitlines()[-1] == (
+        f"jaxecon evaluate: error: --json {str(tmp_path / 'nowhere' / 'e.json')!r}: its directory "
+        f"{str(tmp_path / 'nowhere')!r} does not exist")
+    err = _err(capsys, ["reproduce", "--out", str(blocker), "--seeds", "0"])
+    assert err.strip().splitlines()[-1] == f"jaxecon reproduce: error: --out {str(blocker)!r} is a file, not a directory"
+    err = _err(capsys, ["train", "--out", str(blocker), "--no-progress"])
+    assert err.strip().splitlines()[-1] == f"jaxecon train: error: --out {str(blocker)!r} is a file, not a directory"
+    err = _err(capsys, ["bench", "--json", str(tmp_path), "--no-reference"])
+    assert err.strip().splitlines()[-1].startswith(f"jaxecon bench: error: --json {str(tmp_path)!r} is a directory")
+    err = _err(capsys, ["bench", "--json", str(blocker / "b.json"), "--no-reference"])
+    assert err.strip().splitlines()[-1] == (
+        f"jaxecon bench: error: --json {str(blocker / 'b.json')!r}: {str(blocker)!r} is a file, not a directory")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a_file"]  # nothing written
 
 
 def test_missing_device_kind_is_an_error(capsys):

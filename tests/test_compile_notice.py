@@ -67,6 +67,31 @@ def test_on_a_terminal_a_spinner_shows_the_elapsed_seconds():
     assert lines[0] == "compiling the spun one ..." and lines[-1].startswith("compiled the spun one in ")
 
 
+def test_a_long_compile_says_once_what_xlas_slow_compile_banner_means(monkeypatch):
+    """XLA prints "Very slow compile? ... file a bug" 2 minutes into a compile;
+    a notice says once per process, just before, that it means nothing is wrong."""
+    import threading
+
+    monkeypatch.setattr(compile_notice, "_banner_explained", threading.Event())
+    monkeypatch.setattr(compile_notice, "XLA_BANNER_NOTE_S", 0.05)
+    monkeypatch.setattr(compile_notice, "still_compiling_marks", lambda: iter([0.1, 1e9]))
+    lines = []
+    with CompileNotice("the first", lines.append, stream=io.StringIO()):
+        time.sleep(0.3)
+    with CompileNotice("the second", lines.append, stream=_Terminal()):
+        time.sleep(0.5)
+    assert lines.count(compile_notice.XLA_BANNER_NOTE) == 1, lines
+    assert lines.index(compile_notice.XLA_BANNER_NOTE) == 1  # after "compiling the first ...", before the marks
+    assert compile_notice.XLA_BANNER_NOTE.startswith(
+        'note: a compile past 2 minutes makes XLA print a banner "Very slow compile? If you want to file a bug')
+    assert "still compiling the first: 0 s" in lines  # the marks go on
+    monkeypatch.setattr(compile_notice, "_banner_explained", threading.Event())
+    spun = []
+    with CompileNotice("spun", spun.append, stream=_Terminal()):
+        time.sleep(0.5)
+    assert spun.count(compile_notice.XLA_BANNER_NOTE) == 1, spun  # on a terminal too
+
+
 def test_programs_from_the_persistent_cache_are_counted(tmp_path):
     before = (jax.config.jax_compilation_cache_dir, jax.config.jax_persistent_cache_min_compile_time_secs)
     jax.config.update("jax_compilation_cache_dir", str(tmp_path))

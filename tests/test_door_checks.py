@@ -85,3 +85,62 @@ def test_a_front_names_an_observation_passed_as_its_state(econ):
     obs, _ = front.reset(jax.random.key(0))
     with pytest.raises(TypeError, match=r"state must be .* got an array of shape \(3, \d+\) \(an observation\?\)"):
         front.step(jax.random.key(0), obs, jax.numpy.zeros(3, jax.numpy.int32))
+
+
+COMPLETIONS = ("completions must be an int >= 0 (episodes completed before this one; it drives the tax "
+               "annealing and the energy warm-up), got ")
+
+
+def test_an_episode_count_is_checked_where_its_value_is_known(econ):
+    """``rollout.episode(..., completions=-3)`` was accepted (a negative count runs the
+    "decay" energy warm-up backwards); a traced count is checked for dtype and shape only."""
+    from jaxecon import rollout
+    from jaxecon.core.arg_checks import check_completions
+
+    env = econ[0]
+    p = env.default_params
+    for bad, got in ((-3, "-3"), (True, "True"), (2.7, "float 2.7"), (jax.numpy.int32(-1), "-1"),
+                     (jax.numpy.zeros(2, "int32"), "an array of dtype int32 and shape (2,)")):
+        with pytest.raises(ValueError) as exc:
+            jax.eval_shape(lambda k, c=bad: rollout.episode(env, k, p, 2, completions=c), jax.random.key(0))
+        assert str(exc.value) == COMPLETIONS + got
+    with pytest.raises(ValueError, match="got an array of dtype float32 and shape"):
+        jax.eval_shape(lambda c: check_completions(c), jax.numpy.float32(1))
+    jax.eval_shape(lambda k: rollout.episode(env, k, p, 2, completions=3), jax.random.key(0))
+    jax.jit(lambda c: check_completions(c) or c)(jax.numpy.int32(-1))  # traced: used as given (the rule)
+
+
+@pytest.mark.xfail(strict=True, reason="core/env.py's reset does not call arg_checks.check_completions yet: the "
+                                       "edit is left to the engineers editing core/env.py (strict: remove this mark "
+                                       "once it lands)")
+def test_reset_refuses_a_negative_episode_count(econ):
+    env = econ[0]
+    with pytest.raises(ValueError) as exc:
+        env.reset(jax.random.key(0), env.default_params, completions=-1)
+    assert str(exc.value) == COMPLETIONS + "-1"
+
+
+def test_masks_of_another_economy_are_named(econ):
+    """``env.sample_actions(key, obs of another economy)`` sampled from that economy's masks."""
+    from jaxecon.core.arg_checks import check_masks
+
+    env, other, obs, _, _ = econ
+    foreign, _ = other.reset(jax.random.key(0), other.default_params)
+    template = jax.eval_shape(env.reset, jax.random.key(0), env.default_params)[0]
+    n = obs["a"]["action_mask"].shape[-1]
+    with pytest.raises(ValueError) as exc:
+        check_masks(foreign, template, env.group_names)
+    assert str(exc.value) == f'obs["a"]["action_mask"] has shape (4, {n}), this env\'s has (3, {n}) ' \
+                             "(obs of another economy?)"
+    check_masks(obs, template, env.group_names)
+
+
+@pytest.mark.xfail(strict=True, reason="core/env.py's sample_actions does not call arg_checks.check_masks yet: the "
+                                       "edit is left to the engineers editing core/env.py (strict: remove this mark "
+                                       "once it lands)")
+def test_sample_actions_refuses_another_economys_observation(econ):
+    env, other, obs, _, _ = econ
+    foreign, _ = other.reset(jax.random.key(0), other.default_params)
+    with pytest.raises(ValueError, match=r'^obs\["a"\]\["action_mask"\] has shape \(4, \d+\), this env\'s has '
+                                         r'\(3, \d+\) \(obs of another economy\?\)$'):
+        env.sample_actions(jax.random.key(0), foreign)

@@ -265,6 +265,24 @@ def test_a_bad_key_is_named(genv):
         genv.step(jnp.zeros(3, jnp.uint32), state, jnp.zeros(genv.num_agents, jnp.int32), params)
 
 
+def test_action_mask_names_a_state_or_params_of_another_economy(env, genv):
+    """As ``step`` does (the mask used to fail with a bare KeyError of a component's name)."""
+    from jaxecon.configs import default_config
+
+    traders = GymnaxEnv(jaxecon.make_from_config(two_agents(default_config(), EPISODE)))  # with the auction
+    _, state = jax.eval_shape(lambda k: genv.reset(k, genv.default_params), jax.random.key(0))
+    with pytest.raises(ValueError, match=r"^state belongs to another economy: its structure differs from an EnvState "
+                                         r"of this env \(from env.reset or env.step\): missing "
+                                         r"\[\"\.components\['ContinuousDoubleAuction'\]"):
+        jax.eval_shape(traders.action_mask, state)
+    with pytest.raises(ValueError, match=r"^params belongs to another economy: .*unexpected "
+                                         r"\[\"\.components\['ContinuousDoubleAuction'\]\.order_labor\"\]"):
+        jax.eval_shape(lambda s: genv.action_mask(s, traders.default_params), state)
+    with pytest.raises(TypeError, match="^state must be a jaxecon EnvState or a wrapper state"):
+        genv.action_mask(None)
+    assert jax.eval_shape(genv.action_mask, state).shape == (2, genv.num_actions)
+
+
 def test_bad_input(env, genv):
     with pytest.raises(TypeError, match="env must be a jaxecon functional environment"):
         GymnaxEnv("CartPole-v1")

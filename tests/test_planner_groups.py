@@ -133,6 +133,21 @@ def test_bad_planner_declarations_are_named(planners, kw, match):
         make(planner_groups=planners, **kw)
 
 
+def test_a_planner_needs_components_and_an_empty_list_makes_a_no_op_planner():
+    """A planner's ``components`` has no default (a mobile type's is every component);
+    ``[]`` declares a planner whose one action is NO-OP."""
+    allowed = ("PeriodicBracketTax", "CoinGrant")
+    with pytest.raises(ValueError) as exc:
+        parse_groups(3, None, None, {}, None, [{"name": "p", "components": list(allowed)}, {"name": "watcher"}],
+                     allowed)
+    assert str(exc.value) == ("planner_groups[1] lacks 'components': a planner has no default; name the planner "
+                              "components it acts through, among ['PeriodicBracketTax', 'CoinGrant'], or [] for a "
+                              "planner that only sends NO-OP")
+    groups = parse_groups(3, None, None, {}, None, [{"name": "p", "components": list(allowed)},
+                                                    {"name": "watcher", "components": []}], allowed)
+    assert [(g.name, g.components) for g in groups[1:]] == [("p", allowed), ("watcher", ())]
+
+
 def test_n_planners_beyond_one_needs_planner_groups_and_names_do_not_clash():
     with pytest.raises(ValueError, match="several planners need planner_groups"):
         make(n_planners=2)

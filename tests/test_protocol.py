@@ -330,6 +330,53 @@ def _rows(n: int, planner: bool, seed: int) -> list:
     return out
 
 
+def test_a_short_runs_learning_curves_show_every_value_and_name_what_they_leave_out(tmp_path, monkeypatch):
+    """2 updates, one of which ends an episode: every panel shows its values
+    (a dot each, labelled), spans the run's steps, and the curves without a
+    panel are named with why."""
+    from jaxecon.plotting import style
+    from jaxecon.training.logging import plot_learning_curves
+
+    rows = _rows(2, planner=True, seed=0)
+    for r in rows:
+        r["p/episode_return"] = math.nan  # the planner's column, no value yet
+        r["episode/PeriodicTax/total_collected_taxes"] = 0.0 if r["update"] == 2 else math.nan
+    _write_csv(tmp_path / "metrics.csv", rows)
+    figures = []
+    save = style.save_figure
+    monkeypatch.setattr(style, "save_figure", lambda fig, path, **kw: figures.append(fig) or save(fig, path, **kw))
+    titles = plot_learning_curves(tmp_path / "metrics.csv", tmp_path / "curves.png", title="short")
+    (fig,) = figures
+    panels = [ax for ax in fig.axes if ax.get_title()]
+    assert [ax.get_title() for ax in panels] == titles and "productivity" in titles
+    for ax in panels:
+        dots = [line for line in ax.get_lines() if line.get_marker() == "o" and len(line.get_xdata())]
+        assert dots, ax.get_title()  # a one-value curve is a dot, not an invisible one-point line
+        assert ax.get_xlim()[0] < 6400 and ax.get_xlim()[1] > 12800, ax.get_title()  # the run's span
+    productivity = next(ax for ax in panels if ax.get_title() == "productivity")
+    assert [t.get_text() for t in productivity.texts] == ["52"]  # update 2's value, labelled
+    assert fig.get_supxlabel() == ("not drawn: planner's episode return (no update has ended an episode yet); "
+                                   "tax revenue (all zero)")
+
+
+def test_learning_curves_of_an_economy_with_agent_types_draw_each_types_curves(tmp_path):
+    from jaxecon.training.logging import plot_learning_curves
+
+    rows = []
+    for r in _rows(6, planner=False, seed=0):
+        mobile = {k[2:]: v for k, v in r.items() if k.startswith("a/")}
+        r = {k: v for k, v in r.items() if not k.startswith("a/")}
+        r.update({f"builders/{k}": v for k, v in mobile.items()})
+        r.update({f"traders/{k}": v * 2 for k, v in mobile.items()})
+        rows.append(r)
+    _write_csv(tmp_path / "metrics.csv", rows)
+    titles = plot_learning_curves(tmp_path / "metrics.csv", tmp_path / "curves.png")
+    assert {"builders: episode return", "traders: episode return", "builders: policy entropy",
+            "traders: policy entropy"} <= set(titles) and "agents' episode return" not in titles
+    roles = {"builders": "agents", "traders": "agents", "treasury": "planner"}
+    assert plot_learning_curves(tmp_path / "metrics.csv", tmp_path / "curves.png", groups=roles) == titles
+
+
 def test_run_learning_curves_label_units_and_merge_repeated_panels(tmp_path):
     from jaxecon.training.logging import plot_learning_curves, smooth
 
@@ -449,3 +496,45 @@ def test_reproduce_runs_interrupts_resumes_and_evaluates_the_protocol(tmp_path):
     single = _cli(["evaluate", "p/seed0/phase1", "--num-envs", "4"], tmp_path)
     assert single.returncode == 0, single.stdout + single.stderr
     assert "trained (greedy)" in single.stdout and "no-op" in single.stdout and "+-" in single.stdout
+
+
+def test_the_evaluation_table_has_a_return_column_per_agent_type():
+    """An economy with mobile-agent types has no "a" group: its types' returns were left out of the table."""
+    from jaxecon.training.evaluate import format_table
+
+    rows = [{"label": "trained", "episodes": 2, "stderr": {},
+             "metrics": {"builders/episode_return": 1.5, "traders/episode_return": 2.5, "p/episode_return": 0.5,
+                         "episode/social/productivity": 10.0}}]
+    head, line = format_table(rows).splitlines()
+    assert head.split() == ["policy", "builders", "return", "traders", "return", "productivity", "planner", "return",
+                            "episodes"]
+    assert line.split() == ["trained", "1.5", "2.5", "10", "0.5", "2"]
+
+
+def test_a_short_protocols_figure_shows_every_value_or_says_why_not(tmp_path, monkeypatch):
+    """2 updates per run, one ending an episode: each curve's one value is a dot, not an
+    invisible one-point line; a panel without a value says why."""
+    from jaxecon.plotting import style
+    from jaxecon.training.plots import PANELS, plot_protocol
+
+    base = config_from_dict(tiny_taxed())
+    for phase, planner in ((1, False), (2, True)):
+        rows = _rows(2, planner=planner, seed=0)
+        for r in rows:
+            r["episode/social_welfare/inv_income_weighted_utility"] = math.nan  # no value yet
+        _fake_run(tmp_path / "seed0" / ("phase1" if phase == 1 else "phase2-learned"), apply_phase(base, phase),
+                  rows)
+    figures = []
+    save = style.save_figure
+    monkeypatch.setattr(style, "save_figure", lambda fig, path, **kw: figures.append(fig) or save(fig, path, **kw))
+    plot_protocol([tmp_path / "seed0"], tmp_path / "protocol.png")
+    (fig,) = figures
+    panels = {ax.get_title(): ax for ax in fig.axes if ax.get_title() in {p[0] for p in PANELS}}
+    assert len(panels) == len(PANELS)
+    for title, ax in panels.items():
+        dots = [line for line in ax.get_lines() if line.get_marker() == "o" and len(line.get_xdata())]
+        said = [t.get_text() for t in ax.texts]
+        if "utility" in title:
+            assert said == ["no value yet\n(no update has ended an episode)"] and not dots, title
+        else:
+            assert dots and not said, title

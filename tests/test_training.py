@@ -439,3 +439,22 @@ def test_trainer_config_rejects_a_minibatch_that_does_not_split(tiny):
     with pytest.raises(ConfigError, match="sgd_minibatch_size"):
         PPO(tiny_config(num_envs=7, sgd_minibatch_size=100), env)
     assert isinstance(TrainerConfig().train_batch_size, int)
+
+
+def test_an_adapters_batch_size_and_params_are_checked_at_construction():
+    """``num_envs`` -2 (JAX's slice error at reset), 0 (empty batches), 2.7 (2), True
+    or "3" were taken; params for a JaxMARL-interface env were ignored."""
+    from jaxecon.training.env_adapters import BatchedEnv, JaxeconAdapter, MultiAgentAdapter, make_adapter
+
+    env = jaxecon.make_from_config(TINY_ENV)
+    for bad in (-2, 0, 2.7, True, "3"):
+        for make in (lambda n: JaxeconAdapter(env, num_envs=n), lambda n: BatchedEnv(env, n),
+                     lambda n: MultiAgentAdapter(MatchingGame(), n)):
+            with pytest.raises(ValueError) as exc:
+                make(bad)
+            assert str(exc.value) == f"num_envs must be an int >= 1 (the economies in the batch), got {bad!r}"
+    assert JaxeconAdapter(env, np.int64(2)).num_envs == 2
+    with pytest.raises(ValueError) as exc:
+        make_adapter(MatchingGame(), 2, env.default_params)
+    assert str(exc.value) == ("params are a jaxecon env's EnvParams; MatchingGame is not a jaxecon env (it has "
+                              "JaxMARL's interface, whose env holds its own parameters): pass params=None")

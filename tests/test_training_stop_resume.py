@@ -14,6 +14,8 @@ import math
 import signal
 import struct
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -175,6 +177,80 @@ def test_cli_ctrl_c_exits_130_with_one_line(tmp_path, monkeypatch, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith("jaxecon train: stopped by Ctrl-C at update 2 (env step 80)")
     assert f"jaxecon train --resume {out}" in err[-1] and "Traceback" not in "".join(err)
+
+
+def test_a_run_says_what_it_does_and_resuming_past_its_length_trains_and_writes_nothing(tmp_path, monkeypatch,
+                                                                                        capsys):
+    """No silent stretch: the first state's compile and the writing of the
+    outputs are said. ``--resume RUN --episodes 10`` on a run past 10 episodes
+    says plainly that nothing is trained, compiles nothing and rewrites nothing."""
+    env, cfg = MatchingGame(), small_run()
+    out = tmp_path / "run"
+    train(cfg, out, env=env, progress=False)
+    said = [line for line in capsys.readouterr().out.splitlines() if not line.startswith("compiled ")]
+    assert said == [
+        "compiling the run's first state (4 economies' reset, the networks and their optimisers) ...",
+        "compiling the training update (4 economies x 10 steps, then SGD) ...",
+        "training updates 1 to 6 of 6 ...",
+        f"writing its last checkpoint, learning_curves.png and summary.json to {out} ...",
+    ]
+    outputs = {p: p.stat().st_mtime_ns for p in out.rglob("*")}
+    short = cfg.replace(general=dataclasses.replace(cfg.general, episodes=10))
+    message = (f"nothing to train: {out} has done 6 updates (240 env steps, 48 episodes), which covers the 10 "
+               "episodes asked (general.episodes, 2 updates); its outputs are left as they are. To train on, ask "
+               "for more episodes (--episodes 49 or more)")
+    with pytest.raises(trainer.NothingToTrain) as exc:
+        train(short, resume=out, env=env, progress=False)
+    assert str(exc.value) == message
+    import yaml
+
+    cfg_file = tmp_path / "toy.yaml"
+    cfg_file.write_text(yaml.safe_dump(cfg.to_dict()))
+    monkeypatch.setattr(trainer.jaxecon, "make_from_config", lambda env_config: MatchingGame())
+    assert cli.main(["train", "--config", str(cfg_file), "--resume", str(out), "--episodes", "10",
+                     "--no-progress"]) == 0
+    assert capsys.readouterr().out.strip().splitlines() == [f"jaxecon train: {message}"]
+    assert {p: p.stat().st_mtime_ns for p in out.rglob("*")} == outputs  # nothing rewritten
+    assert cli.main(["train", "--resume", str(out), "--no-progress"]) == 0  # the run's own length: done too
+    own = message.replace("covers the 10 episodes asked (general.episodes, 2 updates)",
+                          "covers the 48 episodes asked (general.episodes, 6 updates)")
+    assert capsys.readouterr().out.strip().splitlines() == [f"jaxecon train: {own}"]
+
+
+def _truncated_run(tmp_path):
+    """A run directory of ``small_run()`` whose checkpoint's arrays file is cut in half."""
+    import yaml
+    from flax import struct
+
+    @struct.dataclass
+    class Runner:
+        policies: dict
+        updates: jax.Array
+
+    run, cfg = tmp_path / "run", small_run()
+    ckpt.save(run / "checkpoints", Runner({"a": {"params": {"w": jnp.zeros(3)}}}, jnp.int32(1)), cfg)
+    (run / "config.yaml").write_text(yaml.safe_dump(cfg.to_dict()))
+    (arrays,) = (run / "checkpoints" / "1" / "run").glob("arrays-*.npz")
+    arrays.write_bytes(arrays.read_bytes()[: arrays.stat().st_size // 2])
+    return run, arrays
+
+
+def test_a_truncated_checkpoint_is_one_line_for_train_resume_and_evaluate(tmp_path, monkeypatch, capsys):
+    run, arrays = _truncated_run(tmp_path)
+    line = (f"checkpoint {str(run / 'checkpoints' / '1' / 'run')!r}: {arrays.name} is truncated or not an .npz "
+            "archive")
+    monkeypatch.setattr(trainer.jaxecon, "make_from_config", lambda env_config: MatchingGame())
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["train", "--resume", str(run), "--no-progress", "--no-tensorboard"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert err.strip().splitlines()[-1] == f"jaxecon train: error: {line}" and "Traceback" not in err
+    monkeypatch.undo()
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["evaluate", str(run), "--num-envs", "2"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert err.strip().splitlines()[-1] == f"jaxecon evaluate: error: {line}" and "Traceback" not in err
 
 
 def test_misspelt_env_key_is_a_config_error_at_load(tmp_path, capsys):

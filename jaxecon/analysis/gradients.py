@@ -15,13 +15,14 @@ Usage::
 
 from __future__ import annotations
 
+import functools
 from typing import Optional
 
 import jax
 
 from jaxecon.analysis import params as P
 from jaxecon.analysis.metrics import check_metric_name, metric_value
-from jaxecon.analysis.rollout import Policy, check_action_source, rollout
+from jaxecon.analysis.rollout import Policy, check_action_source, check_action_values, rollout
 from jaxecon.core.state import EnvParams
 
 
@@ -79,8 +80,13 @@ def make_metric_grad(
     ``value`` is the metric (float []), ``grad`` has the structure of
     ``select(params, wrt)`` with float leaves (float32, float64 under
     ``jax_enable_x64``). Build it once and call it many times (one compile).
-    Raises (at the first call) ``KeyError`` for a bad ``wrt`` path and
-    ``ValueError`` for an unknown metric (listing the allowed names).
+    Raises ``ValueError`` for an unknown metric (listing the allowed names)
+    and, at the first call, ``KeyError`` for a bad ``wrt`` path. Without
+    ``policy``, each call checks a concrete ``actions`` sequence for
+    out-of-range actions first (``rollout.check_action_values``: a
+    ``ValueError`` naming the group, index and allowed values), since those
+    would be NO-OPs with a zero gradient; a traced one (``fn`` inside your
+    own ``jit``/``vmap``) is taken as the step takes it.
     """
     f = metric_fn(env, metric, wrt=wrt, policy=policy, n_steps=n_steps)
     vg = jax.value_and_grad(f)
@@ -89,7 +95,17 @@ def make_metric_grad(
         value = P.as_float_tree(P.select(params, wrt))
         return vg(value, key, params, actions)
 
-    return jax.jit(fn) if jit else fn
+    compiled = jax.jit(fn) if jit else fn
+    if policy is not None:
+        return compiled
+
+    @functools.wraps(fn)
+    def checked(key, params, actions=None):
+        if actions is not None:
+            check_action_values(env, actions)
+        return compiled(key, params, actions)
+
+    return checked
 
 
 def grad_metric(

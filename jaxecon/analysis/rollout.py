@@ -21,6 +21,7 @@ from typing import Callable, Optional
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from flax import struct
 
 from jaxecon.core.state import EnvParams, EnvState
@@ -55,6 +56,44 @@ class Rollout:
         """Undiscounted returns ``{"a": float [n], "p": float []}`` (sum of rewards;
         one entry per group of the env)."""
         return {g: jnp.sum(r, axis=0) for g, r in self.rewards.items()}
+
+
+def check_action_values(env, actions) -> None:
+    """Raise for an action outside its group's allowed values in a fixed action
+    sequence whose values are known in Python (numpy or concrete jax arrays).
+
+    ``env.step`` takes an out-of-range action as a NO-OP, as Foundation does
+    (``checked_step`` reports it); in an analysis that would make the episode
+    run as if the agent idled and give a zero gradient through that action,
+    with no error, so a concrete sequence is checked here. A traced sequence
+    (inside your own ``jax.jit``/``vmap``) is not: there the NO-OP rule holds.
+
+    Raises:
+        ValueError: naming the group, the index (step first) of the first
+            out-of-range entry, its value and the allowed values.
+    """
+    if not isinstance(actions, dict):
+        return  # check_action_sequence names what is wrong
+    for g in env.agent_groups:
+        a = actions.get(g.name)
+        layout = env.group_actions[g.name]
+        if a is None or isinstance(a, jax.core.Tracer) or layout.passive:
+            continue
+        arr = np.asarray(a)
+        if not np.issubdtype(arr.dtype, np.integer) or arr.ndim < len(layout.action_shape):
+            continue  # check_action_sequence names the dtype or shape
+        if layout.multi_action_mode:  # as ActionLayout.in_range, in numpy (no tracing under a jit)
+            bad = ~np.all((arr >= 0) & (arr < np.asarray(layout.dims)), axis=-1)
+        else:
+            bad = ~((arr >= 0) & (arr < layout.n_actions))
+        if bad.any():
+            idx = tuple(int(i) for i in np.argwhere(bad)[0])
+            value = arr[idx].tolist()
+            raise ValueError(
+                f'actions["{g.name}"] holds {value} at index {list(idx)} (step first), outside its allowed '
+                f"actions {env.codec.range_text(layout)}: env.step would take it as a NO-OP (as Foundation "
+                "does), so the episode would run as if that agent idled and the gradient through it would be zero"
+            )
 
 
 def check_action_source(actions, policy) -> None:
@@ -92,17 +131,22 @@ def rollout(
         policy: ``policy(key, obs, params) -> actions`` called every step.
             Its integer actions carry no gradient (see docs/differentiability.md).
         n_steps: number of steps T (static int); default ``env.episode_length``.
-        completions: episodes completed before this one (drives annealing).
+        completions: int >= 0, episodes completed before this one (drives
+            annealing and the energy warm-up; a traced count is used as given).
     Returns:
         ``Rollout``.
     Raises:
         ValueError: both or neither of ``actions``/``policy`` given, bad
-            ``n_steps``, or an action sequence of the wrong shape or dtype.
+            ``n_steps``, a ``completions`` that is not an int >= 0, an
+            action sequence of the wrong shape or dtype, or a concrete one
+            holding an out-of-range action (``check_action_values``).
     """
     check_action_source(actions, policy)
     n_steps = check_n_steps(env.episode_length if n_steps is None else n_steps)
     if actions is not None:
-        actions = check_action_sequence(env, actions, n_steps)
+        checked = check_action_sequence(env, actions, n_steps)
+        check_action_values(env, actions)  # the values as given: concrete ones are checked, even under a jit
+        actions = checked
         step_policy = None
     elif not callable(policy):
         raise ValueError(f"policy must be callable as policy(key, obs, params), got {policy!r}")

@@ -27,7 +27,7 @@ from jaxecon.bench.agents import DEFAULT_GTB_AGENTS, DEFAULT_ONE_STEP_AGENTS
 from jaxecon.bench.defaults import ADAPTER_BATCH_SIZE, DEFAULT_BATCH_SIZES, DEFAULT_MAX_ENV_STEPS, DEFAULT_STEPS
 from jaxecon.bench.economies import DEFAULT_ECONOMIES, ECONOMIES
 from jaxecon.cli.options import DEVICE_KINDS, nonnegative_int, positive_int, select_device
-from jaxecon.cli.output import write_json
+from jaxecon.cli.output import check_json_file, write_json
 
 __all__ = ["DESCRIPTION", "add_arguments", "main", "run_from_args"]
 
@@ -191,6 +191,11 @@ def run_from_args(args, parser: argparse.ArgumentParser) -> dict:
         parser.error(f"--device {args.device}: {exc}")
     if not args.min_time >= 0:
         parser.error(f"--min-time must be >= 0, got {args.min_time}")
+    if args.json is not None:
+        try:
+            check_json_file(args.json, parents_made=True)
+        except ValueError as exc:
+            parser.error(str(exc))
     if not args.agents:
         given = [flag for dest, flag in _AGENTS_ONLY.items() if getattr(args, dest) is not None]
         if given:

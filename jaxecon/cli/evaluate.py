@@ -65,10 +65,13 @@ def add_arguments(p) -> None:
 
 def cmd_evaluate(args, parser) -> int:
     """Run ``jaxecon evaluate``; a missing checkpoint or run exits through ``parser.error``."""
+    from jaxecon.cli.output import check_json_file, make_out_dir
     from jaxecon.training.comparison import find_runs, is_run_dir
     from jaxecon.training.curriculum import is_one_step
 
     try:
+        if args.json is not None:
+            check_json_file(args.json)
         runs = find_runs(args.runs)
     except (FileNotFoundError, ValueError) as exc:
         parser.error(str(exc))
@@ -94,6 +97,11 @@ def cmd_evaluate(args, parser) -> int:
     if args.schedules is not None:
         parser.error("--schedules/--no-schedules apply to a single training run; a protocol evaluates "
                      "each planner with the agents trained under it")
+    if args.out is not None:
+        try:
+            make_out_dir(args.out)
+        except ValueError as exc:
+            parser.error(str(exc))
     return _protocol(args, parser)
 
 
@@ -112,6 +120,7 @@ def _one_step(args, parser, runs) -> int:
 
 
 def _single(args, parser) -> int:
+    from jaxecon.checkpoint_files import CheckpointError
     from jaxecon.cli.output import write_json
     from jaxecon.training.config import ConfigError
     from jaxecon.training.evaluate import evaluate, format_table
@@ -122,7 +131,7 @@ def _single(args, parser) -> int:
     try:
         res = evaluate(run, num_envs=args.num_envs, episodes=args.episodes, seed=args.seed,
                        schedules=args.schedules, log=lambda s: print(s, flush=True))
-    except (ConfigError, FileNotFoundError) as exc:
+    except (ConfigError, CheckpointError, FileNotFoundError) as exc:
         parser.error(str(exc))
     from jaxecon.training.curriculum import run_label
 

@@ -57,6 +57,7 @@ def cmd_reproduce(args, parser) -> int:
 
     import jax
 
+    from jaxecon.cli.output import make_out_dir
     from jaxecon.training.config import ConfigError, load_train_config
     from jaxecon.training.reproduce import reproduce
 
@@ -67,6 +68,7 @@ def cmd_reproduce(args, parser) -> int:
     ctx = jax.default_device(device) if device is not None else contextlib.nullcontext()
     try:
         cfg = load_train_config(args.config)
+        make_out_dir(args.out)  # before any work: a file in the way is refused at once
         with ctx:
             res = reproduce(cfg, args.seeds, args.out, planners=tuple(args.planners),
                             phase1_episodes=args.phase1_episodes, phase2_episodes=args.phase2_episodes,

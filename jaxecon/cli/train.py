@@ -15,7 +15,9 @@ a gather-trade-build config to that curriculum phase (``jaxecon.training.curricu
 ``--planner`` picks phase 2's tax policy (``learned``, the default, or the
 fixed ``saez``, ``us-federal``, ``free-market``; the agents train under each).
 ``--resume`` continues a run from its latest checkpoint, bit for bit (without
-``--config``, with the checkpoint's config). A progress bar shows env-steps/s
+``--config``, with the checkpoint's config); on a run that has already done
+the updates asked (``--resume RUN --episodes 10`` on a run past 10 episodes)
+it says that nothing is trained, writes nothing and exits with status 0. A progress bar shows env-steps/s
 and the ETA; the run directory (``--out``, default ``runs/<name>/phase1`` or
 ``runs/<name>/phase2-<planner>``)
 gets ``metrics.csv``, ``tb/``, ``checkpoints/``, ``learning_curves.png`` and
@@ -138,10 +140,13 @@ def cmd_train(args, parser) -> int:
 
     import jax
 
+    from jaxecon.checkpoint_files import CheckpointError
+    from jaxecon.cli.output import make_out_dir
     from jaxecon.training import distributed
     from jaxecon.training.config import ConfigError
     from jaxecon.training.curriculum import run_label
-    from jaxecon.training.trainer import MissingCheckpointError, TrainingInterrupted, train
+    from jaxecon.training.trainer import (MissingCheckpointError, NothingToTrain, TrainingInterrupted,
+                                          check_something_to_train, train)
 
     _initialize(args, parser)  # before any other JAX call
     main = distributed.is_main_process()
@@ -155,7 +160,14 @@ def cmd_train(args, parser) -> int:
         parser.error(f"--devices: {exc}")
     try:
         cfg = _config(args)
-    except (ConfigError, FileNotFoundError) as exc:
+        if args.resume is not None:
+            check_something_to_train(args.resume, cfg)
+        if args.out is not None and main:
+            make_out_dir(args.out)
+    except NothingToTrain as exc:  # not an error: the run is already as long as asked
+        print(f"jaxecon train: {exc}", flush=True)
+        return 0
+    except (ConfigError, CheckpointError, FileNotFoundError, ValueError) as exc:  # ValueError: make_out_dir
         parser.error(str(exc))
     if jax.process_count() > 1:
         print(f"process {jax.process_index()} of {jax.process_count()}: {len(jax.local_devices())} local "
@@ -174,7 +186,10 @@ def cmd_train(args, parser) -> int:
     except MissingCheckpointError as exc:
         cmd = phase1_command(args.config, exc.path)
         parser.error(str(MissingCheckpointError(exc.path, exc.detail, f"run `{cmd}` first")))
-    except (ConfigError, FileNotFoundError) as exc:
+    except NothingToTrain as exc:  # not an error: the run is already as long as asked
+        print(f"jaxecon train: {exc}", flush=True)
+        return 0
+    except (ConfigError, CheckpointError, FileNotFoundError) as exc:
         parser.error(str(exc))
     except TrainingInterrupted as exc:
         print(f"jaxecon train: {exc}", file=sys.stderr)

@@ -12,6 +12,17 @@ compare types, pytree structure and leaf shapes, never values.
   pytree structure and leaf shapes of ``template`` (optionally behind
   common batch axes); the error names the first difference and, through
   ``describe``, the economy each belongs to.
+- ``check_masks(obs, template, groups, argument)``: each group's
+  ``obs[group]["action_mask"]`` has the shape of ``template``'s (an
+  observation of this economy, e.g. ``jax.eval_shape`` of its reset), so that
+  actions are never sampled from another economy's masks.
+- ``check_completions(completions, argument)``: an episode count (Foundation's
+  ``_completions``, which drives the tax annealing and the energy warm-up) is
+  an integer scalar, and, where its value is known in Python (an int, a numpy
+  or a concrete jax scalar), >= 0. A traced count (inside ``jax.jit``,
+  ``vmap``, ``scan``) is checked for dtype and shape only: its value is used
+  as given, so pass a count >= 0 (a negative one would run the "decay"
+  warm-up backwards, i.e. reward labor).
 """
 
 from __future__ import annotations
@@ -22,7 +33,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-__all__ = ["check_key", "check_like"]
+__all__ = ["check_completions", "check_key", "check_like", "check_masks"]
 
 
 def check_key(key, argument: str = "key") -> None:
@@ -93,3 +104,45 @@ def check_like(tree, template, argument: str, kind: type, accepted: str,
                              + (f" (after batch axes {lead})" if lead else "")
                              + f" ({argument} of another economy?)")
         lead = shape[:k]
+
+
+def check_completions(completions, argument: str = "completions") -> None:
+    """Raise unless ``completions`` is an episode count: an integer scalar,
+    >= 0 where its value is known in Python (not traced); see the module docstring.
+
+    Raises:
+        ValueError: a bool, a float, a non-scalar or non-integer array, another
+            type, or a known value < 0, naming ``argument`` and what it accepts.
+    """
+    accepted = (f"{argument} must be an int >= 0 (episodes completed before this one; it drives the tax "
+                "annealing and the energy warm-up)")
+    if isinstance(completions, (bool, np.bool_)):
+        raise ValueError(f"{accepted}, got {completions!r}")
+    if isinstance(completions, (int, np.integer)):
+        if completions < 0:
+            raise ValueError(f"{accepted}, got {completions!r}")
+        return
+    if not isinstance(completions, (jax.Array, np.ndarray)):
+        raise ValueError(f"{accepted}, got {type(completions).__qualname__} {completions!r}")
+    if not jnp.issubdtype(completions.dtype, jnp.integer) or completions.shape != ():
+        raise ValueError(f"{accepted}, got an array of dtype {completions.dtype} and shape {completions.shape}")
+    if isinstance(completions, jax.core.Tracer):
+        return  # its value is not known here: used as given (module docstring)
+    if int(completions) < 0:
+        raise ValueError(f"{accepted}, got {int(completions)}")
+
+
+def check_masks(obs, template, groups, argument: str = "obs") -> None:
+    """Raise unless every group's ``obs[group]["action_mask"]`` has the shape of
+    ``template[group]["action_mask"]`` (``obs`` already known to be a dict of
+    dicts holding the masks).
+
+    Raises:
+        ValueError: naming the group's mask, both shapes, and that ``obs`` is
+            probably another economy's.
+    """
+    for g in groups:
+        got, want = np.shape(obs[g]["action_mask"]), np.shape(template[g]["action_mask"])
+        if got != want:
+            raise ValueError(f'{argument}["{g}"]["action_mask"] has shape {got}, this env\'s has {want} '
+                             f"({argument} of another economy?)")

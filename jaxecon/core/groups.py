@@ -27,7 +27,10 @@ class that share an observation layout, an action space and a reward.
 - ``planner_groups`` (a ``make`` keyword argument) declares several planners,
   each a group of one with its name and the components whose planner
   actions it takes; every component with planner actions is taken by exactly
-  one planner. The planners share the planner's inventory and escrow (taxes
+  one planner. A planner's ``components`` has no default (a mobile type's is
+  every component): it is required, and ``[]`` declares a planner that takes
+  no action (its one action is NO-OP) but observes and is rewarded as the
+  others. The planners share the planner's inventory and escrow (taxes
   collected, subsidies paid), each observes what Foundation's planner
   observes, and each gets the scenario's planner reward. Several planners
   act in multi-action mode (``multi_action_mode_planner=True``,
@@ -272,6 +275,10 @@ def _parse_planner_groups(planner_groups, n_planners, planner_components: tuple)
     for i, decl in enumerate(planner_groups):
         where = f"planner_groups[{i}]"
         name = _check_declaration(decl, where, PLANNER_GROUP_KEYS, {g.name for g in out})
+        if "components" not in decl:
+            raise ValueError(f"{where} lacks 'components': a planner has no default; name the planner "
+                             f"components it acts through, among {list(planner_components)}, or [] for a "
+                             "planner that only sends NO-OP")
         comps = _check_components(decl.get("components"), where, list(planner_components), "the planner")
         for c in comps:
             if c in owner:

@@ -42,6 +42,7 @@ step, several times the cost of a step.)
 
 from __future__ import annotations
 
+import numbers
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -184,12 +185,19 @@ def _lockstep_vmap(axis_size, in_batched, flag):
     return (flag[0] if in_batched[0] else flag), False
 
 
+def check_num_envs(num_envs) -> int:
+    """``num_envs`` as an int, or ``ValueError`` unless it is an int >= 1 (not a bool, not 2.7)."""
+    if isinstance(num_envs, bool) or not isinstance(num_envs, numbers.Integral) or num_envs < 1:
+        raise ValueError(f"num_envs must be an int >= 1 (the economies in the batch), got {num_envs!r}")
+    return int(num_envs)
+
+
 class BatchedEnv(Wrapper):
     """``num_envs`` economies in lockstep as one env, for ``AutoResetWrapper`` to wrap.
 
     Args:
         env: a jaxecon functional env or a ``Wrapper`` (not auto-resetting).
-        num_envs: int >= 1, the batch size B.
+        num_envs: int >= 1, the batch size B (else ``ValueError``).
 
     ``reset(key, params, prev_state=None)`` resets the B economies from
     ``jax.random.split(key, B)`` (carrying over from a batched ``prev_state``);
@@ -202,7 +210,7 @@ class BatchedEnv(Wrapper):
 
     def __init__(self, env, num_envs: int):
         super().__init__(env)
-        self.num_envs = int(num_envs)
+        self.num_envs = check_num_envs(num_envs)
 
     def reset(self, key, params, prev_state=None):
         """Batched ``env.reset``: ``(obs [B, ...], state [B, ...])``."""
@@ -230,7 +238,8 @@ class JaxeconAdapter:
         params: its ``EnvParams`` (default ``env.default_params``).
     Raises:
         TypeError: ``env`` is not a jaxecon functional env.
-        ValueError: ``flatten_masks`` is False.
+        ValueError: ``flatten_masks`` is False; ``num_envs`` is not an int >= 1
+            (0, -2, 2.7, True, "3").
 
     The stack is ``AutoResetWrapper(BatchedEnv(LogWrapper(env), num_envs))``.
     Features are the env's observation dicts without ``"action_mask"``;
@@ -248,7 +257,7 @@ class JaxeconAdapter:
         if not env.flatten_masks:
             raise ValueError("the trainer needs flatten_masks=True (the default)")
         self.env = env
-        self.num_envs = int(num_envs)
+        self.num_envs = check_num_envs(num_envs)
         self.params = env.default_params if params is None else params
         names = jax.eval_shape(lambda k: env.metric_arrays(env.reset(k, self.params)[1], self.params),
                                jax.random.key(0))
@@ -344,6 +353,7 @@ class MultiAgentAdapter:
     Raises:
         TypeError: a missing method, or an action space that is not Discrete
             or MultiDiscrete.
+        ValueError: ``num_envs`` is not an int >= 1.
 
     Action masks come from ``env.get_avail_actions(state)`` when the env
     implements it (per agent: ``[n_actions]``, heads concatenated ``[sum(nvec)]``,
@@ -358,7 +368,7 @@ class MultiAgentAdapter:
                     f"env must have JaxMARL's MultiAgentEnv interface; {type(env).__name__} has no {attr!r}"
                 )
         self.env = env
-        self.num_envs = int(num_envs)
+        self.num_envs = check_num_envs(num_envs)
         self.metric_names = ()
         agents = list(env.agents)
         sig = {}
@@ -463,13 +473,18 @@ def make_adapter(env, num_envs: int, params=None):
     Args:
         env: a jaxecon functional env, or any env with JaxMARL's ``MultiAgentEnv``
             interface.
-        num_envs: economies in the batch.
-        params: ``EnvParams`` for a jaxecon env (ignored otherwise).
+        num_envs: economies in the batch, an int >= 1.
+        params: ``EnvParams`` for a jaxecon env; None for any other env.
     Raises:
         TypeError: neither (the message names what is missing).
+        ValueError: ``num_envs`` is not an int >= 1; ``params`` given for an
+            env that is not a jaxecon env (it would be ignored).
     """
     from jaxecon.core.env import Economy
 
     if isinstance(env, Economy):
         return JaxeconAdapter(env, num_envs, params)
+    if params is not None:
+        raise ValueError(f"params are a jaxecon env's EnvParams; {type(env).__name__} is not a jaxecon env "
+                         "(it has JaxMARL's interface, whose env holds its own parameters): pass params=None")
     return MultiAgentAdapter(env, num_envs)

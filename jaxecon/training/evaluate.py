@@ -550,8 +550,16 @@ def evaluate(run_dir, *, num_envs: int = 32, episodes: int = 1, seed: int = 1000
 
 
 def format_table(rows: list) -> str:
-    """The rows as a text table: ``mean +- standard error`` per column ('-' where absent)."""
-    present = [(t, k) for t, k in COLUMNS if any(k in r["metrics"] for r in rows)]
+    """The rows as a text table: ``mean +- standard error`` per column ('-' where absent).
+
+    Besides ``COLUMNS``, every other agent group's return (an economy's
+    mobile-agent types or planners, ``"<group>/episode_return"``) gets a
+    column ``"<group> return"`` after the agents'.
+    """
+    known = {k for _, k in COLUMNS}
+    others = sorted({k for r in rows for k in r["metrics"] if k.endswith("/episode_return") and k not in known})
+    columns = COLUMNS[:1] + tuple((f"{k.split('/')[0]} return", k) for k in others) + COLUMNS[1:]
+    present = [(t, k) for t, k in columns if any(k in r["metrics"] for r in rows)]
     head = ["policy"] + [t for t, _ in present] + ["episodes"]
     body = []
     for r in rows:

@@ -18,7 +18,11 @@ centred moving average (``smooth``), with its unit on the y axis. A column
 whose values repeat an earlier panel's (the planner's return is the change
 of equality x productivity over the episode, i.e. the same numbers when that
 is its objective) joins that panel's title instead of getting its own, and
-all-zero columns (tax revenue without taxes) are left out. Figures are built
+all-zero columns (tax revenue without taxes) and columns without a value yet
+(episode metrics before the first finished episode) are left out, named with
+why in a note under the panels. A curve of fewer than 3 values is drawn as
+dots labelled with their values (a short run), one of up to 40 with a marker
+on each value. Figures are built
 without ``pyplot`` (``jaxecon.plotting.style``). The plot stays here, beside
 the CSV's writer and reader (``RunLogger``, ``read_metrics``), rather than in
 ``jaxecon.plotting``, which ``jaxecon.training`` imports: there it would have
@@ -185,8 +189,44 @@ def _same(a: np.ndarray, b: np.ndarray) -> bool:
                 and np.allclose(a[ok_a], b[ok_b], rtol=1e-3, atol=1e-6))
 
 
-def plot_learning_curves(csv_path, png_path, title: str = "") -> list:
+def _curves(columns: set, groups) -> list:
+    """``CURVES`` for the run's agent groups: the ``"a/"`` rows once per group of
+    agents, the ``"p/"`` rows once per planner group (``groups``: ``{name:
+    "agents" | "planner"}``; None: every prefix with an ``episode_return``
+    column, ``"p"`` a planner and the others agents)."""
+    if groups is None:
+        prefixes = sorted({c.split("/")[0] for c in columns if c.endswith("/episode_return")})
+        groups = {g: "planner" if g == "p" else "agents" for g in prefixes}
+    out = []
+    for name, col, unit, scale in CURVES:
+        role = {"a/": "agents", "p/": "planner"}.get(col[:2])
+        if role is None:
+            out.append((name, col, unit, scale))
+            continue
+        mine = [g for g, r in groups.items() if r == role] or [col[0]]
+        for g in mine:
+            if g == col[0]:
+                out.append((name, col, unit, scale))
+            else:  # another group: "<group>: episode return"
+                out.append((f"{g}: {name.split(' ', 1)[1]}", f"{g}/{col[2:]}", unit, scale))
+    return out
+
+
+def plot_learning_curves(csv_path, png_path, title: str = "", groups=None) -> list:
     """Draw ``CURVES`` (those with data) against env steps into ``png_path``.
+
+    The agents' and the planner's curves are drawn per agent group of the run
+    (``groups``: ``{name: "agents" | "planner"}``, e.g. an economy's
+    mobile-agent types; default: read from the CSV's columns), titled
+    ``"<group>: ..."`` for groups other than Foundation's ``"a"`` and ``"p"``.
+
+    Every panel shows its data: a curve with few values (a short run, or
+    episode metrics that only updates ending an episode have) is drawn with a
+    marker on each value, so that one value is a dot, not an invisible
+    one-point line, and every panel spans the run's env steps. A curve of the
+    CSV left without a panel is named, with why, in a note under the panels:
+    no value yet (no update has ended an episode) or all zero (e.g. tax
+    revenue without taxes).
 
     Returns the titles of the panels drawn (a title joined by a repeated
     column reads ``"<title>\n(= <other title>)"``).
@@ -194,12 +234,17 @@ def plot_learning_curves(csv_path, png_path, title: str = "") -> list:
     from jaxecon.plotting.style import new_figure, save_figure, style
 
     rows = read_metrics(csv_path)
+    columns = set().union(*(r.keys() for r in rows)) if rows else set()
     x = np.array([r["env_steps"] for r in rows], np.float64)
-    panels = []
-    for name, col, unit, scale in CURVES:
+    panels, left_out = [], {}
+    for name, col, unit, scale in _curves(columns, groups):
         y = np.array([r.get(col, math.nan) for r in rows], np.float64) * scale
         ok = np.isfinite(y)
         if not ok.any() or np.all(y[ok] == 0):
+            if col in columns:
+                why = "all zero" if ok.any() else (
+                    "no update has ended an episode yet" if "episode" in col else "no value yet")
+                left_out.setdefault(why, []).append(name)
             continue
         twin = next((p for p in panels if _same(p["y"], y)), None)
         if twin is not None:
@@ -208,12 +253,24 @@ def plot_learning_curves(csv_path, png_path, title: str = "") -> list:
         panels.append({"title": name, "y": y, "unit": unit})
     ncol = 4 if len(panels) > 9 else 3
     nrow = max(1, -(-len(panels) // ncol))
+    span = (x.min(), x.max()) if len(x) else (0.0, 1.0)
+    pad = 0.05 * (span[1] - span[0]) or max(1.0, 0.05 * span[1])
     with style():
         fig, axes = new_figure(nrow, ncol, panel_size=(4.4, 3.1))
         for ax, p in zip(axes.flat, panels):
             ok = np.isfinite(p["y"])
-            ax.plot(x[ok], p["y"][ok], lw=0.8, alpha=0.3, color="tab:blue", label="per update")
-            ax.plot(x[ok], smooth(p["y"])[ok], lw=1.8, color="tab:blue", label="moving average")
+            n = int(ok.sum())
+            if n < _LINE_FROM:  # too few values for a curve: a dot per value
+                ax.plot(x[ok], p["y"][ok], ls="none", marker="o", ms=6, color="tab:blue", label="per update")
+                for xi, yi in zip(x[ok], p["y"][ok]):
+                    ax.annotate(f"{yi:.4g}", (xi, yi), textcoords="offset points", xytext=(0, 7),
+                                ha="center", fontsize=8.5)
+            else:
+                sparse = n <= _MARKERS_UP_TO
+                ax.plot(x[ok], p["y"][ok], lw=0.8, alpha=0.3, color="tab:blue", label="per update",
+                        marker="o" if sparse else None, ms=3)
+                ax.plot(x[ok], smooth(p["y"])[ok], lw=1.8, color="tab:blue", label="moving average")
+            ax.set_xlim(span[0] - pad, span[1] + pad)
             ax.set_title(p["title"], fontsize=10.5)
             ax.set_ylabel(p["unit"])
             steps_axis(ax)
@@ -221,7 +278,19 @@ def plot_learning_curves(csv_path, png_path, title: str = "") -> list:
             ax.axis("off")
         if panels:
             axes.flat[0].legend(fontsize=8, loc="best")
+        else:
+            axes.flat[0].text(0.5, 0.5, "no update logged yet" if not rows else "no curve has a nonzero value",
+                              ha="center", va="center", transform=axes.flat[0].transAxes)
+        if left_out:
+            fig.supxlabel("not drawn: " + "; ".join(f"{', '.join(names)} ({why})" for why, names in left_out.items()),
+                          fontsize=9, color="0.3", wrap=True)
         if title:
             fig.suptitle(title)
         save_figure(fig, png_path)
     return [p["title"] for p in panels]
+
+
+#: Curves with fewer finite values are drawn as dots (with their values), not lines.
+_LINE_FROM = 3
+#: Curves with at most this many finite values get a marker on each value.
+_MARKERS_UP_TO = 40

@@ -141,6 +141,10 @@ def _reference(evaluation: Optional[dict], which: str, key: str) -> Optional[flo
     return row["mean"][key]
 
 
+#: A curve with fewer finite values is drawn with a dot on each (one value would draw nothing as a line).
+_DOTS_BELOW = 3
+
+
 def plot_protocol(paths, png_path, evaluation: Optional[dict] = None, title: Optional[str] = None):
     """Draw the protocol's curves (module docstring) into ``png_path``; returns the path.
 
@@ -167,6 +171,7 @@ def plot_protocol(paths, png_path, evaluation: Optional[dict] = None, title: Opt
         fig, axes = new_figure(nrow, ncol, panel_size=(4.5, 3.3))
         flat = list(axes.flat)
         for ax, (name, col, unit, scale, refs) in zip(flat, PANELS):
+            drawn = False
             # phase 1, then the planners with the learned one drawn last (on top)
             for planner in [p for p in order if p is None] + [p for p in reversed(order) if p is not None]:
                 color = PLANNER_COLORS.get(planner, "tab:purple")
@@ -174,16 +179,21 @@ def plot_protocol(paths, png_path, evaluation: Optional[dict] = None, title: Opt
                 for s, (x, rows, _) in sorted(curves[planner].items()):
                     y = smooth(np.array([r.get(col, math.nan) for r in rows], np.float64) * scale)
                     ok = np.isfinite(y)
-                    if ok.any():
-                        ax.plot(x[ok], y[ok], color=color, lw=0.8, alpha=0.3)
+                    if ok.any():  # a curve of few values (a short run) gets a dot per value
+                        ax.plot(x[ok], y[ok], color=color, lw=0.8, alpha=0.3,
+                                marker="o" if ok.sum() < _DOTS_BELOW else None, ms=3)
                         ys.append(y)
                         xs.append(x)
                 if not ys:
                     continue
+                drawn = True
                 mean, half = _mean_band(ys)
                 x = xs[0][:len(mean)]
                 ok = np.isfinite(mean)
-                ax.plot(x[ok], mean[ok], color=color, lw=2.0)
+                ax.plot(x[ok], mean[ok], color=color, lw=2.0, marker="o" if ok.sum() < _DOTS_BELOW else None, ms=5)
+            if not drawn:
+                ax.text(0.5, 0.5, "no value yet\n(no update has ended an episode)", ha="center", va="center",
+                        transform=ax.transAxes, color="0.4")
                 band = ok & np.isfinite(half)
                 if band.any():
                     ax.fill_between(x[band], (mean - half)[band], (mean + half)[band], color=color, alpha=0.2, lw=0)
@@ -198,10 +208,10 @@ def plot_protocol(paths, png_path, evaluation: Optional[dict] = None, title: Opt
                 ax.axvline(phase1_end, color="0.5", lw=0.8, ls="--")
             ax.set_title(name, fontsize=10.5)
             ax.set_ylabel(unit)
-            ax.set_xlim(0, total_end)
+            ax.set_xlim(0, total_end * 1.03)  # a margin: the last value's dot is whole
             steps_axis(ax)
         _schedules(flat[len(PANELS)], curves, phase1_end)
-        flat[len(PANELS)].set_xlim(0, total_end)
+        flat[len(PANELS)].set_xlim(0, total_end * 1.03)
         for ax in flat[len(PANELS) + 1:]:
             ax.axis("off")
         _legend(fig, order, evaluation, len(seeds))

@@ -66,8 +66,8 @@ from jaxecon.training.curriculum import run_dir_name, run_label
 from jaxecon.training.logging import RunLogger, plot_learning_curves
 from jaxecon.training.ppo import PPO, PolicyState
 
-__all__ = ["MissingCheckpointError", "TrainingInterrupted", "default_out_dir", "start_runner", "train",
-           "train_seeds"]
+__all__ = ["MissingCheckpointError", "NothingToTrain", "TrainingInterrupted", "check_something_to_train",
+           "default_out_dir", "start_runner", "train", "train_seeds"]
 
 
 class MissingCheckpointError(ConfigError):
@@ -81,6 +81,29 @@ class MissingCheckpointError(ConfigError):
         super().__init__(f"general.restore_agents: {detail}. Phase 2 starts from phase 1's agents: "
                          f"{hint}, or point general.restore_agents at a checkpoint")
         self.path, self.detail = path, detail
+
+
+class NothingToTrain(ConfigError):
+    """``resume=`` names a run that has already done the updates ``cfg`` asks
+    for (e.g. ``jaxecon train --resume RUN --episodes 10`` on a run past 10
+    episodes): nothing is compiled, trained or written.
+
+    Attributes:
+        run: the ``resume`` value; updates: the updates the run has done;
+        num_updates: those ``cfg`` asks for.
+    """
+
+    def __init__(self, run, updates: int, cfg: TrainConfig):
+        batch, length = cfg.trainer.train_batch_size, cfg.episode_length
+        episodes = updates * batch // length
+        next_episodes = episodes + 1  # the fewest episodes that need one more update
+        super().__init__(
+            f"nothing to train: {run} has done {updates} update{'s' if updates != 1 else ''} "
+            f"({updates * batch:,} env steps, {episodes:,} episodes), which covers the "
+            f"{cfg.general.episodes:,} episodes asked "
+            f"(general.episodes, {cfg.num_updates} update{'s' if cfg.num_updates != 1 else ''}); its outputs "
+            f"are left as they are. To train on, ask for more episodes (--episodes {next_episodes} or more)")
+        self.run, self.updates, self.num_updates = run, updates, cfg.num_updates
 
 
 class TrainingInterrupted(KeyboardInterrupt):
@@ -106,6 +129,20 @@ class TrainingInterrupted(KeyboardInterrupt):
         super().__init__(f"stopped by Ctrl-C at update {stop['at_update']} (env step "
                          f"{summary['env_steps']:,}); {where}")
         self.out_dir, self.summary, self.out_dirs = out_dir, summary, out_dirs
+
+
+def check_something_to_train(resume, cfg: TrainConfig) -> int:
+    """The updates the run ``resume`` (a run directory or its ``checkpoints/``)
+    has done, when fewer than ``cfg.num_updates``.
+
+    Raises:
+        NothingToTrain: it has done ``cfg.num_updates`` updates or more.
+        FileNotFoundError: it holds no checkpoint.
+    """
+    done = ckpt.latest_step(ckpt.resolve(resume))
+    if done >= cfg.num_updates:
+        raise NothingToTrain(resume, done, cfg)
+    return done
 
 
 def default_out_dir(cfg: TrainConfig) -> pathlib.Path:
@@ -213,28 +250,41 @@ def train(cfg: TrainConfig, out_dir=None, *, env=None, resume=None, progress: bo
             an ``out_dir`` holding the checkpoints of another run (checked
             before any training), or ``num_envs`` not a multiple of the device
             count.
+        NothingToTrain (a ConfigError): ``resume`` names a run that has
+            already done ``cfg.num_updates`` updates; checked first, nothing
+            is compiled or written.
+        CheckpointError (a ValueError): the checkpoint to resume or restore
+            the agents from is truncated or garbled
+            (``jaxecon.checkpoint_files``).
         ValueError: a device count ``select_devices`` refuses.
         TrainingInterrupted: Ctrl-C (after the outputs of the last completed
             update are written); any other exception during training
             propagates after the same writing.
     """
+    if resume is not None:
+        check_something_to_train(resume, cfg)
     enable_persistent_cache()
     if devices is None or isinstance(devices, int):
         devices = distributed.select_devices(devices)
     par = distributed.DataParallel(cfg.trainer.num_envs, devices) if len(devices) > 1 else None
     main = distributed.is_main_process()
+    say = print if main else None
     if env is None:
         env = jaxecon.make_from_config(cfg.env)
     ppo = PPO(cfg, env, shard_minibatch=None if par is None else par.shard_minibatch)
     if resume is not None:
-        runner = ckpt.restore_runner(resume, ppo, cfg)
+        with CompileNotice(f"the checkpoint's runner structure, to read {resume}", say, announce_after_s=2.0):
+            runner = ckpt.restore_runner(resume, ppo, cfg)
         if main:
             print(f"resumed from step {int(runner.env_steps):,} (update {int(runner.updates)}) of {resume}")
         if out_dir is None:
             r = pathlib.Path(resume)
             out_dir = r.parent if r.name == "checkpoints" else r
     else:
-        runner = start_runner(ppo, cfg, init=None if par is None else par.init(ppo))
+        with CompileNotice(f"the run's first state ({cfg.trainer.num_envs} economies' reset, the networks and "
+                           "their optimisers)", say):
+            runner = start_runner(ppo, cfg, init=None if par is None else par.init(ppo))
+            jax.block_until_ready(runner)
     if par is not None:
         runner = par.place(runner)
     out = pathlib.Path(out_dir) if out_dir is not None else default_out_dir(cfg)
@@ -353,6 +403,7 @@ class _Run:
     row: Optional[dict] = None
     logger: Any = None
     summary: Optional[dict] = None
+    groups: Optional[dict] = None  # {group: "agents" | "planner"}, for the learning curves
 
     @property
     def runner(self):
@@ -368,19 +419,23 @@ def _loop(update, held: _Held, runs: list, ppo: PPO, *, resumed: bool, progress:
     each run's ``summary``. Raises as ``train``."""
     cfg, first = runs[0].cfg, runs[0].first
     for run in runs:
-        if run.main:
-            run.logger = RunLogger(run.out, ppo.metric_names(), resume_update=first if resumed else None,
-                                   tensorboard=tensorboard)
-            run.wall = run.logger.resumed_row["wall_s"] if run.logger.resumed_row else 0.0
+        run.groups = {st.group.name: st.group.role for st in ppo.setups}
     batch = cfg.trainer.train_batch_size
     last = cfg.num_updates if max_updates is None else min(cfg.num_updates, first + max_updates)
     freq = cfg.general.ckpt_frequency_steps
     bar = None
-    if progress and runs[0].main:
+    if progress and runs[0].main:  # first: opening the loggers (TensorBoard's import) takes seconds
         from tqdm.auto import tqdm
 
         bar = tqdm(total=cfg.num_updates * batch, initial=first * batch, unit="step", unit_scale=True,
                    desc=desc, dynamic_ncols=True)
+    elif runs[0].main:
+        print(f"training updates {first + 1} to {last} of {cfg.num_updates} ...", flush=True)
+    for run in runs:
+        if run.main:
+            run.logger = RunLogger(run.out, ppo.metric_names(), resume_update=first if resumed else None,
+                                   tensorboard=tensorboard)
+            run.wall = run.logger.resumed_row["wall_s"] if run.logger.resumed_row else 0.0
     interrupted = False
     try:
         with _FinishUpdateOnCtrlC() as ctrl_c:
@@ -484,9 +539,13 @@ def _finish(run: _Run, stopped: Optional[str], plot: bool) -> dict:
     ``stopped``: None for a completed call, else why the run stopped early.
     """
     out, cfg = run.out, run.cfg
+    if run.main:
+        what = ["its last checkpoint"] + (["learning_curves.png"] if plot else []) + ["summary.json"]
+        print(f"writing {', '.join(what[:-1])} and {what[-1]} to {out} ...", flush=True)
     saved = _save_last(run)
     if plot and run.main:
-        plot_learning_curves(out / "metrics.csv", out / "learning_curves.png", title=run_label(cfg))
+        plot_learning_curves(out / "metrics.csv", out / "learning_curves.png", title=run_label(cfg),
+                             groups=run.groups)
     batch = cfg.trainer.train_batch_size
     row = run.row or {"update": run.first, "env_steps": run.first * batch}
     updates, env_steps = (row["update"], row["env_steps"]) if saved is None else (

@@ -438,11 +438,16 @@ class GymnaxEnv(Front, _GymnaxEnvironment):
         [n, n_heads, max_dim]); per-agent mode the entry's agent's row, bool
         [n_actions] (or [n_heads, max_dim]) (``flat.mask_heads``).
 
-        Raises:
-            TypeError: per-agent mode and ``state`` is not an ``AgentState``.
+        Raises (at trace time, as ``step``):
+            TypeError: per-agent mode and ``state`` is not an ``AgentState``;
+                ``state`` holds no ``EnvState``; ``params`` are not ``EnvParams``.
+            ValueError: a state or params of another economy (the message
+                names the leaves that differ and both economies).
         """
         params = self.default_params if params is None else params
         self._check_state(state)
+        self._base.check_state(unwrap_state(state.env_state if self.agents_as_batch else state))
+        self._base.check_params(params)
         if self.agents_as_batch:
             return self._joint_mask(state.env_state, params)[state.agent]
         return self._joint_mask(state, params)
