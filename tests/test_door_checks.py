@@ -110,9 +110,6 @@ def test_an_episode_count_is_checked_where_its_value_is_known(econ):
     jax.jit(lambda c: check_completions(c) or c)(jax.numpy.int32(-1))  # traced: used as given (the rule)
 
 
-@pytest.mark.xfail(strict=True, reason="core/env.py's reset does not call arg_checks.check_completions yet: the "
-                                       "edit is left to the engineers editing core/env.py (strict: remove this mark "
-                                       "once it lands)")
 def test_reset_refuses_a_negative_episode_count(econ):
     env = econ[0]
     with pytest.raises(ValueError) as exc:
@@ -135,9 +132,6 @@ def test_masks_of_another_economy_are_named(econ):
     check_masks(obs, template, env.group_names)
 
 
-@pytest.mark.xfail(strict=True, reason="core/env.py's sample_actions does not call arg_checks.check_masks yet: the "
-                                       "edit is left to the engineers editing core/env.py (strict: remove this mark "
-                                       "once it lands)")
 def test_sample_actions_refuses_another_economys_observation(econ):
     env, other, obs, _, _ = econ
     foreign, _ = other.reset(jax.random.key(0), other.default_params)

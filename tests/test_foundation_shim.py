@@ -521,6 +521,10 @@ def test_seed_and_seed_state(env):
     for bad in (-1, "x", None):
         with pytest.raises(ValueError):
             env.seed(bad)
+    with pytest.raises(ValueError, match=r"^seed must be an int >= 0 \(an integral float such as 2.0 is taken as 2\), "
+                                         r"got 2.7$"):
+        env.seed(2.7)
+    env.seed(2.0)  # an integral float: seed 2
     with pytest.raises(ValueError, match="MT19937"):
         env.reset(seed_state=np.random.get_state())
     with pytest.raises(ValueError, match="key data"):

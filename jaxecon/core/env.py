@@ -52,7 +52,7 @@ from jax.experimental import checkify
 from jaxecon import spaces
 from jaxecon.core import metric_keys, phases
 from jaxecon.core.agent_kinds import as_rewards
-from jaxecon.core.arg_checks import check_key, check_like
+from jaxecon.core.arg_checks import check_completions, check_key, check_like, check_masks
 from jaxecon.core.component import Component
 from jaxecon.core.group_codec import AGENT_IDS, GroupCodec
 from jaxecon.core.groups import MOBILE, PLANNER
@@ -307,8 +307,12 @@ class Economy:
             TypeError / ValueError: at trace time, a ``key`` that is not a
                 PRNG key, ``params`` or ``prev_state`` that are not this
                 economy's (``check_params``, ``check_state``).
+            ValueError: ``completions`` that is not an integer scalar, or
+                negative where its value is known (``arg_checks.check_completions``).
         """
         check_key(key, "key")
+        if completions is not None:
+            check_completions(completions)
         self.check_params(params)
         if prev_state is not None:
             self.check_state(prev_state, "prev_state")
@@ -575,6 +579,10 @@ class Economy:
         """Uniformly random valid actions from the flattened masks in ``obs``.
 
         Returns the ``actions`` dict for ``step``. Requires ``flatten_masks``.
+
+        Raises:
+            ValueError: ``flatten_masks=False``; ``obs`` without every group's
+                ``action_mask``, or masks of another economy's shape.
         """
         if not self.flatten_masks:
             raise ValueError("sample_actions needs flatten_masks=True")
@@ -585,7 +593,15 @@ class Economy:
                              + " and ".join(f'obs["{g}"]["action_mask"]' for g in self.group_names)
                              + f"; got {type(obs).__qualname__}"
                              + (f" with keys {list(obs)}" if isinstance(obs, dict) else ""))
+        check_masks(obs, self._mask_template, self.group_names)
         return self.codec.sample_actions(key, obs)
+
+    @functools.cached_property
+    def _mask_template(self) -> dict:
+        """``{group: {"action_mask": shape}}`` of one economy's flat masks (``sample_actions``' check)."""
+        return {g.name: {"action_mask": jax.ShapeDtypeStruct(
+            (() if g.is_planner else (g.count,)) + (self.group_actions[g.name].mask_size,), jnp.float32)}
+            for g in self.agent_groups}
 
 
 def _describe(tree) -> str:

@@ -396,6 +396,8 @@ class FoundationEnv(EnvAttributes):
         """
         if isinstance(seed, bool) or not isinstance(seed, (numbers.Integral, numbers.Real)):
             raise ValueError(f"seed must be an int >= 0, got {seed!r}")
+        if not float(seed).is_integer():
+            raise ValueError(f"seed must be an int >= 0 (an integral float such as 2.0 is taken as 2), got {seed!r}")
         seed = int(seed)
         if seed < 0:
             raise ValueError(f"seed must be an int >= 0, got {seed!r}")
