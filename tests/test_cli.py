@@ -443,3 +443,23 @@ def test_bench_shim_beside_the_reference():
     assert res["env_steps_per_s"] > 0 and res["reference_env_steps_per_s"] > 0
     assert res["ratio"] == pytest.approx(res["env_steps_per_s"] / res["reference_env_steps_per_s"])
     assert len(res["round_steps_per_s"]) == len(res["reference_round_steps_per_s"]) == 2
+
+
+def test_bench_summary_names_the_reference_speed_beside_the_ratio():
+    """``jaxecon bench``'s last lines: the best ratio with both steps/s and the machine."""
+    from jaxecon.bench import summary_lines
+
+    result = {"system": {"cpu_count": 2, "load_avg_start": 1.04},
+              "results": [
+                  {"economy": "default", "mode": "scan+vmap", "batch": 64, "env_steps_per_s": 83000.0,
+                   "reference_env_steps_per_s": 1250.0, "ratio": 66.4},
+                  {"economy": "default", "mode": "scan+vmap", "batch": 8, "env_steps_per_s": 30000.0,
+                   "reference_env_steps_per_s": 1250.0, "ratio": 24.0},
+                  {"economy": "default", "mode": "foundation shim", "batch": 1, "env_steps_per_s": 2500.0,
+                   "reference_env_steps_per_s": 1250.0, "ratio": 2.0},
+                  {"economy": "gtb100", "mode": "scan+vmap", "batch": 64, "env_steps_per_s": 900.0,
+                   "reference_env_steps_per_s": None, "ratio": None}]}
+    assert summary_lines(result) == [
+        "default: up to 66.4x the reference (jaxecon 83,000 env-steps/s at batch 64, the reference 1,250 "
+        "env-steps/s inside env.step; 2 CPUs, load 1.0): the ratio depends on the CPU, which sets the "
+        "reference's speed"]

@@ -97,7 +97,7 @@ _HOMES = {
     **dict.fromkeys(("measure_memory", "measure_step_traffic", "pytree_bytes"), "memory"),
     "measure_reference": "reference",
     "measure_shim": "shim",
-    **dict.fromkeys(("format_table", "plot_throughput"), "report"),
+    **dict.fromkeys(("format_table", "plot_throughput", "summary_lines"), "report"),
     "run_benchmark": "suite",
 }
 

@@ -88,3 +88,31 @@ def format_table(result: dict) -> str:
         "(a lower bound on the traffic; batches whose carry fits in cache can pass 100%)"
     )
     return "\n".join(lines + [""] + notes)
+
+
+def summary_lines(result: dict) -> list[str]:
+    """One line per economy timed beside the reference: jaxecon's best ratio,
+    with both steps/s and the machine beside it, because the ratio depends on
+    the CPU (a CPU that runs the reference 3x faster shows a ratio about 3x
+    lower; the reference is single-threaded numpy, jaxecon's batch is not).
+
+    Args:
+        result: ``jaxecon.bench.run_benchmark``'s result.
+    Returns:
+        e.g. ``["default: up to 66.6x the reference (jaxecon 83,000 env-steps/s
+        at batch 64, the reference 1,250 env-steps/s inside env.step; 2 CPUs,
+        load 1.1)"]``; empty without reference timings.
+    """
+    s = result["system"]
+    load = s.get("load_avg_start")
+    machine = f"{s.get('cpu_count')} CPUs" + ("" if load is None else f", load {load:.1f}")
+    best = {}
+    for r in result["results"]:
+        if r.get("ratio") is not None and r.get("mode") in ("scan+vmap", "python loop") and (
+                r["economy"] not in best or r["ratio"] > best[r["economy"]]["ratio"]):
+            best[r["economy"]] = r
+    return [f"{name}: up to {r['ratio']:,.1f}x the reference (jaxecon {r['env_steps_per_s']:,.0f} env-steps/s at "
+            f"batch {r['batch']}, the reference {r['reference_env_steps_per_s']:,.0f} env-steps/s inside env.step; "
+            f"{machine}): the ratio depends on the CPU, which sets the reference's speed"
+            for name, r in best.items()]
+

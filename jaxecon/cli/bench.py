@@ -182,7 +182,7 @@ def _run_agents(args, parser: argparse.ArgumentParser, device) -> dict:
 
 def run_from_args(args, parser: argparse.ArgumentParser) -> dict:
     """Run the benchmark for parsed ``args``; print the table; write the JSON. Returns the result."""
-    from jaxecon.bench import format_table, plot_throughput, run_benchmark  # JAX: only now
+    from jaxecon.bench import format_table, plot_throughput, run_benchmark, summary_lines  # JAX: only now
     from jaxecon.compilation_cache import ENV_VAR as COMPILATION_CACHE_VAR
 
     try:
@@ -243,6 +243,8 @@ def run_from_args(args, parser: argparse.ArgumentParser) -> dict:
     plot_path = path.with_suffix(".png")
     plot_throughput(result, plot_path)
     print(f"\nwrote {path} and {plot_path} (total {result['wall_s']:.0f} s)")
+    for line in summary_lines(result):
+        print(line)
     return result
 
 
