@@ -2,7 +2,8 @@
 
 - gridworld scenarios (:class:`GridworldRecorder`): ``dense_log.json``, in
   Foundation's dense-log layout (``jaxecon.dense_log``) with the components'
-  logs; ``world.png``, the final world with a title and a legend
+  logs; ``replay.html``, the episode's interactive replay
+  (``jaxecon.plotting.replay``); ``world.png``, the final world with a title and a legend
   (``jaxecon.render``); the dense-log plots (``jaxecon.plotting``:
   ``world_over_time.png``, ``agents.png``, ``trades.png``, ``taxes.png``,
   those the economy's components allow); and ``episode.mp4``, the episode's
@@ -28,7 +29,7 @@ import numpy as np
 from jaxecon.cli.output import write_json
 from jaxecon.core.groups import MOBILE_GROUP, PLANNER_GROUP
 from jaxecon.dense_log import component_log_entries, dense_log_from_slices
-from jaxecon.plotting import save_plots
+from jaxecon.plotting import replay, save_plots
 from jaxecon.render import render_world_annotated, save_png
 from jaxecon.scenarios.covid19.plots import plot_covid_episode
 from jaxecon.video import write_world_video
@@ -85,7 +86,8 @@ class GridworldRecorder(RunRecorder):
     makes Foundation's dense log of them (``jaxecon.dense_log``; world
     snapshots every ``world_dense_log_frequency`` steps, the components'
     ``dense_log_entry`` of every step under their shorthands) and writes
-    ``dense_log.json``, ``world.png`` (the last timestep,
+    ``dense_log.json``, ``replay.html`` (its interactive replay,
+    ``jaxecon.plotting.replay``), ``world.png`` (the last timestep,
     ``jaxecon.render.render_world_annotated``), the plots of
     ``jaxecon.plotting.save_plots`` and, with ``video``, ``episode.mp4``:
     every step's world when the episode has at most ``max_video_frames``
@@ -160,7 +162,8 @@ class GridworldRecorder(RunRecorder):
     def write(self, env, record, out):
         log = self.dense_log(env, record)
         write_json(out / "dense_log.json", log)
-        written = [out / "dense_log.json"]
+        replay(log).save(out / "replay.html")  # the episode to scrub through, in a browser
+        written = [out / "dense_log.json", out / "replay.html"]
         steps = record["steps"]["state"]
         T, episode = log["episode_length"], record["episode"]
         rgb = render_world_annotated(
