@@ -3,7 +3,8 @@
 Vanilla JavaScript, no library, no network. ``#selftest=S1,S2,...`` in the
 URL makes the page move its scrubber to each step in turn and write what it
 then displays (the step, every agent's coin, agent 0's last action) and any
-script error into ``<pre id="selftest">`` as JSON, for a headless browser's
+script error into ``<pre id="selftest">`` as JSON (and ``ready_ms``, the
+milliseconds from navigation to the first drawing), for a headless browser's
 ``--dump-dom`` (``tests/test_replay.py``).
 """
 
@@ -27,7 +28,8 @@ table{border-collapse:collapse}td,th{padding:2px 6px;border-bottom:1px solid #e4
 th{background:#f0f0f0;font-weight:600}td.l,th.l{text-align:left}.sw{display:inline-block;width:11px;height:11px;margin-right:4px;border:1px solid #555;vertical-align:-1px}
 .legend span{margin-right:10px;white-space:nowrap}.muted{color:#777}.act{white-space:normal;max-width:240px;text-align:left}
 #charts{display:flex;flex-wrap:wrap;gap:10px;margin-top:8px}.chart{background:#fff;border:1px solid #ddd}
-.scroll{max-height:260px;overflow:auto}canvas#map{border:1px solid #888;image-rendering:pixelated}
+.scroll{max-height:260px;overflow:auto}#sidecharts{display:flex;flex-wrap:wrap;gap:8px}
+body.nomap #left{flex:1 1 100%}body.nomap #right{flex:1 1 100%}canvas#map{border:1px solid #888;image-rendering:pixelated}
 </style></head>
 <body>
 <h1>__TITLE__</h1>
@@ -41,7 +43,8 @@ th{background:#f0f0f0;font-weight:600}td.l,th.l{text-align:left}.sw{display:inli
 <span id="info" class="muted"></span>
 </div>
 <div id="main">
-<div id="left"><canvas id="map" width="10" height="10"></canvas><div id="legend" class="legend"></div><div id="sidecharts"></div></div>
+<div id="left"><canvas id="map" width="10" height="10"></canvas><div id="legend" class="legend"></div>
+<h2 id="sidetitle" hidden>Each agent's numbers over time (click to move there)</h2><div id="sidecharts"></div></div>
 <div id="right">
 <h2>Agents at this step</h2><div class="scroll" id="agentsbox"><table id="agents"></table></div>
 <div id="planner"></div>
@@ -252,7 +255,7 @@ function chart(parent, title, series, w, h) {
   for (const s of series) for (const v of s.values) if (v !== null && !Number.isNaN(v)) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
   if (lo === Infinity) { lo = 0; hi = 1; }
   if (hi - lo < 1e-9) { if (lo === 0) hi = 1; else { const v = lo, d = Math.max(Math.abs(v) * 0.1, 0.5); lo = v - d; hi = v + d; } }
-  const L = 46, R = 8, TOP = 20, B = 18;
+  const L = 46, R = 18, TOP = 20, B = 18;
   const X = (t) => L + (w - L - R) * (T > 0 ? t / T : 0), Y = (v) => TOP + (h - TOP - B) * (1 - (v - lo) / (hi - lo));
   const base = document.createElement("canvas"); base.width = cv.width; base.height = cv.height;
   const g = base.getContext("2d"); g.scale(dpr, dpr);
@@ -293,15 +296,16 @@ function buildCharts() {
   for (const k of D.inv_names) if (k !== "Coin") chart(box, k + " per agent (inventory)", perAgent(D.inv[k]), 300, 170);
   if (!HASMAP) {  // e.g. COVID-19: the states' numbers take the map's place
     const side = $("sidecharts");
-    for (const k of D.extra_names) chart(side, k, perAgent(D.extra[k]), 560, 150);
-    for (const k in D.planner) chart(side, "planner: " + k, [{color: "#333", values: D.planner[k]}], 560, 120);
+    for (const k of D.extra_names) chart(side, k, perAgent(D.extra[k]), 460, 150);
+    for (const k in D.planner) chart(side, "planner: " + k, [{color: "#333", values: D.planner[k]}], 460, 150);
   }
 }
 function drawCursors(t) {
   for (const c of charts) {
     const g = c.cv.getContext("2d");
     g.setTransform(1, 0, 0, 1, 0, 0); g.drawImage(c.base, 0, 0); g.scale(c.dpr, c.dpr);
-    g.strokeStyle = "#d00"; g.lineWidth = 1.5; g.beginPath(); g.moveTo(c.X(t), c.TOP); g.lineTo(c.X(t), c.h - c.B); g.stroke();
+    g.fillStyle = "rgba(0,0,0,0.12)"; g.fillRect(c.X(t) - 4, c.TOP, 8, c.h - c.TOP - c.B);
+    g.strokeStyle = "#000"; g.lineWidth = 1.5; g.beginPath(); g.moveTo(c.X(t), c.TOP); g.lineTo(c.X(t), c.h - c.B); g.stroke();
   }
 }
 
@@ -327,8 +331,9 @@ function tick(now) {
 function init() {
   $("scrub").max = String(T); $("tmax").textContent = String(T);
   $("info").textContent = N + " agents" + (HASMAP ? ", " + H + "\u00d7" + W + " world" : ", no world map in this log");
-  if (!HASMAP) { $("map").style.display = "none"; $("chartstitle").textContent = "Over time (click to move there)"; }
+  if (!HASMAP) { $("map").style.display = "none"; document.body.classList.add("nomap"); $("sidetitle").hidden = false; }
   legend(); buildCharts();
+  if (!$("charts").children.length) $("chartstitle").hidden = true;
   $("scrub").addEventListener("input", () => { setStep(Number($("scrub").value)); });
   $("play").addEventListener("click", () => setPlaying(!playing));
   $("prev").addEventListener("click", () => { setPlaying(false); setStep(cur - 1); });
@@ -350,9 +355,10 @@ function selftest(steps) {
     const act = document.querySelector("#agents td.act");
     out.push({asked: s, step: Number($("step").textContent), scrub: Number(sc.value), coin, action0: act ? act.textContent : null});
   }
-  $("selftest").textContent = JSON.stringify({T, n: N, results: out, errors: window.__errors});
+  $("selftest").textContent = JSON.stringify({T, n: N, ready_ms: READY_MS, results: out, errors: window.__errors});
 }
 try { init(); } catch (e) { window.__errors.push("init: " + e); }
+const READY_MS = performance.now();  // since navigation started: parse, data, first drawing
 if (location.hash.indexOf("#selftest") === 0) {
   const m = location.hash.match(/^#selftest=([\d,]+)/);
   try { selftest(m ? m[1].split(",").map(Number) : [0, T >> 1, T]); } catch (e) { window.__errors.push("selftest: " + e); $("selftest").textContent = JSON.stringify({errors: window.__errors}); }
