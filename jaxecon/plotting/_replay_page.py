@@ -225,7 +225,7 @@ function taxes(t) {
   const d = D.taxes[k];
   let h = "<div><b>tax period " + (k + 1) + " of " + D.taxes.length + "</b>, collected at step " + d.t +
     (d.t === t ? " (this step)" : "") + "</div><table><tr><th class='l'>bracket (coin)</th>";
-  for (let b = 0; b < d.cutoffs.length; b++) h += "<th>" + fmt(d.cutoffs[b], 0) + (b + 1 < d.cutoffs.length ? "\u2013" + fmt(d.cutoffs[b + 1], 0) : "+") + "</th>";
+  for (let b = 0; b < d.cutoffs.length; b++) h += "<th>" + fmt(d.cutoffs[b], 1) + (b + 1 < d.cutoffs.length ? "\u2013" + fmt(d.cutoffs[b + 1], 1) : "+") + "</th>";
   h += "</tr><tr><td class='l'>marginal rate</td>" + d.schedule.map((r) => "<td>" + fmt(100 * r, 1) + "%</td>").join("") + "</tr></table>";
   h += "<table><tr><th class='l'>agent</th><th>income</th><th>tax paid</th><th>received (lump sum)</th><th>net</th><th>effective rate</th></tr>";
   for (let j = 0; j < N; j++) {
