@@ -135,7 +135,7 @@ def test_action_meanings_and_component_events():
     log = _big_log(T=30)
     d = replay_data(log)
     texts = {d["actions"][d["act"][0 * (d["n"] + 1) + i]] for i in range(4)}
-    assert texts == {"move up", "bid 3 for Wood", "-", "build a house"}
+    assert texts == {"move up", "bid 3 for Wood", "no-op", "build a house"}
     assert any(e[2] == "G" and e[4] == "Wood" for e in d["events"])
 
 

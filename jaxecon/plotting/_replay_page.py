@@ -28,7 +28,7 @@ table{border-collapse:collapse}td,th{padding:2px 6px;border-bottom:1px solid #e4
 th{background:#f0f0f0;font-weight:600}td.l,th.l{text-align:left}.sw{display:inline-block;width:11px;height:11px;margin-right:4px;border:1px solid #555;vertical-align:-1px}
 .legend span{margin-right:10px;white-space:nowrap}.muted{color:#777}.act{white-space:normal;max-width:240px;text-align:left}
 #charts{display:flex;flex-wrap:wrap;gap:10px;margin-top:8px}.chart{background:#fff;border:1px solid #ddd}
-.scroll{max-height:260px;overflow:auto}#sidecharts{display:flex;flex-wrap:wrap;gap:8px}
+.scroll{max-height:260px;overflow:auto}.brackets{margin:3px 0;line-height:1.9}.br{display:inline-block;border:1px solid #ddd;background:#fff;padding:0 5px;margin-right:3px;white-space:nowrap}#sidecharts{display:flex;flex-wrap:wrap;gap:8px}
 body.nomap #left{flex:1 1 100%}body.nomap #right{flex:1 1 100%}canvas#map{border:1px solid #888;image-rendering:pixelated}
 </style></head>
 <body>
@@ -224,9 +224,10 @@ function taxes(t) {
   if (k < 0) { $("tax").innerHTML = '<span class="muted">no tax period has ended yet; the first ends at step ' + D.taxes[0].t + "</span>"; return; }
   const d = D.taxes[k];
   let h = "<div><b>tax period " + (k + 1) + " of " + D.taxes.length + "</b>, collected at step " + d.t +
-    (d.t === t ? " (this step)" : "") + "</div><table><tr><th class='l'>bracket (coin)</th>";
-  for (let b = 0; b < d.cutoffs.length; b++) h += "<th>" + fmt(d.cutoffs[b], 1) + (b + 1 < d.cutoffs.length ? "\u2013" + fmt(d.cutoffs[b + 1], 1) : "+") + "</th>";
-  h += "</tr><tr><td class='l'>marginal rate</td>" + d.schedule.map((r) => "<td>" + fmt(100 * r, 1) + "%</td>").join("") + "</tr></table>";
+    (d.t === t ? " (this step)" : "") + "</div><div class='brackets'><span class='muted'>marginal rate per bracket (coin):</span> ";
+  for (let b = 0; b < d.cutoffs.length; b++) h += "<span class='br'>" + fmt(d.cutoffs[b], 1) + (b + 1 < d.cutoffs.length ? "\u2013" +
+    fmt(d.cutoffs[b + 1], 1) : "+") + ": <b>" + fmt(100 * d.schedule[b], 1) + "%</b></span> ";
+  h += "</div>";
   h += "<table><tr><th class='l'>agent</th><th>income</th><th>tax paid</th><th>received (lump sum)</th><th>net</th><th>effective rate</th></tr>";
   for (let j = 0; j < N; j++) {
     const a = d.agents[j];

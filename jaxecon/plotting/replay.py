@@ -282,7 +282,7 @@ def replay_data(dense_log) -> dict:
                 planner.setdefault(k, np.full(T + 1, np.nan))[t] = _number(v)
 
     # actions: a table of texts, indices per step and agent (planner last)
-    table, index = ["-"], {"-": 0}
+    table, index = ["no-op"], {"no-op": 0}
     act = np.zeros((max(T, 0), n + 1), np.int64)
     for t, a in enumerate((log.get("actions") or [])[:T]):
         if not isinstance(a, dict):
