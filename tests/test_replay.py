@@ -139,6 +139,14 @@ def test_action_meanings_and_component_events():
     assert any(e[2] == "G" and e[4] == "Wood" for e in d["events"])
 
 
+def test_agent_groups_get_their_names_and_colours(log):
+    d = replay_data(dict(log, agent_groups={"builders": [0], "traders": [1]}))
+    assert [g["name"] for g in d["groups"]] == ["builders", "traders"]
+    assert d["groups"][0]["color"] != d["groups"][1]["color"]
+    assert [a["group"] for a in d["agents"]] == [0, 1]
+    assert replay_data(log)["groups"] == [] and replay_data(log)["agents"][0]["group"] is None
+
+
 def test_a_1000_step_4_agent_page_stays_under_5_mb():
     page = replay(_big_log())
     size = len(page.html.encode("utf-8"))

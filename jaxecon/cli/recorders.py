@@ -142,7 +142,9 @@ class GridworldRecorder(RunRecorder):
 
         Returns:
             ``dense_log_from_slices``'s dict plus, per component that logs,
-            ``{shorthand: [entry of step 1, ..., entry of step T]}``.
+            ``{shorthand: [entry of step 1, ..., entry of step T]}``, and
+            for an economy with declared agent groups (``mobile_agent_groups``)
+            ``"agent_groups"``: ``{group name: [agent indices]}``.
         """
         first, steps = record["first"]["state"], record["steps"]["state"]
         log = dense_log_from_slices(env, _core_fields(first), {**_core_fields(steps), **{
@@ -157,6 +159,9 @@ class GridworldRecorder(RunRecorder):
                 comp_logs.setdefault(name, []).append(entry)
             prev = state
         log.update({k: v for k, v in comp_logs.items() if len(v) == T})
+        groups = tuple(env.mobile_groups)
+        if [g.name for g in groups] != [MOBILE_GROUP]:  # declared groups: their names, for the replay page
+            log["agent_groups"] = {g.name: list(range(g.start, g.stop)) for g in groups}
         return log
 
     def write(self, env, record, out):

@@ -25,8 +25,8 @@ h1{font-size:17px;margin:2px 0 6px}h2{font-size:14px;margin:10px 0 4px;border-bo
 #scrub{flex:1;min-width:240px}button{font:inherit;padding:2px 10px}#stepbox{min-width:110px}
 #main{display:flex;gap:14px;align-items:flex-start;flex-wrap:wrap}#left{flex:0 0 auto}#right{flex:1;min-width:380px}
 table{border-collapse:collapse}td,th{padding:2px 6px;border-bottom:1px solid #e4e4e4;text-align:right;white-space:nowrap}
-th{background:#f0f0f0;font-weight:600}td.l,th.l{text-align:left}.sw{display:inline-block;width:11px;height:11px;margin-right:4px;border:1px solid #555;vertical-align:-1px}
-.legend span{margin-right:10px;white-space:nowrap}.muted{color:#777}.act{white-space:normal;max-width:240px;text-align:left}
+th{background:#f0f0f0;font-weight:600}th.x{white-space:normal;max-width:92px;vertical-align:bottom}td.l,th.l{text-align:left}.sw{display:inline-block;width:11px;height:11px;margin-right:4px;border:1px solid #555;vertical-align:-1px}
+.legend span{margin-right:10px;white-space:nowrap}.muted{color:#777}.grp{border:1.5px solid;border-radius:7px;padding:0 5px;font-size:11px;font-weight:600;background:#fff}.act{white-space:normal;max-width:240px;text-align:left}
 #charts{display:flex;flex-wrap:wrap;gap:10px;margin-top:8px}.chart{background:#fff;border:1px solid #ddd}
 .scroll{max-height:260px;overflow:auto}.brackets{margin:3px 0;line-height:1.9}.br{display:inline-block;border:1px solid #ddd;background:#fff;padding:0 5px;margin-right:3px;white-space:nowrap}#sidecharts{display:flex;flex-wrap:wrap;gap:8px}
 body.nomap #left{flex:1 1 100%}body.nomap #right{flex:1 1 100%}canvas#map{border:1px solid #888;image-rendering:pixelated}
@@ -68,12 +68,20 @@ function fmt(x, d) {
   const p = d === undefined ? 2 : d;
   return Number(x.toFixed(p)).toString();
 }
+function short(x) {  // an axis label: 4.1M, 23k, 0.25
+  const a = Math.abs(x);
+  if (a >= 1e9) return Number((x / 1e9).toPrecision(3)) + "B";
+  if (a >= 1e6) return Number((x / 1e6).toPrecision(3)) + "M";
+  if (a >= 1e4) return Number((x / 1e3).toPrecision(3)) + "k";
+  return fmt(x, 2);
+}
 function esc(s) { return String(s).replace(/[&<>"]/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}[c])); }
 function at(arr, t, j) { return arr ? arr[t * N + j] : null; }
 function agentLabel(j) {
   const a = D.agents[j];
+  const g = a.group === null || a.group === undefined ? null : D.groups[a.group];
   return '<span class="sw" style="background:' + a.color + '"></span>' + esc(a.name) +
-    (a.group ? ' <span class="muted">(' + esc(a.group) + ")</span>" : "");
+    (g ? ' <span class="grp" style="color:' + g.color + ";border-color:" + g.color + '">' + esc(g.name) + "</span>" : "");
 }
 function hex2rgb(h) { return [parseInt(h.slice(1, 3), 16), parseInt(h.slice(3, 5), 16), parseInt(h.slice(5, 7), 16)]; }
 function blend(c, col, a) { return [c[0] * (1 - a) + col[0] * a, c[1] * (1 - a) + col[1] * a, c[2] * (1 - a) + col[2] * a]; }
@@ -155,6 +163,8 @@ function legend() {
   let h = items.map((x) => '<span><span class="sw" style="background:' + rgb(x[1]) + '"></span>' + x[0] + "</span>").join("");
   h += "<br>" + D.agents.map((a, j) => "<span>" + agentLabel(j) + " &amp; its houses</span>").join("");
   const snap = D.snap_t.length ? "world snapshots at steps " + (D.snap_t.length > 8 ? D.snap_t.slice(0, 4).join(", ") + ", \u2026, " + D.snap_t[D.snap_t.length - 1] : D.snap_t.join(", ")) + "; builds and gathers applied in between" : "";
+  if (D.groups.length) h += "<br>groups: " + D.groups.map((g, k) => '<span class="grp" style="color:' + g.color + ";border-color:" + g.color + '">' +
+    esc(g.name) + "</span> agents " + D.agents.map((a, j) => a.group === k ? j : null).filter((j) => j !== null).join(", ")).join("; ");
   $("legend").innerHTML = h + '<div class="muted">' + snap + "</div>";
 }
 
@@ -166,7 +176,7 @@ function agentsTable(t) {
   if (D.inv.Coin) head += "<th>Coin</th>";
   for (const k of invOther) head += "<th>" + esc(k) + "</th>";
   for (const k of D.endo_names) head += "<th>" + esc(k) + "</th>";
-  for (const k of D.extra_names) head += "<th>" + esc(k) + "</th>";
+  for (const k of D.extra_names) head += '<th class="x">' + esc(k.replace(/_/g, " ")) + "</th>";
   if (t > 0) head += "<th>reward</th>";
   head += '<th class="l">last action' + (t > 0 ? " (step " + t + ")" : "") + "</th></tr>";
   let rows = "";
@@ -263,7 +273,7 @@ function chart(parent, title, series, w, h) {
   g.fillStyle = "#fff"; g.fillRect(0, 0, w, h);
   g.fillStyle = "#222"; g.font = "bold 12px sans-serif"; g.textBaseline = "top"; g.fillText(title, L, 3);
   g.font = "10px sans-serif"; g.fillStyle = "#555"; g.textBaseline = "middle"; g.textAlign = "right";
-  g.fillText(fmt(hi, 2), L - 4, Y(hi)); g.fillText(fmt(lo, 2), L - 4, Y(lo));
+  g.fillText(short(hi), L - 4, Y(hi)); g.fillText(short(lo), L - 4, Y(lo));
   g.textAlign = "center"; g.textBaseline = "top"; g.fillText("0", X(0), h - B + 3); g.fillText(String(T), X(T), h - B + 3);
   g.strokeStyle = "#bbb"; g.lineWidth = 1; g.strokeRect(L, TOP, w - L - R, h - TOP - B);
   for (const s of series) {
@@ -297,8 +307,8 @@ function buildCharts() {
   for (const k of D.inv_names) if (k !== "Coin") chart(box, k + " per agent (inventory)", perAgent(D.inv[k]), 300, 170);
   if (!HASMAP) {  // e.g. COVID-19: the states' numbers take the map's place
     const side = $("sidecharts");
-    for (const k of D.extra_names) chart(side, k, perAgent(D.extra[k]), 460, 150);
-    for (const k in D.planner) chart(side, "planner: " + k, [{color: "#333", values: D.planner[k]}], 460, 150);
+    for (const k of D.extra_names) chart(side, k, perAgent(D.extra[k]), 430, 150);
+    for (const k in D.planner) chart(side, "planner: " + k, [{color: "#333", values: D.planner[k]}], 430, 150);
   }
 }
 function drawCursors(t) {

@@ -56,6 +56,8 @@ import numpy as np
 __all__ = ["Replay", "check_replay_log", "replay", "replay_data"]
 
 _CORE = ("loc", "inventory", "escrow", "endogenous")
+# The groups' colours (matplotlib's tab10, past its blue, which is close to jet's first agent).
+_GROUP_COLORS = ("#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#d62728")
 _MOVES = {1: "move left", 2: "move right", 3: "move up", 4: "move down"}
 # COVID-19 state fields shown first (Foundation's names), then any other number the states hold.
 _COVID_FIRST = ("Current Open Close Stringency Level", "Total Deaths", "New Deaths", "Total Infected",
@@ -222,7 +224,8 @@ def replay_data(dense_log) -> dict:
 
     Returns:
         A JSON-able dict: ``T``, ``n``, ``H``, ``W`` (0 without a map),
-        ``agents`` (colours, names), ``inv``/``esc``/``endo``/``extra``
+        ``agents`` (colours, names, group index), ``groups`` (names, colours;
+        from the log's optional ``"agent_groups"``), ``inv``/``esc``/``endo``/``extra``
         (``{name: [(T + 1) * n]}``), ``loc`` ([(T + 1) * n * 2], -1 where
         absent), ``snap_t`` and ``snaps`` (world snapshots), ``actions``
         (a table of texts) and ``act`` ([T * (n + 1)] indices into it, the
@@ -346,17 +349,19 @@ def replay_data(dense_log) -> dict:
                    "equality": _compact(1 - _gini(coin), 4)}
 
     hexc = lambda c: "#%02x%02x%02x" % tuple(int(x) for x in c)  # noqa: E731
-    groups = log.get("agent_groups")  # optional {group name: [agent indices]}
-    group_of = {}
+    groups = log.get("agent_groups")  # optional {group name: [agent indices]} (jaxecon run's, declared groups)
+    group_names, group_of = [], {}
     if isinstance(groups, dict):
         for g, idx in groups.items():
+            group_names.append(str(g))
             for i in idx or []:
-                group_of[str(i)] = str(g)
+                group_of[str(i)] = len(group_names) - 1
     return {
         "T": T, "n": n, "H": H, "W": W,
         "episode": log.get("episode"), "env_index": log.get("env_index"),
         "agents": [{"name": f"agent {a}", "group": group_of.get(a), "color": hexc(c)}
                    for a, c in zip(agents, agent_colors(max(n, 1)))],
+        "groups": [{"name": g, "color": _GROUP_COLORS[k % len(_GROUP_COLORS)]} for k, g in enumerate(group_names)],
         "colors": {k: hexc(v) for k, v in COLORS.items()}, "tint": SOURCE_TINT,
         "inv_names": inv_names, "esc_names": esc_names, "endo_names": endo_names, "extra_names": extra_names,
         "inv": {k: _compact(v) for k, v in inv.items()}, "esc": {k: _compact(v) for k, v in esc.items()},
