@@ -26,7 +26,7 @@ h1{font-size:17px;margin:2px 0 6px}h2{font-size:14px;margin:10px 0 4px;border-bo
 #main{display:flex;gap:14px;align-items:flex-start;flex-wrap:wrap}#left{flex:0 0 auto}#right{flex:1;min-width:380px}
 table{border-collapse:collapse}td,th{padding:2px 6px;border-bottom:1px solid #e4e4e4;text-align:right;white-space:nowrap}
 th{background:#f0f0f0;font-weight:600}th.x{white-space:normal;max-width:92px;vertical-align:bottom}td.l,th.l{text-align:left}.sw{display:inline-block;width:11px;height:11px;margin-right:4px;border:1px solid #555;vertical-align:-1px}
-.legend span{margin-right:10px;white-space:nowrap}.muted{color:#777}.grp{border:1.5px solid;border-radius:7px;padding:0 5px;font-size:11px;font-weight:600;background:#fff}.act{white-space:normal;max-width:240px;text-align:left}
+.legend>span{margin-right:10px;white-space:nowrap}.muted{color:#777}.grp{border:1.5px solid;border-radius:7px;padding:0 5px;font-size:11px;font-weight:600;background:#fff}.act{white-space:normal;max-width:240px;text-align:left}
 #charts{display:flex;flex-wrap:wrap;gap:10px;margin-top:8px}.chart{background:#fff;border:1px solid #ddd}
 .scroll{max-height:260px;overflow:auto}.brackets{margin:3px 0;line-height:1.9}.br{display:inline-block;border:1px solid #ddd;background:#fff;padding:0 5px;margin-right:3px;white-space:nowrap}#sidecharts{display:flex;flex-wrap:wrap;gap:8px}
 body.nomap #left{flex:1 1 100%}body.nomap #right{flex:1 1 100%}canvas#map{border:1px solid #888;image-rendering:pixelated}
@@ -161,11 +161,13 @@ function legend() {
   const items = [["Wood", C.Wood], ["Stone", C.Stone], ["Water", C.Water], ["house without owner", C.House],
     ["Wood source", blend(C.background, C.Wood, D.tint)], ["Stone source", blend(C.background, C.Stone, D.tint)]];
   let h = items.map((x) => '<span><span class="sw" style="background:' + rgb(x[1]) + '"></span>' + x[0] + "</span>").join("");
-  h += "<br>" + D.agents.map((a, j) => "<span>" + agentLabel(j) + " &amp; its houses</span>").join("");
+  h += "<br>" + D.agents.map((a, j) => '<span><span class="sw" style="background:' + a.color + '"></span>' + esc(a.name) +
+    " &amp; its houses</span>").join("");
   const snap = D.snap_t.length ? "world snapshots at steps " + (D.snap_t.length > 8 ? D.snap_t.slice(0, 4).join(", ") + ", \u2026, " + D.snap_t[D.snap_t.length - 1] : D.snap_t.join(", ")) + "; builds and gathers applied in between" : "";
   if (D.groups.length) h += "<br>groups: " + D.groups.map((g, k) => '<span class="grp" style="color:' + g.color + ";border-color:" + g.color + '">' +
     esc(g.name) + "</span> agents " + D.agents.map((a, j) => a.group === k ? j : null).filter((j) => j !== null).join(", ")).join("; ");
   $("legend").innerHTML = h + '<div class="muted">' + snap + "</div>";
+  $("legend").style.maxWidth = Math.max(W * SCALE, 360) + "px";
 }
 
 // ---------------------------------------------------------------- panels
