@@ -147,6 +147,17 @@ def test_agent_groups_get_their_names_and_colours(log):
     assert replay_data(log)["groups"] == [] and replay_data(log)["agents"][0]["group"] is None
 
 
+def test_an_in_memory_log_with_int_keys_and_numpy_numbers(log):
+    """The shim's or Foundation's ``previous_episode_dense_log`` before it is saved as JSON."""
+    mem = _big_log(T=12)
+    mem["states"] = [{(int(k) if k.isdigit() else k): v for k, v in s.items()} for s in mem["states"]]
+    mem["states"][3][1]["inventory"]["Coin"] = np.float32(7.5)
+    mem["Gather"][2] = [{"agent": np.int64(0), "resource": "Wood", "n": np.float64(1), "loc": np.array([3, 4])}]
+    d = replay_data(mem)
+    assert d["inv"]["Coin"][3 * 4 + 1] == 7.5 and [3, 3, 4] in [[e[0]] + e[3] for e in d["events"]]
+    _assert_self_contained(replay(mem).html)
+
+
 def test_a_1000_step_4_agent_page_stays_under_5_mb():
     page = replay(_big_log())
     size = len(page.html.encode("utf-8"))

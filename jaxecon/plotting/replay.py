@@ -112,9 +112,28 @@ def check_replay_log(dense_log) -> dict:
         raise ValueError(f"dense_log['world'] must be a list with one entry per timestep like 'states' "
                          f"({len(states)}), got {len(world) if isinstance(world, list) else type(world).__name__}")
     for t, s in enumerate(states):
-        if not isinstance(s, dict) or "0" not in s:
+        if not isinstance(s, dict) or not ("0" in s or 0 in s):
             raise ValueError(f"dense_log['states'][{t}] must be a dict keyed by agent index ('0', '1', ..., 'p')")
     return dense_log
+
+
+def _string_keys(log: dict) -> dict:
+    """A shallow copy of ``log`` whose per-step ``states``, ``actions`` and ``rewards`` entries are keyed by
+    strings (an in-memory log may key its agents by int; JSON always by str)."""
+    out = dict(log)
+    for key in ("states", "actions", "rewards"):
+        if isinstance(log.get(key), list):
+            out[key] = [{str(k): v for k, v in e.items()} if isinstance(e, dict) else e for e in log[key]]
+    return out
+
+
+def _loc(v) -> list:
+    """``[row, col]`` as ints; ``[-1, -1]`` where ``v`` is not a pair of numbers."""
+    try:
+        r, c = v
+        return [int(r), int(c)]
+    except (TypeError, ValueError):
+        return [-1, -1]
 
 
 def _number(v):
@@ -237,7 +256,7 @@ def replay_data(dense_log) -> dict:
     """
     from jaxecon.render import COLORS, MAP_NAMES, SOURCE_TINT, agent_colors
 
-    log = check_replay_log(dense_log)
+    log = _string_keys(check_replay_log(dense_log))
     states = log["states"]
     T = len(states) - 1
     agents = sorted((k for k in states[0] if str(k).isdigit()), key=int)
@@ -315,7 +334,7 @@ def replay_data(dense_log) -> dict:
         if isinstance(entry, dict):
             entry = entry.get("trades", [])
         for tr in entry or []:
-            c = tr.get("commodity", "?")
+            c = str(tr.get("commodity", "?"))
             if c not in commodities:
                 commodities.append(c)
             trades.append([t, commodities.index(c), int(tr.get("buyer", -1)), int(tr.get("seller", -1)),
@@ -335,11 +354,11 @@ def replay_data(dense_log) -> dict:
     for t, e in enumerate(log.get("Build") or [], start=1):
         for b in e or []:
             if isinstance(b, dict) and "builder" in b:
-                events.append([t, int(b["builder"]), "B", list(b.get("loc", [-1, -1])), _number(b.get("income"))])
+                events.append([t, int(b["builder"]), "B", _loc(b.get("loc")), _number(b.get("income"))])
     for t, e in enumerate(log.get("Gather") or [], start=1):
         for g in e or []:
             if isinstance(g, dict) and "agent" in g:
-                events.append([t, int(g["agent"]), "G", list(g.get("loc", [-1, -1])), g.get("resource", "?"),
+                events.append([t, int(g["agent"]), "G", _loc(g.get("loc")), str(g.get("resource", "?")),
                                _number(g.get("n"))])
 
     metrics = {}
