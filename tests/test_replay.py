@@ -234,6 +234,9 @@ def test_run_writes_the_replay_of_its_dense_log(run_dir):
     coin = [[s[str(i)]["inventory"]["Coin"] for i in range(4)] for s in log["states"]]
     np.testing.assert_allclose(np.array(d["inv"]["Coin"]).reshape(T + 1, 4), coin, atol=1e-3)
     assert [x["t"] for x in d["taxes"]] == [10, 20]
+    # the agents' skills at reset (the recorder's "agent_skills"; the states keep Foundation's four core fields)
+    assert set(log["agent_skills"]) >= {"build_skill", "build_payment", "bonus_gather_prob"}
+    assert d["skills"]["build_skill"] == pytest.approx(log["agent_skills"]["build_skill"], abs=1e-4)
 
 
 # ---------------------------------------------------------------- slow tier: a real browser

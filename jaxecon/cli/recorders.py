@@ -28,7 +28,7 @@ import numpy as np
 
 from jaxecon.cli.output import write_json
 from jaxecon.core.groups import MOBILE_GROUP, PLANNER_GROUP
-from jaxecon.dense_log import component_log_entries, dense_log_from_slices
+from jaxecon.dense_log import component_log_entries, dense_log_from_slices, tolist
 from jaxecon.plotting import replay, save_plots
 from jaxecon.render import render_world_annotated, save_png
 from jaxecon.scenarios.covid19.plots import plot_covid_episode
@@ -142,7 +142,11 @@ class GridworldRecorder(RunRecorder):
 
         Returns:
             ``dense_log_from_slices``'s dict plus, per component that logs,
-            ``{shorthand: [entry of step 1, ..., entry of step T]}``, and
+            ``{shorthand: [entry of step 1, ..., entry of step T]}``;
+            ``"agent_skills"``: the per-agent fields the components add to
+            Foundation's ``agent.state``, at reset (``{"build_skill": [n],
+            "build_payment": [n], "bonus_gather_prob": [n], ...}``; the states
+            keep Foundation's core four fields); and
             for an economy with declared agent groups (``mobile_agent_groups``)
             ``"agent_groups"``: ``{group name: [agent indices]}``.
         """
@@ -159,6 +163,12 @@ class GridworldRecorder(RunRecorder):
                 comp_logs.setdefault(name, []).append(entry)
             prev = state
         log.update({k: v for k, v in comp_logs.items() if len(v) == T})
+        skills = {}  # Foundation's per-agent fields of the components at reset (skills: fixed for the episode)
+        for comp in env.components:
+            fields = getattr(comp, "agent_state_fields", None)
+            skills.update({k: tolist(v) for k, v in (fields(first) if fields else {}).items()})
+        if skills:
+            log["agent_skills"] = skills
         groups = tuple(env.mobile_groups)
         if [g.name for g in groups] != [MOBILE_GROUP]:  # declared groups: their names, for the replay page
             log["agent_groups"] = {g.name: list(range(g.start, g.stop)) for g in groups}

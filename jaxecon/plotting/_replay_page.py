@@ -179,6 +179,7 @@ function agentsTable(t) {
   for (const k of invOther) head += "<th>" + esc(k) + "</th>";
   for (const k of D.endo_names) head += "<th>" + esc(k) + "</th>";
   for (const k of D.extra_names) head += '<th class="x">' + esc(k.replace(/_/g, " ")) + "</th>";
+  for (const k in D.skills) head += '<th class="x" title="at reset, fixed for the episode">' + esc(k.replace(/_/g, " ")) + "</th>";
   if (t > 0) head += "<th>reward</th>";
   head += '<th class="l">last action' + (t > 0 ? " (step " + t + ")" : "") + "</th></tr>";
   let rows = "";
@@ -192,6 +193,7 @@ function agentsTable(t) {
     for (const k of invOther) r += "<td>" + withEsc(k) + "</td>";
     for (const k of D.endo_names) r += "<td>" + fmt(at(D.endo[k], t, j)) + "</td>";
     for (const k of D.extra_names) r += "<td>" + fmt(at(D.extra[k], t, j), 3) + "</td>";
+    for (const k in D.skills) r += "<td>" + fmt(D.skills[k][j], 3) + "</td>";
     if (t > 0) r += "<td>" + fmt(D.rew[(t - 1) * (N + 1) + j], 3) + "</td>";
     r += '<td class="act">' + (t > 0 ? esc(D.actions[D.act[(t - 1) * (N + 1) + j]]) : "\u2013") + "</td></tr>";
     rows += r;

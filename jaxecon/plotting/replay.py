@@ -245,7 +245,8 @@ def replay_data(dense_log) -> dict:
         A JSON-able dict: ``T``, ``n``, ``H``, ``W`` (0 without a map),
         ``agents`` (colours, names, group index), ``groups`` (names, colours;
         from the log's optional ``"agent_groups"``), ``inv``/``esc``/``endo``/``extra``
-        (``{name: [(T + 1) * n]}``), ``loc`` ([(T + 1) * n * 2], -1 where
+        (``{name: [(T + 1) * n]}``), ``skills`` (``{name: [n]}``, the log's
+        ``"agent_skills"``), ``loc`` ([(T + 1) * n * 2], -1 where
         absent), ``snap_t`` and ``snaps`` (world snapshots), ``actions``
         (a table of texts) and ``act`` ([T * (n + 1)] indices into it, the
         planner last), ``rew`` ([T * (n + 1)]), ``trades``, ``taxes``,
@@ -361,6 +362,13 @@ def replay_data(dense_log) -> dict:
                 events.append([t, int(g["agent"]), "G", _loc(g.get("loc")), str(g.get("resource", "?")),
                                _number(g.get("n"))])
 
+    skills = {}  # jaxecon run's "agent_skills" (at reset), where the states do not hold them
+    if isinstance(log.get("agent_skills"), dict):
+        for k, v in log["agent_skills"].items():
+            vals = [_number(x) for x in (v if isinstance(v, (list, tuple)) else [])]
+            if k not in extra_names and len(vals) == n and all(x is not None for x in vals):
+                skills[str(k)] = _compact(vals, 4)
+
     metrics = {}
     if "Coin" in inv:
         coin = np.nan_to_num(inv["Coin"]) + (np.nan_to_num(esc["Coin"]) if "Coin" in esc else 0)
@@ -385,7 +393,7 @@ def replay_data(dense_log) -> dict:
         "inv_names": inv_names, "esc_names": esc_names, "endo_names": endo_names, "extra_names": extra_names,
         "inv": {k: _compact(v) for k, v in inv.items()}, "esc": {k: _compact(v) for k, v in esc.items()},
         "endo": {k: _compact(v) for k, v in endo.items()}, "extra": {k: _compact(v, 4) for k, v in extra.items()},
-        "loc": _compact(loc, 0), "snap_t": snap_t, "snaps": snaps,
+        "skills": skills, "loc": _compact(loc, 0), "snap_t": snap_t, "snaps": snaps,
         "actions": table, "act": _compact(act, 0), "rew": _compact(rew, 3),
         "commodities": commodities, "trades": trades, "taxes": taxes, "events": events,
         "metrics": metrics, "planner": {k: _compact(v, 3) for k, v in planner.items()},
