@@ -26,7 +26,7 @@ h1{font-size:17px;margin:2px 0 6px}h2{font-size:14px;margin:10px 0 4px;border-bo
 #main{display:flex;gap:14px;align-items:flex-start;flex-wrap:wrap}#left{flex:0 0 auto}#right{flex:1;min-width:380px}
 table{border-collapse:collapse}td,th{padding:2px 6px;border-bottom:1px solid #e4e4e4;text-align:right;white-space:nowrap}
 th{background:#f0f0f0;font-weight:600}th.x{white-space:normal;max-width:92px;vertical-align:bottom}td.l,th.l{text-align:left}.sw{display:inline-block;width:11px;height:11px;margin-right:4px;border:1px solid #555;vertical-align:-1px}
-.legend>span{margin-right:10px;white-space:nowrap}.muted{color:#777}.grp{border:1.5px solid;border-radius:7px;padding:0 5px;font-size:11px;font-weight:600;background:#fff}.act{white-space:normal;max-width:240px;text-align:left}
+.legend>span{margin-right:10px;white-space:nowrap}.muted{color:#777}.grp{border:1.5px solid;border-radius:7px;padding:0 5px;font-size:11px;font-weight:600;background:#fff}#agents th{white-space:normal;vertical-align:bottom}#agents td,#agents th{padding:2px 4px}.act{white-space:normal;min-width:90px;max-width:150px;text-align:left}
 #charts{display:flex;flex-wrap:wrap;gap:10px;margin-top:8px}.chart{background:#fff;border:1px solid #ddd}
 .scroll{max-height:260px;overflow:auto}.brackets{margin:3px 0;line-height:1.9}.br{display:inline-block;border:1px solid #ddd;background:#fff;padding:0 5px;margin-right:3px;white-space:nowrap}#sidecharts{display:flex;flex-wrap:wrap;gap:8px}
 body.nomap #left{flex:1 1 100%}body.nomap #right{flex:1 1 100%}canvas#map{border:1px solid #888;image-rendering:pixelated}
@@ -91,7 +91,7 @@ const PAL = D.agents.map((a) => hex2rgb(a.color));
 const clip01 = (x) => Math.max(0, Math.min(1, x || 0));
 
 // ---------------------------------------------------------------- world map
-const SCALE = HASMAP ? Math.max(4, Math.min(28, Math.floor(620 / Math.max(H, W)))) : 0;
+const SCALE = HASMAP ? Math.max(4, Math.min(28, Math.floor(Math.min(620, Math.max(300, 0.44 * (window.innerWidth || 1300))) / Math.max(H, W)))) : 0;
 function mapsAt(t) {
   let s = 0;
   for (let i = 0; i < D.snap_t.length; i++) if (D.snap_t[i] <= t) s = i;
