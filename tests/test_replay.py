@@ -308,6 +308,18 @@ def test_the_page_in_chromium_shows_the_logged_numbers(log, tmp_path):
 
 @pytest.mark.slow
 @needs_chromium
+def test_play_moves_the_page_on_and_pause_stops_it(log, tmp_path):
+    path = tmp_path / "replay.html"
+    replay(_big_log(T=200)).save(path)
+    dom, console, _ = _browse(path, "playtest", "--virtual-time-budget=3000", "--dump-dom")
+    assert not console, "console messages:\n" + "\n".join(console)
+    result = json.loads(html.unescape(re.search(r'<pre id="selftest"[^>]*>(.*?)</pre>', dom, re.S).group(1)))
+    assert result["errors"] == [] and result["playing"] is False
+    assert 10 <= result["played_to"] <= 60  # 600 ms at 50 steps/s
+
+
+@pytest.mark.slow
+@needs_chromium
 def test_a_1000_step_page_opens_in_chromium_in_under_2_s(tmp_path):
     big = _big_log()
     path = tmp_path / "replay.html"

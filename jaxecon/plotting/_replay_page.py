@@ -4,7 +4,8 @@ Vanilla JavaScript, no library, no network. ``#selftest=S1,S2,...`` in the
 URL makes the page move its scrubber to each step in turn and write what it
 then displays (the step, every agent's coin, agent 0's last action) and any
 script error into ``<pre id="selftest">`` as JSON (and ``ready_ms``, the
-milliseconds from navigation to the first drawing), for a headless browser's
+milliseconds from navigation to the first drawing); ``#playtest`` presses
+play at 50 steps/s and 600 ms later pause, and writes the step it reached, for a headless browser's
 ``--dump-dom`` (``tests/test_replay.py``).
 """
 
@@ -335,13 +336,14 @@ function setStep(t) {
 function setPlaying(p) {
   playing = p && T > 0;
   $("play").innerHTML = playing ? "&#10074;&#10074; pause" : "&#9654; play";
-  if (playing) { if (cur >= T) setStep(0); lastTick = performance.now(); acc = 0; requestAnimationFrame(tick); }
+  if (playing) { if (cur >= T) setStep(0); lastTick = performance.now(); acc = 0; setTimeout(tick, 16); }
 }
-function tick(now) {
+function tick() {  // a timer, not requestAnimationFrame: it also runs where no frame is drawn (headless)
   if (!playing) return;
+  const now = performance.now();
   acc += (now - lastTick) / 1000 * Number($("speed").value); lastTick = now;
   if (acc >= 1) { const k = Math.floor(acc); acc -= k; setStep(cur + k); if (cur >= T) { setPlaying(false); return; } }
-  requestAnimationFrame(tick);
+  setTimeout(tick, Math.max(16, Math.min(200, 1000 / Number($("speed").value))));
 }
 function init() {
   $("scrub").max = String(T); $("tmax").textContent = String(T);
@@ -374,7 +376,11 @@ function selftest(steps) {
 }
 try { init(); } catch (e) { window.__errors.push("init: " + e); }
 const READY_MS = performance.now();  // since navigation started: parse, data, first drawing
-if (location.hash.indexOf("#selftest") === 0) {
+if (location.hash === "#playtest") {  // press play at 50 steps/s; 600 ms later, write the step reached
+  $("speed").value = "50"; $("play").click();
+  setTimeout(() => { const step = cur; $("play").click();
+    $("selftest").textContent = JSON.stringify({T, played_to: step, playing: playing, errors: window.__errors}); }, 600);
+} else if (location.hash.indexOf("#selftest") === 0) {
   const m = location.hash.match(/^#selftest=([\d,]+)/);
   try { selftest(m ? m[1].split(",").map(Number) : [0, T >> 1, T]); } catch (e) { window.__errors.push("selftest: " + e); $("selftest").textContent = JSON.stringify({errors: window.__errors}); }
 }
