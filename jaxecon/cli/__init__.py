@@ -1,8 +1,9 @@
-"""The ``jaxecon`` command line: ``jaxecon run``, ``bench``, ``train``, ``evaluate`` and ``reproduce``.
+"""The ``jaxecon`` command line: ``jaxecon run``, ``view``, ``bench``, ``train``, ``evaluate`` and ``reproduce``.
 
     jaxecon run                       # the default economy, 64 envs x 2 episodes
     jaxecon run --config covid19_real_world_policies   # COVID-19: the recorded US policies replayed
     jaxecon run --config config.yaml --episodes 5 --batch 256 --out runs/mine
+    jaxecon view runs/mine/dense_log.json [--out FILE]   # the episode's replay page (one HTML file)
     jaxecon bench                     # throughput table vs the reference
     jaxecon train [--config FILE] [--phase 1|2] [--resume CKPT]   # PPO (jaxecon.cli.train)
     jaxecon evaluate RUN [RUN ...]    # trained policies vs baselines, planners over seeds (jaxecon.cli.evaluate)
@@ -34,7 +35,8 @@ to ``--out``:
     ``world_over_time.png``, ``agents.png``, ``trades.png``, ``taxes.png``
     (``jaxecon.plotting``, those the components allow); and
     ``episode.mp4``, the episode's video (``jaxecon.video``; not with
-    ``--no-video``).
+    ``--no-video``); and ``replay.html``, the episode's interactive replay
+    (``jaxecon.plotting.replay``; ``jaxecon view`` makes it from any dense log).
   - ``CovidAndEconomySimulation`` (:class:`CovidRecorder`): ``series.npz``,
     the per-step global state (Foundation's ``world.global_state`` rows
     0..T) and ``infected.png``, ``deaths.png``, ``unemployment.png``,
@@ -75,6 +77,7 @@ from jaxecon.cli import evaluate as _evaluate
 from jaxecon.cli import reproduce as _reproduce
 from jaxecon.cli import run as _run
 from jaxecon.cli import train as _train
+from jaxecon.cli import view as _view
 from jaxecon.cli.config import ConfigError, load_config
 from jaxecon.cli.options import DEVICE_KINDS, nonnegative_int, positive_int, select_device
 from jaxecon.configs import DEFAULT_ECONOMY, default_config, gather_build_config
@@ -122,12 +125,12 @@ def __getattr__(name: str):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``jaxecon`` argument parser: subcommands ``run``, ``bench``, ``train``, ``evaluate``, ``reproduce``."""
+    """The ``jaxecon`` argument parser: subcommands ``run``, ``view``, ``bench``, ``train``, ``evaluate``, ``reproduce``."""
     parser = argparse.ArgumentParser(
         prog="jaxecon",
         description="jaxecon: Foundation (the AI Economist's economic simulation) in JAX.",
     )
-    sub = parser.add_subparsers(dest="command", metavar="{run,bench,train,evaluate,reproduce}")
+    sub = parser.add_subparsers(dest="command", metavar="{run,view,bench,train,evaluate,reproduce}")
     sub.required = True
 
     run = sub.add_parser(
@@ -135,12 +138,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="simulate a batch of economies with random valid actions",
         description="Simulate a batch of economies with uniformly random valid actions; "
         "print per-episode metrics and throughput; write metrics.json and env 0's record "
-        "of the last episode to --out: dense_log.json, world.png, the dense-log plots and "
+        "of the last episode to --out: dense_log.json, replay.html (the episode to scrub through), world.png, the dense-log plots and "
         "episode.mp4 (unless --no-video) for the gridworld scenarios; series.npz and infected/deaths/unemployment/subsidies.png (simulated "
         "vs recorded) for CovidAndEconomySimulation.",
     )
     _run.add_arguments(run)
     run.set_defaults(handler=_run.cmd_run, subparser=run)
+
+    v = sub.add_parser("view", help="the interactive replay page (one HTML file) of a dense log",
+                       description=_view.__doc__.strip().splitlines()[0])
+    _view.add_arguments(v)
+    v.set_defaults(handler=_view.cmd_view, subparser=v)
 
     b = sub.add_parser(
         "bench",
@@ -183,7 +191,7 @@ def main(argv=None) -> int:
     """
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.handler is not _cmd_bench:  # a command owns its process (bench measures compiles)
+    if args.handler not in (_cmd_bench, _view.cmd_view):  # a command owns its process (bench measures compiles)
         from jaxecon.compilation_cache import enable_persistent_cache  # JAX: only now
 
         enable_persistent_cache()

@@ -2,7 +2,8 @@
 
 - gridworld scenarios (:class:`GridworldRecorder`): ``dense_log.json``, in
   Foundation's dense-log layout (``jaxecon.dense_log``) with the components'
-  logs; ``world.png``, the final world with a title and a legend
+  logs; ``replay.html``, the episode's interactive replay
+  (``jaxecon.plotting.replay``); ``world.png``, the final world with a title and a legend
   (``jaxecon.render``); the dense-log plots (``jaxecon.plotting``:
   ``world_over_time.png``, ``agents.png``, ``trades.png``, ``taxes.png``,
   those the economy's components allow); and ``episode.mp4``, the episode's
@@ -27,8 +28,8 @@ import numpy as np
 
 from jaxecon.cli.output import write_json
 from jaxecon.core.groups import MOBILE_GROUP, PLANNER_GROUP
-from jaxecon.dense_log import component_log_entries, dense_log_from_slices
-from jaxecon.plotting import save_plots
+from jaxecon.dense_log import component_log_entries, dense_log_from_slices, tolist
+from jaxecon.plotting import replay, save_plots
 from jaxecon.render import render_world_annotated, save_png
 from jaxecon.scenarios.covid19.plots import plot_covid_episode
 from jaxecon.video import write_world_video
@@ -85,7 +86,8 @@ class GridworldRecorder(RunRecorder):
     makes Foundation's dense log of them (``jaxecon.dense_log``; world
     snapshots every ``world_dense_log_frequency`` steps, the components'
     ``dense_log_entry`` of every step under their shorthands) and writes
-    ``dense_log.json``, ``world.png`` (the last timestep,
+    ``dense_log.json``, ``replay.html`` (its interactive replay,
+    ``jaxecon.plotting.replay``), ``world.png`` (the last timestep,
     ``jaxecon.render.render_world_annotated``), the plots of
     ``jaxecon.plotting.save_plots`` and, with ``video``, ``episode.mp4``:
     every step's world when the episode has at most ``max_video_frames``
@@ -140,7 +142,13 @@ class GridworldRecorder(RunRecorder):
 
         Returns:
             ``dense_log_from_slices``'s dict plus, per component that logs,
-            ``{shorthand: [entry of step 1, ..., entry of step T]}``.
+            ``{shorthand: [entry of step 1, ..., entry of step T]}``;
+            ``"agent_skills"``: the per-agent fields the components add to
+            Foundation's ``agent.state``, at reset (``{"build_skill": [n],
+            "build_payment": [n], "bonus_gather_prob": [n], ...}``; the states
+            keep Foundation's core four fields); and
+            for an economy with declared agent groups (``mobile_agent_groups``)
+            ``"agent_groups"``: ``{group name: [agent indices]}``.
         """
         first, steps = record["first"]["state"], record["steps"]["state"]
         log = dense_log_from_slices(env, _core_fields(first), {**_core_fields(steps), **{
@@ -155,12 +163,22 @@ class GridworldRecorder(RunRecorder):
                 comp_logs.setdefault(name, []).append(entry)
             prev = state
         log.update({k: v for k, v in comp_logs.items() if len(v) == T})
+        skills = {}  # Foundation's per-agent fields of the components at reset (skills: fixed for the episode)
+        for comp in env.components:
+            fields = getattr(comp, "agent_state_fields", None)
+            skills.update({k: tolist(v) for k, v in (fields(first) if fields else {}).items()})
+        if skills:
+            log["agent_skills"] = skills
+        groups = tuple(env.mobile_groups)
+        if [g.name for g in groups] != [MOBILE_GROUP]:  # declared groups: their names, for the replay page
+            log["agent_groups"] = {g.name: list(range(g.start, g.stop)) for g in groups}
         return log
 
     def write(self, env, record, out):
         log = self.dense_log(env, record)
         write_json(out / "dense_log.json", log)
-        written = [out / "dense_log.json"]
+        replay(log).save(out / "replay.html")  # the episode to scrub through, in a browser
+        written = [out / "dense_log.json", out / "replay.html"]
         steps = record["steps"]["state"]
         T, episode = log["episode_length"], record["episode"]
         rgb = render_world_annotated(

@@ -14,8 +14,8 @@ metrics averaged over the batch (the recorder's columns) and the throughput
 throughput and, per episode, every ``env.metrics`` key averaged over the
 batch, plus its standard deviation over the batch, and the mean episode
 return) and what the recorder writes of env 0's last episode (for the
-gridworld scenarios the dense log, its plots and, unless ``--no-video``, the
-episode's video).
+gridworld scenarios the dense log, its replay page ``replay.html``, its plots
+and, unless ``--no-video``, the episode's video).
 """
 
 from __future__ import annotations
@@ -151,6 +151,8 @@ def cmd_run(args, parser) -> int:
     write_json(out / "metrics.json", metrics)
     written = [out / "metrics.json"] + recorder.write(env, res["record"], out)
     print("wrote " + ", ".join(str(p) for p in written))
+    if any(p.name == "replay.html" for p in written):
+        print(f"replay: open {out / 'replay.html'} in a browser to scrub through env 0's last episode")
     return 0
 
 

@@ -16,6 +16,9 @@ plot_trades           each trade's price, trades per time bin,     ``Trade``
                       per resource
 plot_taxes            rates per bracket, incomes, taxes paid,      ``PeriodicTax``
                       rebate, taxes collected per bracket
+replay                an interactive replay page (one HTML file,   ``states``
+                      map, scrubber, agents, market, taxes,
+                      metrics; ``jaxecon.plotting.replay``)
 breakdown             all that apply, as figures                   
 save_plots            all that apply, as PNG files                 
 ====================  ===========================================  ======================
@@ -52,6 +55,7 @@ data). The training plots draw with :mod:`jaxecon.plotting.style`.
 from jaxecon.plotting.agents import plot_agent_states
 from jaxecon.plotting.breakdown import PLOTS, breakdown, save_plots
 from jaxecon.plotting.logs import check_dense_log, load_dense_log
+from jaxecon.plotting.replay import Replay, replay
 from jaxecon.plotting.taxes import plot_taxes, tax_per_bracket
 from jaxecon.plotting.throughput import plot_throughput
 from jaxecon.plotting.trades import plot_trades
@@ -59,6 +63,7 @@ from jaxecon.plotting.world import plot_log_state, plot_world_over_time
 
 __all__ = [
     "PLOTS",
+    "Replay",
     "breakdown",
     "check_dense_log",
     "load_dense_log",
@@ -68,6 +73,7 @@ __all__ = [
     "plot_throughput",
     "plot_trades",
     "plot_world_over_time",
+    "replay",
     "save_plots",
     "tax_per_bracket",
 ]
