@@ -137,3 +137,7 @@ def test_bad_declarations_name_the_class_the_component_or_the_count():
         _make(n_agents_per_class=None)
     with pytest.raises(ValueError, match=r"n_agents_per_class\['ClassesTrader'\] must be an int >= 1"):
         _make(n_agents_per_class={MOBILE: 4, "ClassesTrader": 0})
+    with pytest.raises(ValueError, match=r"gives no count for \['ClassesTrader'\]: give every mobile agent class"):
+        _make(n_agents_per_class={MOBILE: 4})
+    with pytest.raises(ValueError, match=r"must be a non-empty dict \{agent class name: count\}, got an empty dict"):
+        _make(n_agents_per_class={})

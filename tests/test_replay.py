@@ -352,3 +352,8 @@ def test_run_replay_in_chromium(run_dir, tmp_path):
         assert r["coin"] == pytest.approx([log["states"][r["step"]][str(i)]["inventory"]["Coin"] for i in range(4)],
                                           abs=1e-3)
     _screenshot(run_dir / "replay.html", f"selftest={T}", "replay_run.png", tmp_path)
+
+
+def test_a_title_that_is_not_a_str_is_refused_by_name(log):
+    with pytest.raises(TypeError, match=r"^title must be None or a str, got int$"):
+        replay(log, title=123)

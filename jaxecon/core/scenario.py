@@ -155,11 +155,13 @@ def _class_groups(counts, mobile_classes: tuple, n_agents: int):
     for ``BasicMobileAgent`` alone).
 
     Raises:
-        ValueError: not a dict of ints >= 1 keyed by listed mobile classes, or
-            counts that do not sum to ``n_agents`` (naming them).
+        ValueError: not a non-empty dict of ints >= 1 keyed by listed mobile
+            classes, a listed mobile class without a count, or counts that do
+            not sum to ``n_agents`` (naming them).
     """
     if not isinstance(counts, dict) or not counts:
-        raise ValueError(f"n_agents_per_class must be a dict {{agent class name: count}}, got {counts!r}")
+        raise ValueError("n_agents_per_class must be a non-empty dict {agent class name: count}, got "
+                         + ("an empty dict" if isinstance(counts, dict) else repr(counts)))
     bad = [c for c in counts if c not in mobile_classes]
     if bad:
         raise ValueError(f"n_agents_per_class names {bad}, which are not mobile agent classes of the scenario's "
@@ -167,11 +169,15 @@ def _class_groups(counts, mobile_classes: tuple, n_agents: int):
     for c, k in counts.items():
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
             raise ValueError(f"n_agents_per_class[{c!r}] must be an int >= 1, got {k!r}")
+    missing = [c for c in mobile_classes if c not in counts]
+    if missing:
+        raise ValueError(f"n_agents_per_class gives no count for {missing}: give every mobile agent class the "
+                         f"scenario lists ({list(mobile_classes)}) its count, each >= 1")
     total = sum(int(k) for k in counts.values())
     if total != n_agents:
         raise ValueError(f"n_agents_per_class's counts {dict(counts)} sum to {total}, but n_agents is {n_agents}; "
                          "they must be equal")
-    if list(counts) == [MOBILE]:
+    if list(mobile_classes) == [MOBILE]:
         return None
     return [{"name": c, "n_agents": int(counts[c]), "agent_class": c} for c in mobile_classes if c in counts]
 
@@ -222,7 +228,8 @@ class Scenario:
         n_agents_per_class: None, or ``{agent class name: int >= 1}`` for a
             scenario whose ``agent_subclasses`` lists several mobile agent
             classes (``BasicMobileAgent`` and registered subclasses of it):
-            how many agents of each, summing to ``n_agents``. Each class
+            how many agents of each (every listed mobile class, each >= 1),
+            summing to ``n_agents``. Each class
             becomes a group named after it (in ``agent_subclasses`` order;
             mobile agents numbered in that order), acted on by the components
             that list the class. jaxecon's (Foundation's scenarios have one

@@ -408,9 +408,12 @@ def replay(dense_log, title: str | None = None) -> Replay:
         title: the page's title (default: "jaxecon replay: episode E, env I").
     Raises:
         ValueError: the log cannot be read (:func:`check_replay_log`).
+        TypeError: ``title`` is not None or a str.
     """
     from jaxecon.plotting._replay_page import PAGE
 
+    if title is not None and not isinstance(title, str):
+        raise TypeError(f"title must be None or a str, got {type(title).__name__}")
     data = replay_data(dense_log)
     if title is None:
         bits = ["jaxecon replay"]
