@@ -108,11 +108,28 @@ class Observed(_OldKeys):
     planner_view: dict = struct.field(default_factory=dict)
 
 
-def _check_old(d: dict, allowed: tuple, what: str, source: str) -> None:
-    bad = [k for k in d if k not in allowed]
-    if bad:
-        record = "Observed" if len(allowed) == len(_OLD_KEYS) else "PerKind"
-        raise ValueError(f"{source}: {what} has keys {bad}; a hook returns jaxecon.core.agent_kinds.{record}")
+def _as_record(value, record: type, what: str, source: str):
+    """``value`` as ``record`` (``Observed`` or ``PerKind``): itself, empty for
+    None or ``{}``, or from a dict of Foundation's keys of ``record``'s fields
+    (deprecated: warns). ``what`` names the output in messages.
+
+    Raises:
+        ValueError: a dict with other keys, or another type.
+    """
+    if isinstance(value, record):
+        return value
+    if value is None or (isinstance(value, dict) and not value):
+        return record()
+    if isinstance(value, dict):
+        allowed = tuple(k for k, field in _OLD_KEYS.items() if field in record.__dataclass_fields__)
+        bad = [k for k in value if k not in allowed]
+        if bad:
+            raise ValueError(f"{source}: the {what} has keys {bad}; a hook returns "
+                             f"jaxecon.core.agent_kinds.{record.__name__}")
+        _warn(f"{source}: {what} keyed " + "/".join(f"'{k}'" for k in allowed))
+        return record.from_keyed(value)
+    raise ValueError(f"{source}: {what} must be a jaxecon.core.agent_kinds.{record.__name__}, "
+                     f"got {type(value).__qualname__}")
 
 
 def as_observed(value, source: str) -> Observed:
@@ -125,16 +142,7 @@ def as_observed(value, source: str) -> Observed:
     Raises:
         ValueError: a dict with other keys, or another type.
     """
-    if isinstance(value, Observed):
-        return value
-    if value is None or (isinstance(value, dict) and not value):
-        return Observed()
-    if isinstance(value, dict):
-        _check_old(value, tuple(_OLD_KEYS), "the observations", source)
-        _warn(f"{source}: observations keyed 'a'/'p'/'pa'")
-        return Observed.from_keyed(value)
-    raise ValueError(f"{source}: observations must be a jaxecon.core.agent_kinds.Observed, "
-                     f"got {type(value).__qualname__}")
+    return _as_record(value, Observed, "observations", source)
 
 
 def as_masks(value, source: str) -> PerKind:
@@ -147,15 +155,7 @@ def as_masks(value, source: str) -> PerKind:
     Raises:
         ValueError: a dict with other keys, or another type.
     """
-    if isinstance(value, PerKind):
-        return value
-    if value is None or (isinstance(value, dict) and not value):
-        return PerKind()
-    if isinstance(value, dict):
-        _check_old(value, tuple(_OLD_KEYS)[:2], "the masks", source)
-        _warn(f"{source}: masks keyed 'a'/'p'")
-        return PerKind.from_keyed(value)
-    raise ValueError(f"{source}: masks must be a jaxecon.core.agent_kinds.PerKind, got {type(value).__qualname__}")
+    return _as_record(value, PerKind, "masks", source)
 
 
 def as_rewards(value, source: str) -> tuple:
