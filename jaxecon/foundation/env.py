@@ -58,7 +58,16 @@ class FoundationEnv(EnvAttributes):
             ``world_dense_log_frequency`` (int >= 1, 50): world snapshot every
             that many steps in a dense log. ``collate_agent_step_and_reset_data``
             (bool): ``"a"``/``"p"`` keyed outputs. ``seed`` (None or int >= 0):
-            see ``seed``.
+            see ``seed``. ``n_agents_per_class`` (``{agent class name: count}``),
+            ``n_planners`` (0 or 1), ``planner_groups``: the scenario's agent
+            classes and planners (``jaxecon.core.scenario.Scenario``); mobile
+            agents keep idx ``0..n-1`` in class order, the planners are
+            ``"p"``, ``"p1"``, ... (``agent_classes``).
+
+    Raises:
+        ValueError: a bad declaration (naming the class, the component or the
+            count), or one the shim does not run with agent classes or other
+            than one planner (``agent_classes.check_shim_groups``).
 
     Attributes:
         core: the functional environment (``jaxecon.make``'s result).
@@ -424,7 +433,8 @@ class FoundationEnv(EnvAttributes):
         return self._components_dict[self._core.get_component(component_name).name]
 
     def get_agent(self, agent_idx):
-        """The agent with index ``agent_idx`` (int, ``"0"``, ..., or ``"p"``).
+        """The agent with index ``agent_idx`` (int, ``"0"``, ..., or a planner's
+        ``"p"``, ``"p1"``, ...), an object of its registered agent class.
 
         Raises:
             ValueError: no such agent.
