@@ -20,7 +20,7 @@ Foundation's agents:
 
 from __future__ import annotations
 
-from jaxecon.core.groups import PLANNER
+from jaxecon.core.groups import MOBILE, MOBILE_GROUP, PLANNER
 from jaxecon.core.registry import agent_registry
 from jaxecon.dense_log import decode_actions
 from jaxecon.foundation.agent_views import BaseAgent, BasicMobileAgent, BasicPlanner
@@ -79,12 +79,21 @@ def check_shim_groups(core, on_host: bool) -> None:
     Foundation's (agent classes, no planner or several planners).
 
     Raises:
-        ValueError: hooks or components written in numpy (``on_host``: they
-            index Foundation's ``"0".."n-1"``, ``"p"`` agents), or
+        ValueError: mobile-agent types declared with ``mobile_agent_groups``
+            (jaxecon's: a type is no agent class, so Foundation's agents have
+            no word for it; agent classes, ``n_agents_per_class``, are), hooks
+            or components written in numpy (``on_host``: they index
+            Foundation's ``"0".."n-1"``, ``"p"`` agents), or
             ``collate_agent_step_and_reset_data`` (its ``"a"`` stacks agents
             that share one observation layout).
     """
     groups = [g.name for g in core.agent_groups]
+    types = [g.name for g in core.mobile_groups if not _is_class_group(g)]
+    if types:
+        raise ValueError(f"the Foundation shim runs Foundation's agents: agent classes (agent_subclasses, "
+                         f"n_agents_per_class) and planners (n_planners, planner_groups); mobile_agent_groups "
+                         f"{types} are jaxecon's mobile-agent types: run them with jaxecon.make and its fronts "
+                         "(GymnaxEnv, MultiAgentEnv, the trainer)")
     if on_host:
         raise ValueError(f"this economy's agent groups {groups} (agent classes, n_planners, planner_groups) run "
                          "jitted only: its components and scenario hooks must be jaxecon's, not Foundation-style "
@@ -92,6 +101,14 @@ def check_shim_groups(core, on_host: bool) -> None:
     if core.collate_agent_step_and_reset_data:
         raise ValueError(f"collate_agent_step_and_reset_data=True needs one mobile agent class and one planner; "
                          f"this economy's groups are {groups}: leave it False")
+
+
+def _is_class_group(g) -> bool:
+    """Whether the mobile group ``g`` is Foundation's one group or an agent
+    class's (``n_agents_per_class``: named after its class, every component
+    acting on the class, no type-specific skills or rewards)."""
+    plain = g.components is None and not g.skill_dist and not g.reward
+    return plain and (g.name == g.agent_class or (g.name == MOBILE_GROUP and g.agent_class == MOBILE))
 
 
 def build_agents(env, core) -> tuple:
