@@ -160,3 +160,15 @@ def test_actions_from_joint_inverts_joint_actions(multi):
         back = env.codec.actions_from_joint(joint)
         np.testing.assert_array_equal(back[MOBILE], [0, 1])
         np.testing.assert_array_equal(back["ClassesTrader"], [1, 0])
+
+
+def test_actions_from_joint_gives_a_passive_planner_its_noop():
+    env = jaxecon.make("uniform/simple_wood_and_stone", components=[("Gather", {}), ("PeriodicBracketTax", {})],
+                       n_agents=2, world_size=[8, 8],
+                       planner_groups=[{"name": "taxman", "components": ["PeriodicBracketTax"]},
+                                       {"name": "watcher", "components": []}])
+    joint = {"a": jnp.array([1, 2], jnp.int32), "p": jnp.arange(7, dtype=jnp.int32)}
+    back = env.codec.actions_from_joint(joint)
+    np.testing.assert_array_equal(back["watcher"], [0])  # its one placeholder subspace: NO-OP
+    np.testing.assert_array_equal(back["taxman"], np.arange(7))
+    np.testing.assert_array_equal(env.codec.joint_actions(back)["p"], joint["p"])

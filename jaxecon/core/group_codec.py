@@ -364,7 +364,9 @@ class GroupCodec:
         else:  # several, in multi-action mode: each its heads' columns
             names = self.planner_actions.names
             for g in planners:
-                out[g.name] = jnp.stack([p[names.index(n)] for n in self.group_actions[g.name].names])
+                layout = self.group_actions[g.name]
+                out[g.name] = (jnp.stack([p[names.index(n)] for n in layout.names]) if layout.names
+                               else jnp.zeros(layout.action_shape, jnp.int32))  # a passive planner: NO-OP
         return out
 
     def _group_rows(self, g: AgentGroup, x: jax.Array) -> jax.Array:
