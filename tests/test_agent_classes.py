@@ -141,34 +141,3 @@ def test_bad_declarations_name_the_class_the_component_or_the_count():
         _make(n_agents_per_class={MOBILE: 4})
     with pytest.raises(ValueError, match=r"must be a non-empty dict \{agent class name: count\}, got an empty dict"):
         _make(n_agents_per_class={})
-
-
-@pytest.mark.parametrize("multi", [False, True])
-def test_actions_from_joint_inverts_joint_actions(multi):
-    env = _make(multi_action_mode_agents=multi)
-    key = jax.random.key(3)
-    obs, _ = env.reset(key, env.default_params)
-    for k in jax.random.split(key, 5):
-        actions = env.sample_actions(k, obs)  # valid, so in each group's range
-        joint = env.codec.joint_actions(actions)
-        back = env.codec.actions_from_joint(joint)
-        assert set(back) == set(actions)
-        for g in env.group_names:
-            np.testing.assert_array_equal(back[g], actions[g])
-    if not multi:  # a gatherer given a trader's joint action takes a NO-OP
-        joint = {"a": jnp.array([5, 1, 5, 0], jnp.int32), "p": joint["p"]}
-        back = env.codec.actions_from_joint(joint)
-        np.testing.assert_array_equal(back[MOBILE], [0, 1])
-        np.testing.assert_array_equal(back["ClassesTrader"], [1, 0])
-
-
-def test_actions_from_joint_gives_a_passive_planner_its_noop():
-    env = jaxecon.make("uniform/simple_wood_and_stone", components=[("Gather", {}), ("PeriodicBracketTax", {})],
-                       n_agents=2, world_size=[8, 8],
-                       planner_groups=[{"name": "taxman", "components": ["PeriodicBracketTax"]},
-                                       {"name": "watcher", "components": []}])
-    joint = {"a": jnp.array([1, 2], jnp.int32), "p": jnp.arange(7, dtype=jnp.int32)}
-    back = env.codec.actions_from_joint(joint)
-    np.testing.assert_array_equal(back["watcher"], [0])  # its one placeholder subspace: NO-OP
-    np.testing.assert_array_equal(back["taxman"], np.arange(7))
-    np.testing.assert_array_equal(env.codec.joint_actions(back)["p"], joint["p"])

@@ -338,49 +338,6 @@ class GroupCodec:
             table[i] = to_joint[sub_k]
         return jnp.where(layout.in_range(x), jnp.asarray(table)[jnp.clip(x, 0, layout.n_actions - 1)], 0)
 
-    def actions_from_joint(self, joint: dict) -> dict:
-        """``joint_actions``' inverse: Foundation's joint layout (``{"a": int32
-        [n_agents] or [n_agents, n_subspaces], "p": int32 in planner_actions'
-        layout}``, what the shim's agents write) as ``{group: int32 array}`` for
-        ``step``. A joint action of a subspace that an agent's group does not
-        take becomes that agent's NO-OP (0), as ``step`` takes an out-of-range
-        action.
-
-        Args:
-            joint: ``{MOBILE_GROUP: ..., PLANNER_GROUP: ...}``, int arrays of
-                the joint layouts' shapes.
-        """
-        a = jnp.asarray(joint[MOBILE_GROUP], jnp.int32)
-        out = {}
-        if self.one_mobile_group:
-            out[self.mobile_groups[0].name] = a
-        else:
-            for g in self.mobile_groups:
-                out[g.name] = self._group_rows(g, a[g.start:g.stop])
-        planners = self.planner_groups
-        p = jnp.asarray(joint.get(PLANNER_GROUP, jnp.zeros(self.planner_actions.action_shape, jnp.int32)), jnp.int32)
-        if len(planners) == 1:
-            out[planners[0].name] = p
-        else:  # several, in multi-action mode: each its heads' columns
-            names = self.planner_actions.names
-            for g in planners:
-                layout = self.group_actions[g.name]
-                out[g.name] = (jnp.stack([p[names.index(n)] for n in layout.names]) if layout.names
-                               else jnp.zeros(layout.action_shape, jnp.int32))  # a passive planner: NO-OP
-        return out
-
-    def _group_rows(self, g: AgentGroup, x: jax.Array) -> jax.Array:
-        """A mobile group's rows ``x`` of the joint actions in the group's layout
-        (``actions_from_joint``)."""
-        layout, joint = self.group_actions[g.name], self.agent_actions
-        if layout.multi_action_mode:
-            return jnp.stack([x[:, joint.names.index(n)] for n in layout.names], axis=-1)
-        to_group = {v: k for k, v in layout.single_action_map().items()}
-        table = np.zeros(joint.n_actions, np.int32)
-        for j, sub_k in joint.single_action_map().items():
-            table[j] = to_group.get(sub_k, 0)
-        return jnp.where(joint.in_range(x), jnp.asarray(table)[jnp.clip(x, 0, joint.n_actions - 1)], 0)
-
     def sample_actions(self, key: jax.Array, obs: dict) -> dict:
         """Uniformly random valid actions ``{group: int32 array}`` from the
         flattened masks ``obs[group]["action_mask"]`` (``Economy.sample_actions``,
