@@ -17,7 +17,9 @@ and their script runs. Follows ``ai_economist/foundation/__init__.py``,
 Modules: ``env`` (``FoundationEnv``, ``make_env_instance``: reset, step,
 seeding, lookups), ``env_attributes`` (Foundation's attribute names on the
 environment), ``formats`` (Foundation's observation/reward/info formats),
-``agent_views`` (the agents and their action buffers), ``agent_state``
+``agent_views`` (the agents and their action buffers), ``agent_classes``
+(the agents of an economy's groups: registered agent classes, Foundation's
+idx, the planners ``"p"``, ``"p1"``, ...), ``agent_state``
 (Foundation's ``agent.state`` dicts), ``world`` (``World``, ``Maps``),
 ``component_views`` (Foundation's component attributes), ``logs`` (dense,
 replay and previous-episode logs, built with :mod:`jaxecon.dense_log`),

@@ -9,11 +9,14 @@ current state, the dense log for every timestep's snapshot.
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 from jaxecon.dense_log import agent_state as _core_agent_state
 from jaxecon.dense_log import planner_state as _core_planner_state
 from jaxecon.dense_log import recursive_cast
+from jaxecon.foundation.agent_classes import planner_keys
 from jaxecon.interop import foundation_hooks as hooks
 
 
@@ -41,10 +44,11 @@ def state_fields(core, host) -> tuple:
         those, each group in component order.
     """
     agents, planner = {}, {}
+    mobile = {g.agent_class for g in core.mobile_groups}  # Foundation's: {"BasicMobileAgent"}
     for cls, out, fields in (("BasicMobileAgent", agents, hooks.agent_state_fields),
                              ("BasicPlanner", planner, hooks.planner_state_fields)):
         comps = [c for c in core.components
-                 if cls == "BasicPlanner" or "BasicMobileAgent" in c.agent_subclasses]
+                 if cls == "BasicPlanner" or set(mobile) & set(c.agent_subclasses)]
         for comp in sorted(comps, key=lambda c: c.get_n_actions(cls) is None):  # stable
             out.update(fields(comp, host))
     agents.update(hooks.agent_state_fields(core.scenario, host))
@@ -92,8 +96,12 @@ def agent_state(core, host, idx, fields=None) -> dict:
 
 
 def all_agent_states(core, host) -> dict:
-    """``{"0": agent.state, ..., "p": planner.state}`` in ``host`` (one dense-log ``states`` entry)."""
+    """``{"0": agent.state, ..., "p": planner.state}`` in ``host`` (one dense-log
+    ``states`` entry; several planners: each under its idx, ``"p"``, ``"p1"``,
+    ..., with the state they share; none without a planner)."""
     fields = state_fields(core, host)
     out = {str(i): agent_state(core, host, i, fields) for i in range(core.n_agents)}
-    out["p"] = agent_state(core, host, "p", fields)
+    if planner_keys(core):
+        planner = agent_state(core, host, "p", fields)
+        out.update({k: planner if j == 0 else copy.deepcopy(planner) for j, k in enumerate(planner_keys(core))})
     return out

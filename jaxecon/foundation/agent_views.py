@@ -29,7 +29,8 @@ class BaseAgent:
     consumes and resets to NO-OP.
 
     Attributes:
-        idx: int 0..n-1 (mobile agents) or ``"p"`` (planner).
+        idx: int 0..n-1 (mobile agents) or ``"p"`` (the planner; several
+            planners: ``"p"``, ``"p1"``, ..., ``jaxecon.foundation.agent_classes``).
         multi_action_mode: bool.
         action: dict subspace name -> int, the pending actions.
         action_dim: dict subspace name -> int, number of actions of the
@@ -74,6 +75,17 @@ class BaseAgent:
         return self._idx
 
     @property
+    def loc(self) -> list:
+        """``[row, col]`` (ints); ``[-1, -1]`` before the first reset."""
+        return self._env._agent_state(self._idx)["loc"]
+
+    @property
+    def state(self) -> dict:
+        """Foundation's ``agent.state`` now (a mobile agent's: see
+        ``BasicMobileAgent``); a fresh dict."""
+        return self._env._agent_state(self._idx)
+
+    @property
     def inventory(self) -> dict:
         """``{resource: float}`` units held (e.g. ``{"Coin": 12.0, "Stone": 1.0, "Wood": 0.0}``)."""
         return self.state["inventory"]
@@ -100,7 +112,7 @@ class BaseAgent:
         moved = float(min(held[resource], amount))
         env = self._env
         state = env.state
-        planner = self._idx == "p"
+        planner = isinstance(self._idx, str)  # "p", "p1", ...: the planners share one inventory
         fields = {}
         for name, sign in ((source, -1.0), (target, 1.0)):
             key = ("planner_" + name) if planner else name
@@ -380,19 +392,10 @@ class BasicMobileAgent(BaseAgent, _entities.BasicMobileAgent):
 
     name = "BasicMobileAgent"
 
-    @property
-    def loc(self) -> list:
-        """``[row, col]`` (ints); ``[-1, -1]`` before the first reset."""
-        return self._env._agent_state(self._idx)["loc"]
-
-    @property
-    def state(self) -> dict:
-        """Foundation's ``agent.state`` now (see the class docstring); a fresh dict."""
-        return self._env._agent_state(self._idx)
-
 
 class BasicPlanner(BaseAgent, _entities.BasicPlanner):
-    """The social planner (``agents/planners.py``): idx ``"p"``, no location.
+    """The social planner (``agents/planners.py``): idx ``"p"`` (several
+    planners: ``"p"``, ``"p1"``, ...), no location.
 
     ``state`` = ``{"inventory": {...}, "escrow": {...}, "endogenous": {}}`` plus
     planner fields of components, then of the scenario (e.g. COVID-19's US
@@ -408,5 +411,6 @@ class BasicPlanner(BaseAgent, _entities.BasicPlanner):
 
     @property
     def state(self) -> dict:
-        """Foundation's ``planner.state`` now (see the class docstring); a fresh dict."""
+        """Foundation's ``planner.state`` now (see the class docstring; the
+        planners share it); a fresh dict."""
         return self._env._agent_state("p")

@@ -43,6 +43,7 @@ import numpy as np
 
 from jaxecon.compile_notice import CompileNotice
 from jaxecon.core.backend import unrolled_threefry_impl
+from jaxecon.foundation.agent_classes import group_keys
 from jaxecon.foundation.packing import TreePacking, WordPacking
 
 __all__ = [
@@ -73,6 +74,18 @@ SHIM_ONLY_KWARGS = ("dense_log_frequency", "world_dense_log_frequency")
 #: component whose static structure depended on the seed would have to be
 #: listed here as an exception (none does).
 PARAMS_ONLY_KWARGS = ("seed",)
+
+
+def agent_action_offsets(core, group_slices: list) -> dict:
+    """``{agent idx: offset}`` of each agent's entries in the packed actions
+    (``Engine.pack_actions``): a mobile agent's at its group's offset plus
+    its rows before it, a planner's at its group's
+    (``jaxecon.foundation.agent_classes.group_keys``)."""
+    out = {}
+    for (g, keys), (_, lo, hi, _) in zip(group_keys(core), group_slices):
+        width = (hi - lo) // len(keys)
+        out.update({k: lo + j * width for j, k in enumerate(keys)})
+    return out
 
 
 def _freeze(value):
@@ -185,14 +198,17 @@ class Engine:
         self.params_packing = TreePacking(params)
         self._state_shape = jax.eval_shape(core.init_state, key, params, 0)
         self.state_packing = TreePacking(self._state_shape)
-        n = core.n_agents
         self._n_kd = int(np.prod(self.key_shape))
-        self._a_shape = (n,) + core.agent_actions.action_shape
-        self._p_shape = core.planner_actions.action_shape
-        self._n_a = int(np.prod(self._a_shape))
-        self.n_actions = self._n_a + int(np.prod(self._p_shape))
-        width = self._n_a // n if n else 0
-        self.action_offsets = {**{str(i): i * width for i in range(n)}, "p": self._n_a}
+        # The packed actions: each group's (core.group_names order) raveled, in
+        # its own layout; Foundation's groups give the mobile agents', then the planner's.
+        self._group_slices, offset = [], 0
+        for g in core.agent_groups:
+            shape = (() if g.is_planner else (g.count,)) + core.group_actions[g.name].action_shape
+            size = int(np.prod(shape, dtype=np.int64))
+            self._group_slices.append((g.name, offset, offset + size, shape))
+            offset += size
+        self.n_actions = offset
+        self.action_offsets = agent_action_offsets(core, self._group_slices)
         sds = jax.ShapeDtypeStruct
         self._sds = {
             "kd": sds(self.key_shape, kd.dtype),
@@ -237,7 +253,7 @@ class Engine:
 
     # ------------------------------------------------------------ traced bodies
     def _actions(self, acts):
-        return {"a": acts[: self._n_a].reshape(self._a_shape), "p": acts[self._n_a:].reshape(self._p_shape)}
+        return {name: acts[lo:hi].reshape(shape) for name, lo, hi, shape in self._group_slices}
 
     def _step_fn(self, sbuf, inputs, pbuf):
         kd = jax.lax.bitcast_convert_type(inputs[: self._n_kd], jnp.uint32).reshape(self.key_shape)
@@ -246,8 +262,8 @@ class Engine:
         state = self.state_packing.unpack(sbuf)
         params = self.params_packing.unpack(pbuf)
         obs, state, rew, done, info = self.core.step(use, state, self._actions(acts), params)
-        out = {"kd": jax.random.key_data(nxt), "obs": obs, "rew_a": rew["a"], "rew_p": rew["p"],
-               "done": done, "info": info}
+        rew_a, rew_p = self.core.codec.joint_rewards(rew)
+        out = {"kd": jax.random.key_data(nxt), "obs": obs, "rew_a": rew_a, "rew_p": rew_p, "done": done, "info": info}
         return self.state_packing.pack(state), self._out_packing.pack(out)
 
     def _reset_fn(self, kd, pbuf, completions, prev_sbuf):
@@ -271,17 +287,19 @@ class Engine:
         """``EnvParams`` as device buffers for ``step``/``reset``/``metrics``."""
         return tuple(jnp.asarray(b) for b in self.params_packing.pack_numpy(jax.device_get(params)))
 
-    def pack_actions(self, a, p) -> np.ndarray:
-        """The functional actions (``a`` int [n] or [n, k], ``p`` int [] or
-        [k_p]) as the one int32 array ``step`` takes."""
+    def pack_actions(self, *actions) -> np.ndarray:
+        """The functional actions, one int array per group in ``core.group_names``
+        order (a mobile group's int [count] or [count, k], a planner's int []
+        or [k], each in its group's layout; Foundation's groups: ``a``, ``p``),
+        as the one int32 array ``step`` takes."""
         out = np.empty(self.n_actions, np.int32)
-        out[: self._n_a] = np.ravel(a)
-        out[self._n_a:] = np.ravel(p)
+        for (_, lo, hi, _), a in zip(self._group_slices, actions):
+            out[lo:hi] = np.ravel(a)
         return out
 
     def unpack_actions(self, acts: np.ndarray) -> dict:
-        """``pack_actions``'s inverse: ``{"a": int32 [n] or [n, k], "p": int32 [] or [k_p]}``."""
-        return {"a": acts[: self._n_a].reshape(self._a_shape), "p": acts[self._n_a:].reshape(self._p_shape)}
+        """``pack_actions``'s inverse: ``{group: int32 array}``."""
+        return self._actions(acts)
 
     def init(self, pbuf) -> tuple:
         """Device buffers of ``core.init_state(key(0), params, 0)``."""

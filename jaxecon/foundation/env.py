@@ -22,7 +22,9 @@ from jaxecon.core.registry import scenario_registry
 from jaxecon.dense_log import recursive_cast
 from jaxecon.foundation import formats
 from jaxecon.foundation._convert import as_index, key_data, seed_state_to_key
-from jaxecon.foundation.agent_views import BasicMobileAgent, BasicPlanner
+from jaxecon.foundation.agent_classes import (
+    build_agents, check_shim_groups, dense_log_actions, group_keys, planner_keys,
+)
 from jaxecon.foundation.cpu_runtime import configure_cpu_runtime
 from jaxecon.foundation.engine import engine_for
 from jaxecon.foundation.env_attributes import EnvAttributes
@@ -56,7 +58,16 @@ class FoundationEnv(EnvAttributes):
             ``world_dense_log_frequency`` (int >= 1, 50): world snapshot every
             that many steps in a dense log. ``collate_agent_step_and_reset_data``
             (bool): ``"a"``/``"p"`` keyed outputs. ``seed`` (None or int >= 0):
-            see ``seed``.
+            see ``seed``. ``n_agents_per_class`` (``{agent class name: count}``),
+            ``n_planners`` (0 or 1), ``planner_groups``: the scenario's agent
+            classes and planners (``jaxecon.core.scenario.Scenario``); mobile
+            agents keep idx ``0..n-1`` in class order, the planners are
+            ``"p"``, ``"p1"``, ... (``agent_classes``).
+
+    Raises:
+        ValueError: a bad declaration (naming the class, the component or the
+            count), or one the shim does not run with agent classes or other
+            than one planner (``agent_classes.check_shim_groups``).
 
     Attributes:
         core: the functional environment (``jaxecon.make``'s result).
@@ -77,14 +88,13 @@ class FoundationEnv(EnvAttributes):
         self._episode_started = False  # step() needs a reset() first
         configure_cpu_runtime()  # before anything creates JAX's backend
         core = build_scenario(core_cls, kwargs, host_components=True)
-        if not core.has_foundation_groups:
-            raise ValueError(
-                "the Foundation shim runs Foundation's agents (mobile agents \"0\"..\"n-1\" of one type and the "
-                f"planner \"p\"); this economy's groups are {core.group_names} (mobile_agent_groups, "
-                "n_planners): run it with jaxecon.make and its fronts (GymnaxEnv, MultiAgentEnv, the trainer)")
+        on_host = bool(hooks) or any(c.runs_on_host for c in core.components)
+        self._grouped = not core.has_foundation_groups
+        if self._grouped:
+            check_shim_groups(core, on_host)
         self._core = core
         self._extra_state_fields = {}  # agent idx -> {key: value} written by host code
-        if hooks or any(c.runs_on_host for c in core.components):
+        if on_host:
             self._engine = HostEngine(core, self, hooks)
         else:
             self._engine = engine_for(core.name, kwargs, core)
@@ -101,10 +111,14 @@ class FoundationEnv(EnvAttributes):
         if core.seed is not None:
             self.seed(core.seed)
 
-        self._agents = [BasicMobileAgent(self, i, core.agent_actions) for i in range(core.n_agents)]
-        self._planner = BasicPlanner(self, "p", core.planner_actions)
+        self._agents, self._planners = build_agents(self, core)
+        self._planner = self._planners[0] if self._planners else None
         self._agent_lookup = {str(a.idx): a for a in self.all_agents}
         self._mobile_keys = [str(i) for i in range(core.n_agents)]
+        self._planner_keys = planner_keys(core)
+        # each group's agents, in group order: (group name, agents, is planner)
+        self._group_agents = [(g.name, [self._agent_lookup[k] for k in keys], g.is_planner)
+                              for g, keys in group_keys(core)]
         self.world = World(self)
         for comp in core.components:
             if comp.runs_on_host:
@@ -169,7 +183,8 @@ class FoundationEnv(EnvAttributes):
         return self._core
 
     def observation_space(self, agent: str):
-        """The functional env's ``observation_space(agent)`` (``agent`` "a" or "p"):
+        """The functional env's ``observation_space(agent)`` (``agent`` "a" or "p";
+        an economy with agent classes or several planners: one of ``core.group_names``):
         one agent's observation as the core returns it (``obs[str(i)]`` here
         has its keys; Foundation's formatting turns scalars into floats and
         unflattened masks into lists), the planner's view of the agents as
@@ -184,7 +199,8 @@ class FoundationEnv(EnvAttributes):
                 "observation_space is not available: this scenario's generate_observations runs on the host"
             )
         space = self._core.observation_space(agent)
-        return formats.planner_observation_space(space, self._core.n_agents) if agent == "p" else space
+        planner = agent in [g.name for g in self._core.planner_groups]
+        return formats.planner_observation_space(space, self._core.n_agents) if planner else space
 
     def action_space(self, agent: str):
         """The functional env's ``action_space(agent)``: ``Discrete`` or ``MultiDiscrete``."""
@@ -275,15 +291,17 @@ class FoundationEnv(EnvAttributes):
         self.state = self._state.replace(completions=jnp.asarray(self._count, jnp.int32))
 
     def _agent_state(self, idx) -> dict:
-        """Foundation's ``agent.state`` for agent ``idx`` (int or "p") from the
-        current state; writes into it change the economy (``live_state``)."""
-        return live_agent_state(self, idx)
+        """Foundation's ``agent.state`` for agent ``idx`` (int or a planner's
+        idx: the planners share one state) from the current state; writes into
+        it change the economy (``live_state``)."""
+        return live_agent_state(self, "p" if isinstance(idx, str) and idx.startswith("p") else idx)
 
     # ------------------------------------------------------------ properties
     @property
     def all_agents(self) -> list:
-        """Mobile agents (by index) and then the planner."""
-        return self._agents + [self._planner]
+        """Mobile agents (by index) and then the planner (the planners, by idx
+        ``"p"``, ``"p1"``, ...; none in an economy without a planner)."""
+        return self._agents + self._planners
 
     @property
     def episode_length(self) -> int:
@@ -297,8 +315,8 @@ class FoundationEnv(EnvAttributes):
 
     @property
     def num_agents(self) -> int:
-        """Mobile agents plus the planner."""
-        return self.n_agents + 1
+        """Mobile agents plus the planners (Foundation's: plus the planner)."""
+        return self.n_agents + len(self._planners)
 
     @property
     def world_size(self) -> list:
@@ -415,7 +433,8 @@ class FoundationEnv(EnvAttributes):
         return self._components_dict[self._core.get_component(component_name).name]
 
     def get_agent(self, agent_idx):
-        """The agent with index ``agent_idx`` (int, ``"0"``, ..., or ``"p"``).
+        """The agent with index ``agent_idx`` (int, ``"0"``, ..., or a planner's
+        ``"p"``, ``"p1"``, ...), an object of its registered agent class.
 
         Raises:
             ValueError: no such agent.
@@ -481,9 +500,15 @@ class FoundationEnv(EnvAttributes):
         return np.array(out, np.int32)
 
     def _functional_actions(self, buffers: dict) -> dict:
-        a = np.stack([ag._functional_action(buffers[str(ag.idx)]) for ag in self._agents])
-        p = self._planner._functional_action(buffers["p"])
-        return {"a": a.astype(np.int32), "p": np.asarray(p, dtype=np.int32)}
+        """``{group: int32 array}``: each group's agents' buffered actions in its
+        layout (Foundation's groups: ``{"a": [n] or [n, k], "p": [] or [k]}``)."""
+        out = {}
+        for name, agents, is_planner in self._group_agents:
+            if is_planner:
+                out[name] = np.asarray(agents[0]._functional_action(buffers[str(agents[0].idx)]), dtype=np.int32)
+            else:
+                out[name] = np.stack([ag._functional_action(buffers[str(ag.idx)]) for ag in agents]).astype(np.int32)
+        return out
 
     # ------------------------------------------------------------ reset / step
     def reset(self, seed_state=None, force_dense_logging=False, completions=None):
@@ -570,8 +595,7 @@ class FoundationEnv(EnvAttributes):
             else:
                 parsed = self._parsed_buffers(actions)
                 buffers = {k: parsed.get(k, dict(a.action)) for k, a in self._agent_lookup.items()}
-            fa = self._functional_actions(buffers)
-            acts = self._engine.pack_actions(fa["a"], fa["p"])
+            acts = self._engine.pack_actions(*self._functional_actions(buffers).values())
             pending = True
             if host:  # host hooks read the agents' buffers (agent.get_component_action)
                 for k, agent in self._agent_lookup.items():
@@ -585,7 +609,8 @@ class FoundationEnv(EnvAttributes):
         if dense:
             prev = self._host()
             self._logs.record_timestep(
-                self._core, prev, self._engine.unpack_actions(acts), self._world_dense_log_frequency,
+                self._core, prev, dense_log_actions(self._core, self._engine.unpack_actions(acts)),
+                self._world_dense_log_frequency,
                 self._written_state_entries(),
             )
 
@@ -595,7 +620,8 @@ class FoundationEnv(EnvAttributes):
         )
         self._set_buffers(sbuf)
         rew_d = dict(zip(self._mobile_keys, rew_a.tolist()))  # Python floats
-        rew_d["p"] = float(rew_p)
+        for k in self._planner_keys:
+            rew_d[k] = float(rew_p)
         obs = self._format_obs(obs)
         done_d = {"__all__": done}
         self._record_global_state(step_info)
@@ -618,6 +644,8 @@ class FoundationEnv(EnvAttributes):
         return obs, rew_d, done_d, info
 
     def _format_obs(self, obs) -> dict:
+        if self._grouped:
+            return formats.format_group_obs(obs, self._observation_layout, self._core, self._planner_keys)
         return formats.format_obs(
             obs, self._observation_layout, self.n_agents,
             self.collate_agent_step_and_reset_data, bool(self._core.flatten_observations),
@@ -649,3 +677,4 @@ class FoundationEnv(EnvAttributes):
         """``{agent key: {key: value}}``: the keys user code added to an
         ``agent.state`` by writing them (kept on the host, see ``live_state``)."""
         return {k: v for k, v in self._extra_state_fields.items() if v}
+

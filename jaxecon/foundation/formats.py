@@ -162,6 +162,10 @@ class _Plan:
     """How one key structure of the core's observations becomes Foundation's
     per-agent dicts (built once per structure, see ``format_obs``).
 
+    Args:
+        oa, op: one mobile group's and one planner's observations (either
+            may be None: a plan of the other only).
+
     Attributes:
         a_keys: the agents' keys in Foundation's order (``action_mask`` last).
         a_kinds: per key: ``"time"``, ``"scalar"`` (0-d per agent), ``"mask"``
@@ -172,14 +176,17 @@ class _Plan:
             array)]``, one per row of the core's ``"agents"`` field.
     """
 
-    def __init__(self, oa: dict, op: dict, n_agents: int, layout: ObservationLayout):
-        keys = _ordered_keys([k for k in oa if k != _MASK], layout.order["a"], True) + [_MASK]
-        self.a_keys = keys
-        self.a_kinds = [_kind(k, oa[k], 1) for k in keys]
+    def __init__(self, oa, op, n_agents: int, layout: ObservationLayout):
+        self.a_keys, self.a_kinds, self.p_keys, self.p_kinds, self.pa = [], [], [], [], []
+        if oa is not None:
+            keys = _ordered_keys([k for k in oa if k != _MASK], layout.order["a"], True) + [_MASK]
+            self.a_keys = keys
+            self.a_kinds = [_kind(k, oa[k], 1) for k in keys]
+        if op is None:
+            return
         own = [k for k in op if k not in (_MASK, AGENTS_FIELD)]
         self.p_keys = _ordered_keys(own, layout.order["p"], True)
         self.p_kinds = [_kind(k, op[k], 0) for k in self.p_keys]
-        self.pa = []
         if AGENTS_FIELD in op:
             v = op[AGENTS_FIELD]
             sub = _ordered_keys(v, layout.order["pa"], False) if isinstance(v, dict) else None
@@ -323,17 +330,60 @@ def format_obs(obs, layout: ObservationLayout, n_agents: int, collate: bool, fla
     """
     oa, op = obs["a"], obs["p"]
     plan = _plan(oa, op, n_agents, layout, fixed)
+    planner = _planner_dict(op, plan, layout)
+    if collate:
+        return {"a": _collated_agents(oa, layout, n_agents, flatten), "p": planner}
+    out = _agent_dicts(oa, plan, layout, 0, n_agents)
+    out["p"] = planner
+    return out
+
+
+def _planner_dict(op: dict, plan: _Plan, layout: ObservationLayout) -> dict:
+    """One planner's observation dict (``format_obs``)."""
     planner = {k: _planner_value(kind, op[k], layout) for k, kind in zip(plan.p_keys, plan.p_kinds)}
     rows = op.get(AGENTS_FIELD)
     for i, (key, sub) in enumerate(plan.pa):
         planner[key] = rows[i] if sub is None else {kk: _value(rows[kk][i]) for kk in sub}
     planner[_MASK] = _planner_value("mask" if isinstance(op[_MASK], dict) else "array", op[_MASK], layout)
-    if collate:
-        return {"a": _collated_agents(oa, layout, n_agents, flatten), "p": planner}
+    return planner
+
+
+def _agent_dicts(oa: dict, plan: _Plan, layout: ObservationLayout, start: int, count: int) -> dict:
+    """``{str(start + i): agent i's observation dict}`` of one mobile group's ``oa``."""
     keys = plan.a_keys
-    columns = [_agent_column(k, kind, oa[k], layout, n_agents) for k, kind in zip(keys, plan.a_kinds)]
-    out = {str(i): dict(zip(keys, row)) for i, row in enumerate(zip(*columns))}
-    out["p"] = planner
+    columns = [_agent_column(k, kind, oa[k], layout, count) for k, kind in zip(keys, plan.a_kinds)]
+    return {str(start + i): dict(zip(keys, row)) for i, row in enumerate(zip(*columns))}
+
+
+def format_group_obs(obs: dict, layout: ObservationLayout, core, planner_keys: list) -> dict:
+    """``format_obs`` for an economy whose groups are not Foundation's (several
+    mobile agent classes, no planner or several): each group's observations
+    as Foundation's per-agent dicts, merged.
+
+    Args:
+        obs: ``{group: observation}`` (the jitted engine's fresh host arrays,
+            handed over), every group of ``core.agent_groups``.
+        layout: the core's ``ObservationLayout``.
+        core: the functional environment (its ``agent_groups``, ``n_agents``).
+        planner_keys: the planners' idx, one per planner group in order
+            (``jaxecon.foundation.agent_classes.planner_keys``).
+    Returns:
+        ``{"0": {...}, ..., "n-1": {...}, <planner idx>: {...}, ...}``: each
+        mobile agent's dict holds its group's keys (a class observes the
+        components that act on it) in Foundation's order, each planner's the
+        planner's (with ``p0``..``p<n-1>``), as ``format_obs``.
+    """
+    out, keys = {}, iter(planner_keys)
+    for g in core.agent_groups:
+        o = obs[g.name]
+        plan = layout._plans.get(("group", g.name))
+        if plan is None:
+            plan = layout._plans[("group", g.name)] = (_Plan(None, o, core.n_agents, layout) if g.is_planner
+                                            else _Plan(o, None, core.n_agents, layout))
+        if g.is_planner:
+            out[next(keys)] = _planner_dict(o, plan, layout)
+        else:
+            out.update(_agent_dicts(o, plan, layout, g.start, g.count))
     return out
 
 

@@ -45,7 +45,9 @@ def scenario_core(cls, base, builtin_core) -> tuple:
         builtin_core: ``builtin_core(klass)`` -> the jaxecon scenario class that
             the shim class ``klass`` (of ``cls.__mro__``) stands for, or None.
     Returns:
-        ``(core class, host hook names)``: the hooks (of ``FOUNDATION_SCENARIO_HOOKS``)
+        ``(core class, host hook names)``: the core class (a jaxecon
+        scenario class, with the agent classes ``cls`` lists where they differ
+        from its own), and the hooks (of ``FOUNDATION_SCENARIO_HOOKS``)
         that ``cls`` defines itself or inherits from a class below the
         nearest jaxecon scenario's class. A scenario written from scratch has
         as host hooks every hook it (or a base other than ``BaseEnvironment``)
@@ -74,4 +76,21 @@ def scenario_core(cls, base, builtin_core) -> tuple:
                 "__module__": __name__,
                 "__doc__": f"Core stand-in of the Foundation-style scenario {cls.name!r}.",
             })
+    elif tuple(cls.agent_subclasses or ()) != tuple(core_cls.agent_subclasses):
+        core_cls = _listing_core(cls, core_cls)
     return core_cls, tuple(hooks)
+
+
+def _listing_core(cls, core_cls):
+    """``core_cls`` with the agent classes that the shim class ``cls`` (a
+    subclass of a jaxecon scenario's class) lists in its own
+    ``agent_subclasses``, under ``cls.name`` (built once per class)."""
+    key = (cls, core_cls)
+    if key not in _CORES:
+        _CORES[key] = type(f"{cls.__name__}Core", (core_cls,), {
+            "name": cls.name or core_cls.name,
+            "agent_subclasses": tuple(cls.agent_subclasses),
+            "__module__": __name__,
+            "__doc__": f"{core_cls.name!r} with the agent classes {list(cls.agent_subclasses)} of {cls.name!r}.",
+        })
+    return _CORES[key]

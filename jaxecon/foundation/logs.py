@@ -16,7 +16,6 @@ import copy
 
 from jaxecon.dense_log import (
     component_log_entries,
-    decode_actions,
     float_tolist,
     recursive_cast,
     world_snapshot,
@@ -102,7 +101,8 @@ class EpisodeLogs:
         Args:
             core: the functional environment.
             host: the ``EnvState`` before the step, numpy.
-            actions: the functional actions ``{"a": int [n] or [n, k], "p": ...}``.
+            actions: ``{idx: {subspace: local action}}``, every agent's
+                non-NO-OP actions (``agent_classes.dense_log_actions``).
             world_every: Foundation's ``world_dense_log_frequency``.
             extras: ``{agent key: {key: value}}``: the keys user code added
                 to an ``agent.state`` by writing them (kept on the host), logged
@@ -111,9 +111,7 @@ class EpisodeLogs:
         log = self.dense_log
         log["world"].append(_world(core, host) if int(host.timestep) % world_every == 0 else {})
         log["states"].append(_states(core, host, extras))
-        entry = {str(i): decode_actions(core.agent_actions, a) for i, a in enumerate(actions["a"])}
-        entry["p"] = decode_actions(core.planner_actions, actions["p"])
-        log["actions"].append(entry)
+        log["actions"].append(actions)
 
     def record_outcome(self, core, prev, host, rewards: dict) -> None:
         """Dense log, after a step: the components' entries and the rewards dict."""

@@ -281,6 +281,7 @@ def _shim_class(core_cls) -> type:
     return type(core_cls.__name__, (base,), {
         "name": core_cls.name,
         "required_entities": list(core_cls.required_entities),
+        "agent_subclasses": list(core_cls.agent_subclasses),
         "_core_class": core_cls,
         "_from_registry": True,
         "__module__": __name__,
