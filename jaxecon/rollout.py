@@ -296,7 +296,7 @@ def episode(
         n_steps: number of steps (default ``env.episode_length``).
         policy_state: the policy's initial carried state (None: a policy
             without one).
-        completions: int [] >= 0, episodes completed before this one
+        completions: int [] in 0..2**31 - 1, episodes completed before this one
             (Foundation's ``_completions``; drives annealing and the energy
             warm-up); a traced count is used as given
             (``jaxecon.core.arg_checks.check_completions``).
@@ -306,8 +306,8 @@ def episode(
         reset, the ``RolloutCarry`` after the last step (``key`` None) and the
         stacked recorder outputs.
     Raises:
-        ValueError: ``completions`` is not an int >= 0 (a negative, float or
-            non-scalar count); otherwise as ``scan_steps``.
+        ValueError: ``completions`` is not an int in 0..2**31 - 1 (a negative,
+            too large, float or non-scalar count); otherwise as ``scan_steps``.
     """
     check_completions(completions)
     n_steps = check_n_steps(env.episode_length if n_steps is None else n_steps)

@@ -70,9 +70,11 @@ def check_dense_log(dense_log) -> dict:
     if not isinstance(dense_log, dict):
         raise ValueError(f"dense_log must be a dict (a Foundation-style dense log), got {type(dense_log).__name__}")
     for key in ("world", "states"):
-        if not isinstance(dense_log.get(key), list) or not dense_log[key]:
-            raise ValueError(f"dense_log needs a non-empty {key!r} list (one entry per timestep 0..T), "
-                             f"its keys are {sorted(dense_log)}")
+        entries = dense_log.get(key)
+        if not isinstance(entries, list) or not entries:
+            got = (f"its keys are {sorted(map(str, dense_log))}" if entries is None
+                   else f"got {'an empty list' if isinstance(entries, list) else type(entries).__name__}")
+            raise ValueError(f"dense_log[{key!r}] must be a non-empty list (one entry per timestep 0..T), {got}")
     if len(dense_log["world"]) != len(dense_log["states"]):
         raise ValueError(f"dense_log['world'] has {len(dense_log['world'])} entries but dense_log['states'] "
                          f"{len(dense_log['states'])}; both need one per timestep 0..T")
