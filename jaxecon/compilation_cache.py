@@ -74,12 +74,14 @@ def enable_persistent_cache(path: str | os.PathLike | None = None, default: bool
         this call set), or None when the cache is off (opted out, not asked,
         or the default location cannot be created).
     Raises:
-        TypeError: ``path`` is not a str or ``os.PathLike``.
+        TypeError: ``path`` is not a str or ``os.PathLike``; ``default`` is not a bool.
         ValueError: ``path`` cannot be created as a directory (names it and the error).
     """
     global _checked
     if path is not None and not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a directory (str or os.PathLike) or None, got {type(path).__name__}")
+    if not isinstance(default, bool):
+        raise TypeError(f"default must be True or False, got {default!r}")
     current = jax.config.jax_compilation_cache_dir
     if _checked or current:
         return current or None

@@ -56,8 +56,10 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from jaxecon.core.arg_checks import check_completions
+from jaxecon.core.arg_checks import check_completions, check_key
+from jaxecon.core.env import Economy
 from jaxecon.core.state import EnvParams, EnvState
+from jaxecon.env_checks import env_type_error
 
 __all__ = [
     "Policy",
@@ -117,6 +119,12 @@ def _masks_after(obs: dict, actions) -> dict:
     tie = lambda x: x * one.astype(x.dtype) if jnp.issubdtype(x.dtype, jnp.floating) else x  # noqa: E731
     return {g: {k: jax.tree.map(tie, v) if k == "action_mask" else v for k, v in o.items()}
             for g, o in obs.items()}
+
+
+def _check_env(env) -> None:
+    """Raise ``env_type_error`` unless ``env`` is a jaxecon functional env."""
+    if not isinstance(env, Economy):
+        raise env_type_error(env, "env", "a jaxecon env (jaxecon.make(...))")
 
 
 def random_policy(env) -> Policy:
@@ -214,15 +222,25 @@ def scan_steps(
         recorder's outputs stacked along a leading axis T (None without a
         recorder).
     Raises:
+        TypeError: ``env`` is not a jaxecon env (``jaxecon.make``'s; a shim
+            env or a front is named, with what to pass instead); ``carry`` is
+            not a ``RolloutCarry``.
         ValueError: a bad ``n_steps``; both ``policy`` and ``actions``; a
-            policy that is not callable; neither ``carry.key`` nor
+            policy or recorder that is not callable; neither ``carry.key`` nor
             ``step_keys``; ``step_keys`` or ``actions`` of the wrong shape.
     """
+    _check_env(env)
+    if not isinstance(carry, RolloutCarry):
+        raise TypeError(f"carry must be a RolloutCarry (RolloutCarry(obs=obs, state=state, key=key) from "
+                        f"env.reset's outputs), got {type(carry).__qualname__}")
     n_steps = check_n_steps(n_steps)
     if policy is not None and actions is not None:
         raise ValueError("give at most one of policy= and actions=")
     if policy is not None and not callable(policy):
         raise ValueError(f"policy must be callable, got {policy!r}")
+    if recorder is not None and not callable(recorder):
+        raise ValueError(f"recorder must be None or callable (state, actions, reward, done, info) -> pytree, "
+                         f"got {recorder!r}")
     batch = int(carry.state.timestep.shape[0]) if batched else None
     lead = (n_steps,) if batch is None else (n_steps, batch)
     if step_keys is None:
@@ -306,9 +324,12 @@ def episode(
         reset, the ``RolloutCarry`` after the last step (``key`` None) and the
         stacked recorder outputs.
     Raises:
+        TypeError: ``key`` is not one PRNG key; otherwise as ``scan_steps``.
         ValueError: ``completions`` is not an int in 0..2**31 - 1 (a negative,
             too large, float or non-scalar count); otherwise as ``scan_steps``.
     """
+    _check_env(env)
+    check_key(key, "key")
     check_completions(completions)
     n_steps = check_n_steps(env.episode_length if n_steps is None else n_steps)
     k_reset, k_steps = jax.random.split(key)

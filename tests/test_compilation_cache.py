@@ -111,3 +111,9 @@ def test_building_an_economy_changes_no_jax_setting():
     assert after_make == before
     assert after_shim["jax_compilation_cache_dir"] == cache_dir
     assert after_shim["jax_persistent_cache_min_compile_time_secs"] == compilation_cache.MIN_COMPILE_TIME_S
+
+
+def test_a_default_that_is_not_a_bool_is_refused(no_cache):
+    with pytest.raises(TypeError, match=r"^default must be True or False, got 'x'$"):
+        compilation_cache.enable_persistent_cache(default="x")
+    assert jax.config.jax_compilation_cache_dir is None

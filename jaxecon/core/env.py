@@ -435,7 +435,8 @@ class Economy:
             state: ``EnvState``.
             actions: ``{"a": int [n_agents] (single-action mode) or
                 int [n_agents, n_subspaces] (multi-action mode), "p": int [] or
-                int [n_planner_subspaces]}``; a missing entry means NO-OP.
+                int [n_planner_subspaces]}``; a missing entry (or
+                ``actions=None``, as Foundation's ``step(None)``) means NO-OP.
                 With declared groups, one entry per group (``group_names``),
                 a mobile group's ``[count]`` or ``[count, n_subspaces]``.
                 Out-of-range indices act as NO-OP (see ``checked_step``).
