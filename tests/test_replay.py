@@ -410,7 +410,15 @@ def test_an_inconsistent_log_is_refused_naming_the_field(log, bad, message):
         replay(bad(log))
 
 
-def test_the_plots_name_states_given_as_a_tuple(log):
+def test_the_plots_and_the_video_check_the_log_as_the_replay_does(log):
+    """The video of a log with loc "x" failed in numpy ("inhomogeneous shape"); states given as a
+    tuple were "needed" as a list without saying what was given."""
+    from jaxecon.video import episode_frames_from_dense_log
+
+    with pytest.raises(ValueError, match=r"^dense_log\['states'\]\[4\]\['1'\]\['loc'\] must be \[row, col\]"):
+        episode_frames_from_dense_log(_with_state(log, 4, "1", loc="x"))
+    with pytest.raises(ValueError, match=r"^dense_log\['rewards'\] must be a list of 20 dicts"):
+        plotting.check_dense_log(dict(log, rewards=[]))
     with pytest.raises(ValueError, match=r"^dense_log\['states'\] must be a non-empty list .*, got tuple$"):
         plotting.check_dense_log(dict(log, states=tuple(log["states"])))
     with pytest.raises(ValueError, match=r"^dense_log\['world'\] must be a non-empty list .*its keys are \['states'\]$"):

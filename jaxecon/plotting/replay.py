@@ -53,6 +53,8 @@ import os
 
 import numpy as np
 
+from jaxecon.plotting.logs import check_steps
+
 __all__ = ["Replay", "check_replay_log", "replay", "replay_data"]
 
 _CORE = ("loc", "inventory", "escrow", "endogenous")
@@ -100,7 +102,8 @@ def check_replay_log(dense_log) -> dict:
     ``"states"`` (T + 1 dicts with the same agents ``"0"``..``"n-1"``, each
     agent state a dict whose ``"loc"`` is ``[row, col]`` and whose
     ``"inventory"``, ``"escrow"``, ``"endogenous"`` are dicts), ``"world"``
-    (T + 1 entries), ``"actions"`` and ``"rewards"`` (T dicts),
+    (T + 1 entries), ``"actions"`` and ``"rewards"`` (T dicts; the per-step
+    entries: :func:`jaxecon.plotting.logs.check_steps`),
     ``"n_agents"`` (n), ``"world_size"`` (``[rows, cols]``, the maps' shape),
     ``"episode_length"`` (T), ``"world_dense_log_frequency"`` (>= 1),
     ``"episode"``/``"env_index"`` (None or >= 0), ``"agent_groups"``
@@ -122,38 +125,7 @@ def check_replay_log(dense_log) -> dict:
     if not isinstance(world, list) or (world and len(world) != len(states)):
         raise ValueError(f"dense_log['world'] must be a list with one entry per timestep like 'states' "
                          f"({len(states)}), got {len(world) if isinstance(world, list) else type(world).__name__}")
-    agents = None
-    for t, s in enumerate(states):
-        if not isinstance(s, dict) or not ("0" in s or 0 in s):
-            raise ValueError(f"dense_log['states'][{t}] must be a dict keyed by agent index ('0', '1', ..., 'p')")
-        here = sorted((str(k) for k in s if str(k).isdigit()), key=int)
-        if agents is None:
-            agents = here
-        elif here != agents:
-            raise ValueError(f"dense_log['states'][{t}] has agents {here}, dense_log['states'][0] {agents}: "
-                             "every timestep needs the same agents")
-        for a in here + ["p"]:
-            st = s.get(a, s.get(int(a))) if a != "p" else s.get("p", {})
-            where = f"dense_log['states'][{t}][{a!r}]"
-            if not isinstance(st, dict):
-                raise ValueError(f"{where} must be a dict (the agent's state), got {type(st).__name__}")
-            if "loc" in st and not _is_loc(st["loc"]):
-                raise ValueError(f"{where}['loc'] must be [row, col] (two integers), got {st['loc']!r}")
-            for group in ("inventory", "escrow", "endogenous"):
-                if group in st and not isinstance(st[group], dict):
-                    raise ValueError(f"{where}[{group!r}] must be a dict {{name: number}}, "
-                                     f"got {type(st[group]).__name__}")
-    for key in ("actions", "rewards"):
-        if key in dense_log:
-            entries = dense_log[key]
-            if not isinstance(entries, list) or len(entries) != T:
-                got = f"{len(entries)} entries" if isinstance(entries, list) else type(entries).__name__
-                raise ValueError(f"dense_log[{key!r}] must be a list of {T} dicts (one per step 1..T, "
-                                 f"'states' has {T + 1} timesteps), got {got}")
-            for t, e in enumerate(entries):
-                if not isinstance(e, dict):
-                    raise ValueError(f"dense_log[{key!r}][{t}] must be a dict keyed by agent index and 'p', "
-                                     f"got {type(e).__name__}")
+    agents = check_steps(dense_log)
     _check_metadata(dense_log, T, agents)
     return dense_log
 
@@ -161,17 +133,6 @@ def check_replay_log(dense_log) -> dict:
 def _is_count(v, low: int) -> bool:
     """Whether ``v`` is an int (Python or numpy, not bool) >= ``low``."""
     return isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= low
-
-
-def _is_loc(v) -> bool:
-    """Whether ``v`` is ``[row, col]``: two integral numbers (a list, tuple or numpy array)."""
-    if isinstance(v, (str, bytes, dict)):
-        return False
-    try:
-        pair = list(v)
-    except TypeError:
-        return False
-    return len(pair) == 2 and all(_number(x) is not None and float(x).is_integer() for x in pair)
 
 
 def _check_metadata(log: dict, T: int, agents: list) -> None:
