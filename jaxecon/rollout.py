@@ -57,9 +57,8 @@ import numpy as np
 from flax import struct
 
 from jaxecon.core.arg_checks import check_completions, check_key
-from jaxecon.core.env import Economy
 from jaxecon.core.state import EnvParams, EnvState
-from jaxecon.env_checks import env_type_error
+from jaxecon.env_checks import check_economy
 
 __all__ = [
     "Policy",
@@ -119,12 +118,6 @@ def _masks_after(obs: dict, actions) -> dict:
     tie = lambda x: x * one.astype(x.dtype) if jnp.issubdtype(x.dtype, jnp.floating) else x  # noqa: E731
     return {g: {k: jax.tree.map(tie, v) if k == "action_mask" else v for k, v in o.items()}
             for g, o in obs.items()}
-
-
-def _check_env(env) -> None:
-    """Raise ``env_type_error`` unless ``env`` is a jaxecon functional env."""
-    if not isinstance(env, Economy):
-        raise env_type_error(env, "env", "a jaxecon env (jaxecon.make(...))")
 
 
 def random_policy(env) -> Policy:
@@ -229,7 +222,7 @@ def scan_steps(
             policy or recorder that is not callable; neither ``carry.key`` nor
             ``step_keys``; ``step_keys`` or ``actions`` of the wrong shape.
     """
-    _check_env(env)
+    check_economy(env)
     if not isinstance(carry, RolloutCarry):
         raise TypeError(f"carry must be a RolloutCarry (RolloutCarry(obs=obs, state=state, key=key) from "
                         f"env.reset's outputs), got {type(carry).__qualname__}")
@@ -328,7 +321,7 @@ def episode(
         ValueError: ``completions`` is not an int in 0..2**31 - 1 (a negative,
             too large, float or non-scalar count); otherwise as ``scan_steps``.
     """
-    _check_env(env)
+    check_economy(env)
     check_key(key, "key")
     check_completions(completions)
     n_steps = check_n_steps(env.episode_length if n_steps is None else n_steps)

@@ -32,8 +32,7 @@ import jax
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from jaxecon.core.env import Economy
-from jaxecon.env_checks import env_type_error
+from jaxecon.env_checks import check_economy
 from jaxecon.rollout import check_n_steps, episode
 
 AXIS = "envs"
@@ -92,8 +91,7 @@ def sharded_rollout(env, n_steps: int, mesh: Mesh | None = None):
         TypeError: ``env`` is not a jaxecon env; ``mesh`` is neither None nor a ``Mesh``.
         ValueError: ``n_steps`` is not an int >= 1.
     """
-    if not isinstance(env, Economy):
-        raise env_type_error(env, "env", "a jaxecon env (jaxecon.make(...))")
+    check_economy(env)
     n_steps = check_n_steps(n_steps)
     if mesh is not None and not isinstance(mesh, Mesh):
         raise TypeError(f"mesh must be None (all devices) or a jax.sharding.Mesh (env_mesh()), "
