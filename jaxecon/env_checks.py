@@ -1,4 +1,4 @@
-"""Checks of the environment handed to the wrappers, the interfaces and checkpoints.
+"""Checks of the environment handed to the wrappers, the interfaces, checkpoints, rollouts and analysis.
 
 - ``env_type_error(value, argument, accepted)``: the ``TypeError`` for an
   object that is not a jaxecon functional environment, naming the argument,
