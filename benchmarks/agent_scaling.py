@@ -19,7 +19,6 @@ import os
 import pathlib
 import sys
 
-os.environ.setdefault("JAXECON_COMPILATION_CACHE", "0")
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 from jaxecon.bench.agents import (  # noqa: E402

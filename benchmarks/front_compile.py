@@ -70,7 +70,6 @@ class StandIn:
 
 def measure(which: str, num_envs: int, num_steps: int) -> dict:
     """Build ``which`` ("economy" or "stand-in") and time the train function's compile."""
-    os.environ["JAXECON_COMPILATION_CACHE"] = "0"  # read when the economy is built
     sys.path.insert(0, str(HERE))
     from masked_ppo_gymnax import make_train
 

@@ -10,6 +10,9 @@
     obs, state, reward, done, info = env.step(jax.random.key(2), state, actions, params)
 
 See ``jaxecon.foundation`` for Foundation's stateful object API.
+``jaxecon.enable_persistent_cache()`` keeps the compiled programs on disk for
+the next process (``jaxecon.compilation_cache``); nothing else in jaxecon
+changes a process-wide JAX setting unasked.
 
 ``import jaxecon`` is cheap: it imports neither JAX nor any component. Each
 public name below, and each submodule (``jaxecon.components``,
@@ -39,6 +42,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "landmarks": ("jaxecon.core.registry", "landmark_registry"),
     "resources": ("jaxecon.core.registry", "resource_registry"),
     "scenario_registry": ("jaxecon.core.registry", "scenario_registry"),
+    "enable_persistent_cache": ("jaxecon.compilation_cache", "enable_persistent_cache"),
     "make": ("jaxecon.factory", "make"),
     "make_from_config": ("jaxecon.factory", "make_from_config"),
 }

@@ -258,6 +258,8 @@ def write(path: str | os.PathLike, snap: Snapshot) -> str:
         TypeError: ``path`` is not a str or path; ``snap`` is not a
             ``Snapshot``, or its extras are not nested dicts (str keys) of
             arrays, numbers and PRNG keys.
+        ValueError: ``path`` is empty, a file, or a directory holding a
+            ``config.json`` that is not a jaxecon checkpoint's (nothing is written).
     """
     path = _checked_path(path)
     if not isinstance(snap, Snapshot):
@@ -375,8 +377,8 @@ def save(path: str | os.PathLike, env: Economy, state, params) -> str:
         ValueError: ``state`` does not fit ``env`` (another economy's: other
             leaves, shapes or dtypes, or uneven batch axes), or ``params``
             that ``validate_params`` refuses (NaN, out of bounds), so that
-            ``load`` would refuse them; nothing is written. Otherwise as
-            ``snapshot``.
+            ``load`` would refuse them; a ``path`` that ``write`` refuses;
+            nothing is written. Otherwise as ``snapshot``.
     """
     path = _checked_path(path)
     snap = snapshot(env, state, params)

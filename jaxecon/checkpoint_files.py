@@ -145,12 +145,36 @@ def _write_synced(file: str, write_to) -> None:
         os.fsync(f.fileno())
 
 
+def _check_writable(directory: str) -> None:
+    """Raise unless a checkpoint may be written to ``directory`` (see ``write``)."""
+    if not directory:
+        raise ValueError("the checkpoint directory must be a non-empty path, got ''")
+    if os.path.exists(directory) and not os.path.isdir(directory):
+        raise ValueError(f"the checkpoint directory {directory!r} is a file; name a directory (created if missing)")
+    index = os.path.join(directory, INDEX_FILE)
+    if os.path.exists(index):
+        try:
+            with open(index, "rb") as f:
+                doc = json.loads(f.read())
+        except (OSError, ValueError):
+            doc = None
+        if not (isinstance(doc, dict) and doc.get("format") == FORMAT):
+            raise ValueError(f"{directory!r} holds a {INDEX_FILE} that is not a jaxecon checkpoint's; a checkpoint "
+                             f"written there would replace it: choose an empty directory or a checkpoint's")
+
+
 def write(directory: str, kind: str, config, arrays: dict, meta: dict) -> str:
     """Write a checkpoint (``encode``'s ``arrays`` and ``meta``) to ``directory``
     (created if missing), atomically (module docstring). Returns ``directory``.
 
     ``config`` is any JSON-compatible value; ``kind`` a label of the writer.
+
+    Raises:
+        ValueError: ``directory`` is empty, is a file, or holds a ``config.json``
+            that is not a jaxecon checkpoint's (writing would replace the
+            user's file); nothing is written.
     """
+    _check_writable(directory)
     os.makedirs(directory, exist_ok=True)
     token = secrets.token_hex(8)
     arrays_file = f"arrays-{token}.npz"

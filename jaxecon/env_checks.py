@@ -1,10 +1,12 @@
-"""Checks of the environment handed to the wrappers, the interfaces and checkpoints.
+"""Checks of the environment handed to the wrappers, the interfaces, checkpoints, rollouts and analysis.
 
 - ``env_type_error(value, argument, accepted)``: the ``TypeError`` for an
   object that is not a jaxecon functional environment, naming the argument,
   what it accepts and, for the objects people pass by mistake, what to pass
   instead: a Foundation shim env (``jaxecon.foundation``) holds its functional
   env as ``env.core``; a wrapper or front holds it as ``env.unwrapped``.
+- ``check_economy(env, argument)``: raise that error unless ``env`` is one
+  (``rollout``, ``sharding``, ``analysis`` check their ``env`` with it).
 - params are checked by the env itself, ``Economy.check_params``
   (same structure and leaf shapes as ``env.default_params``).
 """
@@ -13,7 +15,7 @@ from __future__ import annotations
 
 from jaxecon.core.env import Economy
 
-__all__ = ["env_type_error"]
+__all__ = ["check_economy", "env_type_error"]
 
 
 def env_type_error(value, argument: str, accepted: str) -> TypeError:
@@ -36,3 +38,14 @@ def env_type_error(value, argument: str, accepted: str) -> TypeError:
         hint = " (a wrapped env: pass its jaxecon env, env.unwrapped)"
     return TypeError(f"{argument} must be {accepted}, got {cls.__module__}.{cls.__qualname__}{hint}")
 
+
+
+def check_economy(env, argument: str = "env") -> None:
+    """Raise ``env_type_error`` unless ``env`` is a jaxecon functional env (``jaxecon.make``'s).
+
+    Raises:
+        TypeError: naming ``argument``, what it accepts and, for a shim env or
+            a front, what to pass instead.
+    """
+    if not isinstance(env, Economy):
+        raise env_type_error(env, argument, "a jaxecon env (jaxecon.make(...))")

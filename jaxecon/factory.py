@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import inspect
 
-from jaxecon.compilation_cache import enable_persistent_cache
 from jaxecon.core.component import Component
 from jaxecon.core.env import Economy
 from jaxecon.core.scenario import parse_components
@@ -52,6 +51,9 @@ def make(scenario_name: str, **kwargs) -> Economy:
             Foundation-style (numpy) component, which only the stateful shim
             (``jaxecon.foundation``) runs.
         ValueError: bad values (names the argument and the allowed values).
+
+    Changes no process-wide JAX setting; ``jaxecon.enable_persistent_cache()``
+    turns the persistent compilation cache on.
     """
     return build_scenario(scenario_registry.get(scenario_name), kwargs)
 
@@ -68,8 +70,8 @@ def build_scenario(cls, kwargs: dict, host_components: bool = False) -> Economy:
     Raises:
         as ``make``.
 
-    Where ``$JAXECON_COMPILATION_CACHE`` asks for it, the first call in a
-    process turns JAX's persistent compilation cache on (``jaxecon.compilation_cache``).
+    Changes no process-wide JAX setting: the persistent compilation cache is
+    turned on by ``jaxecon.enable_persistent_cache()`` (``jaxecon.compilation_cache``).
     """
     allowed = allowed_kwargs(cls)
     unknown = sorted(set(kwargs) - set(allowed))
@@ -77,7 +79,6 @@ def build_scenario(cls, kwargs: dict, host_components: bool = False) -> Economy:
         raise TypeError(
             f"unknown keyword argument(s) {unknown} for scenario {cls.name!r}; allowed: {allowed}"
         )
-    enable_persistent_cache(default=False)
     env = Economy(cls(**kwargs))
     hosted = [c.name for c in env.components if c.runs_on_host]
     if hosted and not host_components:

@@ -56,8 +56,9 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from jaxecon.core.arg_checks import check_completions
+from jaxecon.core.arg_checks import check_completions, check_key
 from jaxecon.core.state import EnvParams, EnvState
+from jaxecon.env_checks import check_economy
 
 __all__ = [
     "Policy",
@@ -214,15 +215,25 @@ def scan_steps(
         recorder's outputs stacked along a leading axis T (None without a
         recorder).
     Raises:
+        TypeError: ``env`` is not a jaxecon env (``jaxecon.make``'s; a shim
+            env or a front is named, with what to pass instead); ``carry`` is
+            not a ``RolloutCarry``.
         ValueError: a bad ``n_steps``; both ``policy`` and ``actions``; a
-            policy that is not callable; neither ``carry.key`` nor
+            policy or recorder that is not callable; neither ``carry.key`` nor
             ``step_keys``; ``step_keys`` or ``actions`` of the wrong shape.
     """
+    check_economy(env)
+    if not isinstance(carry, RolloutCarry):
+        raise TypeError(f"carry must be a RolloutCarry (RolloutCarry(obs=obs, state=state, key=key) from "
+                        f"env.reset's outputs), got {type(carry).__qualname__}")
     n_steps = check_n_steps(n_steps)
     if policy is not None and actions is not None:
         raise ValueError("give at most one of policy= and actions=")
     if policy is not None and not callable(policy):
         raise ValueError(f"policy must be callable, got {policy!r}")
+    if recorder is not None and not callable(recorder):
+        raise ValueError(f"recorder must be None or callable (state, actions, reward, done, info) -> pytree, "
+                         f"got {recorder!r}")
     batch = int(carry.state.timestep.shape[0]) if batched else None
     lead = (n_steps,) if batch is None else (n_steps, batch)
     if step_keys is None:
@@ -296,7 +307,7 @@ def episode(
         n_steps: number of steps (default ``env.episode_length``).
         policy_state: the policy's initial carried state (None: a policy
             without one).
-        completions: int [] >= 0, episodes completed before this one
+        completions: int [] in 0..2**31 - 1, episodes completed before this one
             (Foundation's ``_completions``; drives annealing and the energy
             warm-up); a traced count is used as given
             (``jaxecon.core.arg_checks.check_completions``).
@@ -306,9 +317,12 @@ def episode(
         reset, the ``RolloutCarry`` after the last step (``key`` None) and the
         stacked recorder outputs.
     Raises:
-        ValueError: ``completions`` is not an int >= 0 (a negative, float or
-            non-scalar count); otherwise as ``scan_steps``.
+        TypeError: ``key`` is not one PRNG key; otherwise as ``scan_steps``.
+        ValueError: ``completions`` is not an int in 0..2**31 - 1 (a negative,
+            too large, float or non-scalar count); otherwise as ``scan_steps``.
     """
+    check_economy(env)
+    check_key(key, "key")
     check_completions(completions)
     n_steps = check_n_steps(env.episode_length if n_steps is None else n_steps)
     k_reset, k_steps = jax.random.split(key)

@@ -32,14 +32,21 @@ import jax
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from jaxecon.rollout import episode
+from jaxecon.env_checks import check_economy
+from jaxecon.rollout import check_n_steps, episode
 
 AXIS = "envs"
 
 
 def env_mesh(devices=None) -> Mesh:
-    """A one-axis mesh (axis ``"envs"``) over ``devices`` (default: ``jax.devices()``)."""
+    """A one-axis mesh (axis ``"envs"``) over ``devices`` (default: ``jax.devices()``).
+
+    Raises:
+        ValueError: ``devices`` is empty.
+    """
     devices = jax.devices() if devices is None else list(devices)
+    if not devices:
+        raise ValueError(f"devices must name at least one device (None: all of them, {jax.devices()}), got []")
     return Mesh(np.asarray(devices), (AXIS,))
 
 
@@ -52,8 +59,11 @@ def shard(tree, mesh: Mesh):
     """Place every array of ``tree`` (leading axis = batch) split over ``mesh``.
 
     Raises:
+        TypeError: ``mesh`` is not a ``jax.sharding.Mesh`` (``env_mesh()``).
         ValueError: if the batch size is not a multiple of the device count.
     """
+    if not isinstance(mesh, Mesh):
+        raise TypeError(f"mesh must be a jax.sharding.Mesh (e.g. env_mesh()), got {type(mesh).__name__}")
     n = mesh.devices.size
 
     def put(x):
@@ -76,7 +86,16 @@ def sharded_rollout(env, n_steps: int, mesh: Mesh | None = None):
     ``lax.scan`` (``jaxecon.rollout.episode``); the batch is vmapped and
     split over ``mesh`` (default: all devices). ``rewards`` is ``{"a": float [B, n_steps, n_agents], "p": float
     [B, n_steps]}``. ``params`` is shared (replicated) by all economies.
+
+    Raises:
+        TypeError: ``env`` is not a jaxecon env; ``mesh`` is neither None nor a ``Mesh``.
+        ValueError: ``n_steps`` is not an int >= 1.
     """
+    check_economy(env)
+    n_steps = check_n_steps(n_steps)
+    if mesh is not None and not isinstance(mesh, Mesh):
+        raise TypeError(f"mesh must be None (all devices) or a jax.sharding.Mesh (env_mesh()), "
+                        f"got {type(mesh).__name__}")
     mesh = env_mesh() if mesh is None else mesh
     out_sharding = batch_sharding(mesh)
 

@@ -21,9 +21,11 @@
   compile-bound, and these flags cut a fifth to a half of each compile; the
   programs compute the same numbers, more slowly. Subprocesses (the CLI, the
   notebooks' kernels, multi-process training) inherit them.
-- The tests ask for JAX's persistent compilation cache
-  (``JAXECON_COMPILATION_CACHE=1`` unless the environment sets it), so a
-  second run loads the economies' programs instead of compiling them.
+- The tests turn JAX's persistent compilation cache on
+  (``jaxecon.enable_persistent_cache()``, as a script does) and set
+  ``JAXECON_COMPILATION_CACHE=1`` unless the environment sets it, for the
+  subprocesses they start (the shim's opt-in), so a second run loads the
+  economies' programs instead of compiling them.
 - Fixtures: fresh copies of the shared env configs (``canonical_config``,
   ``gather_build_config``) and ``jitted_env``, which builds and jits an env
   once per test session for each distinct config.
@@ -44,6 +46,7 @@ import jaxecon
 
 sys.path.insert(0, os.path.dirname(__file__))
 os.environ.setdefault("JAXECON_COMPILATION_CACHE", "1")
+jaxecon.enable_persistent_cache()
 
 import reference  # noqa: E402  (needs the path above)
 from common import FAST_COMPILE  # noqa: E402

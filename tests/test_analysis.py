@@ -166,6 +166,22 @@ def test_param_paths_and_errors(iso_env):
         A.set_param(params, "scenario.isoelastic_eta", True)
 
 
+def test_the_function_makers_name_bad_arguments_when_they_make_the_function(iso_env):
+    """Each was accepted until the made function's first call (or failed with an AttributeError)."""
+    with pytest.raises(TypeError, match=r"^env must be a jaxecon env \(jaxecon\.make\(\.\.\.\)\), got builtins\.NoneType$"):
+        A.make_rollout_fn(None)
+    with pytest.raises(TypeError, match=r"^env must be a jaxecon env"):
+        A.metric_fn(None, "productivity")
+    with pytest.raises(TypeError, match=r"^env must be a jaxecon env"):
+        A.rate_grid(None)
+    with pytest.raises(ValueError, match=r"^n_steps must be an int >= 1, got 0$"):
+        A.make_rollout_fn(iso_env, n_steps=0)
+    with pytest.raises(ValueError, match=r"^policy must be None or callable \(key, obs, params\) -> actions, got 'random'$"):
+        A.make_sweep(iso_env, "tax_revenue", wrt=RATES, policy="random")
+    with pytest.raises(KeyError, match=r"no parameter 'nope' under 'EnvParams' \(path 'nope\.x'\); allowed: "):
+        A.make_sweep(iso_env, "tax_revenue", wrt="nope.x")
+
+
 def test_disable_taxes_is_structural():
     """disable_taxes=True: no tax whatever the rate leaves say (they are unread, so refused as wrt)."""
     env = A.make_one_step_economy(n_agents=5, disable_taxes=True)

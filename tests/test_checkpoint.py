@@ -158,6 +158,27 @@ def test_missing_or_foreign_paths(env, tmp_path):
         checkpoint.load(path, env)
 
 
+def test_save_refuses_a_path_it_would_clobber(env, tmp_path):
+    """A directory holding the user's own config.json had it replaced by the checkpoint's index."""
+    eco = HostEconomy(env)
+    eco.reset()
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "config.json").write_text('{"lr": 0.1}')
+    with pytest.raises(ValueError, match=r"^'.*mine' holds a config\.json that is not a jaxecon checkpoint's; a "
+                                         r"checkpoint written there would replace it: choose an empty directory "
+                                         r"or a checkpoint's$"):
+        checkpoint.save(tmp_path / "mine", env, eco.state, eco.params)
+    assert (tmp_path / "mine" / "config.json").read_text() == '{"lr": 0.1}'
+    assert os.listdir(tmp_path / "mine") == ["config.json"]
+    (tmp_path / "a_file").write_text("")
+    with pytest.raises(ValueError, match=r"^the checkpoint directory '.*a_file' is a file; name a directory"):
+        checkpoint.save(tmp_path / "a_file", env, eco.state, eco.params)
+    with pytest.raises(ValueError, match=r"^the checkpoint directory must be a non-empty path, got ''$"):
+        checkpoint.save("", env, eco.state, eco.params)
+    path = checkpoint.save(tmp_path / "ok", env, eco.state, eco.params)
+    assert checkpoint.save(path, env, eco.state, eco.params) == path  # a checkpoint is replaced, as documented
+
+
 def _saved(env, tmp_path, name="c"):
     eco = HostEconomy(env, seed=5)
     eco.reset()

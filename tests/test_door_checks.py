@@ -10,6 +10,7 @@ arguments (typed or raw keys, ``vmap``) pass.
 from __future__ import annotations
 
 import jax
+import numpy as np
 import pytest
 
 import jaxecon
@@ -87,8 +88,8 @@ def test_a_front_names_an_observation_passed_as_its_state(econ):
         front.step(jax.random.key(0), obs, jax.numpy.zeros(3, jax.numpy.int32))
 
 
-COMPLETIONS = ("completions must be an int >= 0 (episodes completed before this one; it drives the tax "
-               "annealing and the energy warm-up), got ")
+COMPLETIONS = ("completions must be an int in 0..2147483647 (episodes completed before this one; it drives "
+               "the tax annealing and the energy warm-up), got ")
 
 
 def test_an_episode_count_is_checked_where_its_value_is_known(econ):
@@ -117,6 +118,23 @@ def test_reset_refuses_a_negative_episode_count(econ):
     assert str(exc.value) == COMPLETIONS + "-1"
 
 
+def test_an_episode_count_past_int32_is_refused_by_name(econ):
+    """``completions=2**40`` raised an OverflowError from deep inside the reset."""
+    from jaxecon import rollout
+
+    env = econ[0]
+    p = env.default_params
+    for bad in (2**40, 2**31, np.int64(2**35)):
+        with pytest.raises(ValueError) as exc:
+            env.reset(jax.random.key(0), p, completions=bad)
+        assert str(exc.value) == COMPLETIONS + repr(bad)
+        with pytest.raises(ValueError) as exc:
+            jax.eval_shape(lambda k, c=bad: rollout.episode(env, k, p, 2, completions=c), jax.random.key(0))
+        assert str(exc.value) == COMPLETIONS + repr(bad)
+    _, state = jax.eval_shape(lambda k: env.reset(k, p, completions=2**31 - 1), jax.random.key(0))
+    assert state.completions.dtype == np.int32
+
+
 def test_masks_of_another_economy_are_named(econ):
     """``env.sample_actions(key, obs of another economy)`` sampled from that economy's masks."""
     from jaxecon.core.arg_checks import check_masks
@@ -138,3 +156,18 @@ def test_sample_actions_refuses_another_economys_observation(econ):
     with pytest.raises(ValueError, match=r'^obs\["a"\]\["action_mask"\] has shape \(4, \d+\), this env\'s has '
                                          r'\(3, \d+\) \(obs of another economy\?\)$'):
         env.sample_actions(jax.random.key(0), foreign)
+
+
+def test_sample_actions_takes_masks_as_nested_lists(econ):
+    """A mask held as a Python list raised a TypeError from inside the sampler."""
+    env, _, obs, _, _ = econ
+    as_lists = {g: {**obs[g], "action_mask": np.asarray(obs[g]["action_mask"]).tolist()} for g in obs}
+    want = env.sample_actions(jax.random.key(3), obs)
+    got = env.sample_actions(jax.random.key(3), as_lists)
+    assert jax.tree.all(jax.tree.map(lambda a, b: bool(np.array_equal(a, b)), want, got))
+    bad = {**as_lists, "a": {**as_lists["a"], "action_mask": [["x"] * len(row) for row in as_lists["a"]["action_mask"]]}}
+    with pytest.raises(TypeError, match=r'^obs\["a"\]\["action_mask"\] must be an array of numbers .*got dtype <U1$'):
+        env.sample_actions(jax.random.key(3), bad)
+    ragged = {**as_lists, "p": {**as_lists["p"], "action_mask": [[1, 0], [1]]}}
+    with pytest.raises(TypeError, match=r'^obs\["p"\]\["action_mask"\] must be .*got a ragged list$'):
+        env.sample_actions(jax.random.key(3), ragged)

@@ -1,4 +1,4 @@
-"""The shim's engine: packing, the cached compiled steps, the host-hook engine, the cache setting.
+"""The shim's engine: packing, the cached compiled steps, the host-hook engine, the CPU runtime setting.
 
 - ``TreePacking`` / ``WordPacking`` round trips keep values, dtypes and weak types.
 - Environments of the same configuration share one compiled engine; a second
@@ -9,7 +9,6 @@
   ``BaseEnvironment.reset`` / ``step``, carry-over included).
 - Plain action dicts are packed by the agents' fast path exactly as their
   full parse would pack them, with its errors; anything else goes to the parse.
-- ``enable_persistent_cache`` honours the opt-out and a user's own cache dir.
 - ``configure_cpu_runtime`` sets its two CPU settings only when asked
   (``$JAXECON_SHIM_CPU_RUNTIME`` or ``enable=True``), once, and keeps the
   user's own values; in a fresh process XLA's
@@ -30,7 +29,6 @@ import pytest
 
 from jaxecon import foundation
 from jaxecon.configs import default_config
-from jaxecon import compilation_cache
 from jaxecon.foundation import cpu_runtime
 from jaxecon.foundation.engine import clear_engine_cache, engine_key
 from jaxecon.foundation.host_engine import HostEngine
@@ -172,48 +170,6 @@ def test_plain_actions_pack_as_the_parsers_do():
     assert env._plain_actions({"9": 1}) is None  # no such agent
     with pytest.raises(ValueError, match="out of range"):
         env.step({"0": too_high})
-
-
-def test_persistent_cache_setting(monkeypatch, tmp_path):
-    monkeypatch.setattr(compilation_cache, "_checked", False)
-    monkeypatch.setenv(compilation_cache.ENV_VAR, "0")
-    before = jax.config.jax_compilation_cache_dir
-    if before:
-        assert compilation_cache.enable_persistent_cache() == before  # the user's dir stays
-        return
-    assert compilation_cache.enable_persistent_cache() is None
-    assert jax.config.jax_compilation_cache_dir is None
-    monkeypatch.setattr(compilation_cache, "_checked", False)
-    monkeypatch.setenv(compilation_cache.ENV_VAR, str(tmp_path / "cache"))
-    saved = jax.config.jax_persistent_cache_min_compile_time_secs
-    try:
-        assert compilation_cache.enable_persistent_cache() == str(tmp_path / "cache")
-        assert (tmp_path / "cache").is_dir()
-    finally:
-        jax.config.update("jax_compilation_cache_dir", before)
-        jax.config.update("jax_persistent_cache_min_compile_time_secs", saved)
-
-
-def test_building_an_economy_changes_no_jax_setting_unless_asked():
-    """``jaxecon.make`` leaves the compilation cache off and the CPU runtime
-    as it is without ``$JAXECON_COMPILATION_CACHE``; with it, the cache is on."""
-    code = (
-        "import jax, jaxecon\n"
-        "from jaxecon.configs import default_config\n"
-        "cfg = default_config()\n"
-        "jaxecon.make(cfg.pop('scenario_name'), **cfg)\n"
-        "print(jax.config.jax_compilation_cache_dir, jax.config.values['jax_cpu_enable_async_dispatch'])\n"
-    )
-    env = {k: v for k, v in os.environ.items() if k not in (
-        compilation_cache.ENV_VAR, cpu_runtime.ENV_VAR, "JAX_COMPILATION_CACHE_DIR", "JAX_CPU_ENABLE_ASYNC_DISPATCH")}
-    env["JAX_PLATFORMS"] = "cpu"
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["None", "True"], out.stdout
-    env[compilation_cache.ENV_VAR] = "1"
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == [str(compilation_cache.default_cache_dir()), "True"], out.stdout
 
 
 def test_cpu_runtime_setting(monkeypatch):

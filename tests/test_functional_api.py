@@ -169,6 +169,8 @@ def test_bad_names_and_kwargs():
     assert make_env(planner_gets_spatial_info=np.True_).planner_gets_spatial_info is True
     with pytest.raises(ValueError, match="episode_length must be an integer, got True"):
         make_env(episode_length=True)
+    with pytest.raises(ValueError, match=r"^episode_length must be <= 2147483647, got 1000000000000$"):
+        make_env(episode_length=10**12)  # an int32 timestep never reaches it: the episode never ended
     with pytest.raises(ValueError, match=r"world_size\[0\] must be an integer"):
         make_env(world_size=[True, 25])
 

@@ -307,6 +307,13 @@ def test_bad_input(env, genv):
                         (jnp.zeros(2, bool), r"bool \(2,\)")):
         with pytest.raises(ValueError, match=r"action must be an integer array of shape \(2,\), got " + got):
             jax.eval_shape(lambda k, s, a=action: bad.step(k, s, a, params), jax.random.key(0), state)
+    # a list of ints, whose entries the jitted step makes tracers, is an action (it failed in np.asarray)
+    _, state2 = jax.eval_shape(lambda k: genv.reset(k, params), jax.random.key(0))
+    n = genv.num_agents
+    obs, *_ = jax.eval_shape(lambda k, s: genv.step(k, s, [0] * n, params), jax.random.key(0), state2)
+    assert obs.shape[0] == n
+    with pytest.raises(ValueError, match=r"^action must be an integer array of shape \(\d+,\), got float32"):
+        jax.eval_shape(lambda k, s: genv.step(k, s, [0.5] * n, params), jax.random.key(0), state2)
     with pytest.raises(TypeError, match="params must be the env's EnvParams"):
         genv.reset(jax.random.key(0), {"isoelastic_eta": 0.23})
     with pytest.raises(ValueError, match=r"planner_policy returned an action of shape \(3,\)"):

@@ -149,9 +149,9 @@ def test_bad_save_dirs_and_other_arguments(env, tmp_path):
         rlhive.ParallelEnv(env).load(tmp_path / "base")
     with pytest.raises(ValueError, match=r"mode must be one of \['rgb_array', 'human'\]"):
         hive_env.render("ansi")
-    with pytest.raises(ValueError, match="num_players must be n_agents \\+ 1 = 3"):
+    with pytest.raises(ValueError, match=r"num_players must be 3: n_agents \(2\) plus 1 planner"):
         rlhive.BaseEnv(env, num_players=2)
-    with pytest.raises(ValueError, match="num_players must be n_agents \\+ 1 = 3"):
+    with pytest.raises(ValueError, match=r"num_players must be 3: n_agents \(2\) plus 1 planner"):
         rlhive.ParallelEnv(env, num_players=4)
     assert rlhive.ParallelEnv(env, num_players=3).num_players == 3
     with pytest.raises(ValueError, match="seed must be an int >= 0"):

@@ -45,7 +45,8 @@ MAX_BYTES = 1_000_000
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_opening(path):
-    """A title, an Open-in-Colab badge for this very file, the install cell and the small-mode switch."""
+    """A title, an Open-in-Colab badge for this very file, the install cell, and the setup
+    cell with the small-mode switch and the persistent compilation cache's one call."""
     nb = nbformat.read(path, as_version=4)
     first = nb.cells[0]
     assert first.cell_type == "markdown" and first.source.startswith("# ")
@@ -54,7 +55,8 @@ def test_notebook_opening(path):
     code = [c.source for c in nb.cells if c.cell_type == "code"]
     assert 'find_spec("jaxecon") is None' in code[0]
     assert "jaxecon @ git+https://github.com/jaxecon/jaxecon" in code[0]
-    assert any('os.environ.get("JAXECON_NOTEBOOK_SMALL") == "1"' in c for c in code)
+    setup = [c for c in code if 'os.environ.get("JAXECON_NOTEBOOK_SMALL") == "1"' in c]
+    assert len(setup) == 1 and "\njaxecon.enable_persistent_cache()" in setup[0]
     assert path.stat().st_size < MAX_BYTES
 
 

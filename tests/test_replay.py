@@ -357,3 +357,69 @@ def test_run_replay_in_chromium(run_dir, tmp_path):
 def test_a_title_that_is_not_a_str_is_refused_by_name(log):
     with pytest.raises(TypeError, match=r"^title must be None or a str, got int$"):
         replay(log, title=123)
+
+
+def _with_state(log, t, agent, **fields):
+    """A copy of ``log`` whose ``states[t][agent]`` has ``fields`` replaced."""
+    states = list(log["states"])
+    states[t] = {**states[t], agent: {**states[t][agent], **fields}}
+    return dict(log, states=states)
+
+
+def _without_agent(log, t, agent):
+    states = list(log["states"])
+    states[t] = {k: v for k, v in states[t].items() if k != agent}
+    return dict(log, states=states)
+
+
+@pytest.mark.parametrize("bad, message", [
+    (lambda log: dict(log, n_agents=9),
+     r"^dense_log\['n_agents'\] must be the number of agents its states hold \(2\), got 9$"),
+    (lambda log: dict(log, rewards=log["rewards"][:3]),
+     r"^dense_log\['rewards'\] must be a list of 20 dicts \(one per step 1\.\.T, 'states' has 21 timesteps\), "
+     r"got 3 entries$"),
+    (lambda log: dict(log, actions=log["actions"][:-1]), r"^dense_log\['actions'\] must be a list of 20 dicts"),
+    (lambda log: dict(log, actions=[None] * T), r"^dense_log\['actions'\]\[0\] must be a dict .*got NoneType$"),
+    (lambda log: _with_state(log, 4, "1", loc="x"),
+     r"^dense_log\['states'\]\[4\]\['1'\]\['loc'\] must be \[row, col\] \(two integers\), got 'x'$"),
+    (lambda log: _with_state(log, 2, "0", loc=[1.5, 2]), r"\['loc'\] must be \[row, col\]"),
+    (lambda log: _with_state(log, 7, "0", inventory=None),
+     r"^dense_log\['states'\]\[7\]\['0'\]\['inventory'\] must be a dict \{name: number\}, got NoneType$"),
+    (lambda log: _with_state(log, 0, "p", escrow=[]), r"^dense_log\['states'\]\[0\]\['p'\]\['escrow'\] must be a dict"),
+    (lambda log: _without_agent(log, 5, "1"),
+     r"^dense_log\['states'\]\[5\] has agents \['0'\], dense_log\['states'\]\[0\] \['0', '1'\]: every timestep "
+     r"needs the same agents$"),
+    (lambda log: dict(log, world_size="big"),
+     r"^dense_log\['world_size'\] must be \[rows, cols\] of its maps, \[6, 8\], got 'big'$"),
+    (lambda log: dict(log, world_size=[8, 6]), r"^dense_log\['world_size'\] must be .*\[6, 8\], got \[8, 6\]$"),
+    (lambda log: dict(log, episode_length=1000), r"^dense_log\['episode_length'\] must be the number of steps it "
+                                                 r"logs \(20\), got 1000$"),
+    (lambda log: dict(log, episode=-1), r"^dense_log\['episode'\] must be None or an int >= 0, got -1$"),
+    (lambda log: dict(log, world_dense_log_frequency=0), r"^dense_log\['world_dense_log_frequency'\] must be an int"),
+    (lambda log: dict(log, agent_groups={"builders": [0, 9]}),
+     r"^dense_log\['agent_groups'\] must be \{group name: \[agent index, \.\.\.\]\} over the agents \['0', '1'\]"),
+    (lambda log: dict(log, agent_skills={"build_skill": [1.0]}),
+     r"^dense_log\['agent_skills'\] must be \{skill name: \[2 numbers, one per agent\]\}"),
+    (lambda log: dict(log, states=tuple(log["states"])),
+     r"^dense_log\['states'\] must be a non-empty list \(one entry per timestep 0\.\.T\), got tuple$"),
+])
+def test_an_inconsistent_log_is_refused_naming_the_field(log, bad, message):
+    """Each was accepted (a page of wrong or empty numbers) or failed deep inside
+    (``AttributeError`` on an inventory of None) before the log was checked up front."""
+    with pytest.raises(ValueError, match=message):
+        replay(bad(log))
+
+
+def test_the_plots_and_the_video_check_the_log_as_the_replay_does(log):
+    """The video of a log with loc "x" failed in numpy ("inhomogeneous shape"); states given as a
+    tuple were "needed" as a list without saying what was given."""
+    from jaxecon.video import episode_frames_from_dense_log
+
+    with pytest.raises(ValueError, match=r"^dense_log\['states'\]\[4\]\['1'\]\['loc'\] must be \[row, col\]"):
+        episode_frames_from_dense_log(_with_state(log, 4, "1", loc="x"))
+    with pytest.raises(ValueError, match=r"^dense_log\['rewards'\] must be a list of 20 dicts"):
+        plotting.check_dense_log(dict(log, rewards=[]))
+    with pytest.raises(ValueError, match=r"^dense_log\['states'\] must be a non-empty list .*, got tuple$"):
+        plotting.check_dense_log(dict(log, states=tuple(log["states"])))
+    with pytest.raises(ValueError, match=r"^dense_log\['world'\] must be a non-empty list .*its keys are \['states'\]$"):
+        plotting.check_dense_log({"states": log["states"]})

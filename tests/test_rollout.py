@@ -105,6 +105,26 @@ def test_bad_arguments(env):
                    actions={"a": jnp.zeros((T, 3), jnp.int32)})
 
 
+def test_arguments_that_failed_deep_inside_are_named(env):
+    """Each raised an AttributeError, a TypeError from JAX's PRNG or "'int' object is not callable"."""
+    from jaxecon.wrappers import GymnaxEnv
+
+    params = env.default_params
+    key = jax.random.key(0)
+    obs, state = env.reset(key, params)
+    with pytest.raises(TypeError, match=r"^env must be a jaxecon env \(jaxecon\.make\(\.\.\.\)\), got builtins\.NoneType$"):
+        episode(None, key, params, T)
+    with pytest.raises(TypeError, match=r"got jaxecon\.wrappers\.gymnax\.GymnaxEnv \(a wrapped env: pass its "
+                                        r"jaxecon env, env\.unwrapped\)$"):
+        scan_steps(GymnaxEnv(env), params, RolloutCarry(obs=obs, state=state, key=key), T)
+    with pytest.raises(TypeError, match=r"^key must be one PRNG key .*got 0$"):
+        episode(env, 0, params, T)
+    with pytest.raises(TypeError, match=r"^carry must be a RolloutCarry .*got EnvState$"):
+        scan_steps(env, params, state, T)
+    with pytest.raises(ValueError, match=r"^recorder must be None or callable .*got 5$"):
+        episode(env, key, params, T, recorder=5)
+
+
 def test_masks_drawn_from_wait_for_the_actions_and_keep_every_bit():
     from jaxecon.rollout import _masks_after
 

@@ -95,3 +95,25 @@ def test_multihost_worked_command_two_processes():
     alone = [float(x) for x in out.stdout.split()]
     assert min(alone) > 0  # labor is spent by every move, gather, build and order
     assert alone == [pytest.approx(got[0], abs=1e-5), pytest.approx(got[1], abs=1e-5)]
+
+
+def test_bad_arguments_are_named_when_the_rollout_is_built():
+    """``sharded_rollout(None, 0)`` was accepted (the errors came at the first call), ``shard(x, None)``
+    raised an AttributeError and ``env_mesh([])`` built an empty mesh."""
+    import jax.numpy as jnp
+
+    import jaxecon
+    from jaxecon import sharding
+
+    env = jaxecon.make("uniform/simple_wood_and_stone", components=[{"Build": {}}, {"Gather": {}}],
+                       n_agents=2, world_size=[6, 6], episode_length=3)
+    with pytest.raises(ValueError, match=r"^n_steps must be an int >= 1, got 0$"):
+        sharding.sharded_rollout(env, 0)
+    with pytest.raises(TypeError, match=r"^env must be a jaxecon env \(jaxecon\.make\(\.\.\.\)\), got builtins\.NoneType$"):
+        sharding.sharded_rollout(None, 2)
+    with pytest.raises(TypeError, match=r"^mesh must be None \(all devices\) or a jax\.sharding\.Mesh"):
+        sharding.sharded_rollout(env, 2, mesh="cpu")
+    with pytest.raises(TypeError, match=r"^mesh must be a jax\.sharding\.Mesh \(e\.g\. env_mesh\(\)\), got NoneType$"):
+        sharding.shard({"x": jnp.zeros(2)}, None)
+    with pytest.raises(ValueError, match=r"^devices must name at least one device"):
+        sharding.env_mesh([])

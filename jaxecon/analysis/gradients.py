@@ -22,7 +22,7 @@ import jax
 
 from jaxecon.analysis import params as P
 from jaxecon.analysis.metrics import check_metric_name, metric_value
-from jaxecon.analysis.rollout import Policy, check_action_source, check_action_values, rollout
+from jaxecon.analysis.rollout import Policy, check_action_source, check_action_values, check_maker_args, rollout
 from jaxecon.core.state import EnvParams
 
 
@@ -49,7 +49,14 @@ def metric_fn(
         n_steps: episode steps (default ``env.episode_length``).
     Returns:
         ``f``, pure and jittable; ``value`` replaces that part of ``params``.
+    Raises:
+        TypeError: ``env`` is not a jaxecon env.
+        KeyError: a ``wrt`` path that names no parameter of ``env``.
+        ValueError: an unknown ``metric``, a ``wrt`` leaf the economy never
+            reads, ``n_steps`` that is not None or an int >= 1, a ``policy``
+            that is not callable.
     """
+    check_maker_args(env, policy, n_steps)
     check_metric_name(env, metric)
     P.check_wrt_read(env, wrt)
 

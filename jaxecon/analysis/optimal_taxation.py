@@ -56,6 +56,7 @@ from jaxecon.components import saez as saez_model
 from jaxecon.components.saez import SAEZ_BUFFER_SIZE
 from jaxecon.components.tax_schedules import US_FEDERAL_RATES, marginal_rate
 from jaxecon.core.state import EnvParams, float_dtype
+from jaxecon.env_checks import check_economy
 
 FIXED_RATES = f"components.{TAX}.fixed_rates"
 
@@ -110,6 +111,7 @@ def _with_rates(params, rates):
 
 def us_federal_rates(env) -> np.ndarray:
     """float64 [7]: the 2018 US federal single-filer rates (needs "us-federal" bracket spacing)."""
+    check_economy(env)
     tax = env.get_component(TAX)
     if tax.bracket_spacing != "us-federal":
         raise ValueError(f"US federal rates need bracket_spacing 'us-federal', got {tax.bracket_spacing!r}")
@@ -385,6 +387,7 @@ class GridSearchResult:
 def rate_grid(env) -> np.ndarray:
     """float64 [K]: the rates the planner can choose per bracket, PeriodicBracketTax's
     table ``arange(rate_min, rate_max + rate_disc, rate_disc)`` (entries <= rate_max)."""
+    check_economy(env)
     tax = env.get_component(TAX)
     grid = np.arange(tax.rate_min, tax.rate_max + tax.rate_disc, tax.rate_disc)
     return np.round(grid[grid <= tax.rate_max + 1e-9], 10)

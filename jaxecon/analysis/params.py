@@ -126,11 +126,18 @@ def param_paths(params: EnvParams) -> list[str]:
 
 
 def check_wrt_read(env, wrt: WrtSpec) -> None:
-    """Raise ``ValueError`` if ``wrt`` names a leaf the economy never reads
-    (the scenario's or a component's ``unread_params``, e.g. ``fixed_rates`` of a
-    ``model_wrapper`` tax): its gradient would be zero and a sweep over it constant."""
+    """Raise unless every path of ``wrt`` names a parameter of ``env`` that the economy reads.
+
+    Raises:
+        KeyError: a path that names no parameter of ``env.default_params``
+            (``get_param``'s message: the allowed keys where it fails).
+        ValueError: a leaf the economy never reads (the scenario's or a
+            component's ``unread_params``, e.g. ``fixed_rates`` of a
+            ``model_wrapper`` tax): its gradient would be zero and a sweep over it constant.
+    """
     paths = () if wrt is None else (wrt,) if isinstance(wrt, str) else check_wrt(wrt)
     for path in paths:
+        get_param(env.default_params, path)
         parts = path.split(".")
         if len(parts) >= 2 and parts[0] == "scenario":
             owner, leaf, what = env.scenario, parts[1], f"scenario {env.name}"

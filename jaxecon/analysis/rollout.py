@@ -25,6 +25,7 @@ import numpy as np
 from flax import struct
 
 from jaxecon.core.state import EnvParams, EnvState
+from jaxecon.env_checks import check_economy
 from jaxecon.rollout import check_action_sequence, check_n_steps, episode
 
 #: ``policy(key, obs, params) -> {"a": int32 [...], "p": int32 [...]}``.
@@ -102,6 +103,21 @@ def check_action_source(actions, policy) -> None:
         raise ValueError("give exactly one of actions= (a fixed sequence) or policy= (a function)")
 
 
+def check_maker_args(env, policy, n_steps) -> None:
+    """Check what a function maker (``make_rollout_fn``, ``metric_fn``, ``make_sweep``)
+    is given, so that a bad argument is named when the function is made, not at its first call.
+
+    Raises:
+        TypeError: ``env`` is not a jaxecon env (``jaxecon.env_checks.check_economy``).
+        ValueError: ``policy`` is neither None nor callable; ``n_steps`` is neither None nor an int >= 1.
+    """
+    check_economy(env)
+    if policy is not None and not callable(policy):
+        raise ValueError(f"policy must be None or callable (key, obs, params) -> actions, got {policy!r}")
+    if n_steps is not None:
+        check_n_steps(n_steps)
+
+
 def _rewards_done_info(state, actions, reward, done, info):
     return reward, done, info
 
@@ -165,7 +181,11 @@ def make_rollout_fn(env, *, policy: Optional[Policy] = None, n_steps: Optional[i
     """A (jitted) ``fn(key, params, actions=None) -> Rollout`` for repeated calls.
 
     With ``policy`` given, ``fn(key, params)``; otherwise ``fn(key, params, actions)``.
+
+    Raises:
+        as ``check_maker_args``, when ``fn`` is made.
     """
+    check_maker_args(env, policy, n_steps)
     if policy is not None:
         def fn(key, params):
             return rollout(env, key, params, policy=policy, n_steps=n_steps)

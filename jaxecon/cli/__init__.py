@@ -186,8 +186,8 @@ def main(argv=None) -> int:
     """Entry point of the ``jaxecon`` command. Returns 0 on success.
 
     Bad arguments exit through ``argparse`` (``SystemExit(2)`` with a message).
-    Every command but ``bench`` turns JAX's persistent compilation cache on
-    (``jaxecon.compilation_cache``; ``JAXECON_COMPILATION_CACHE=0`` opts out).
+    Every command but ``bench`` and ``view`` turns JAX's persistent compilation cache on
+    (``jaxecon.enable_persistent_cache``; ``JAXECON_COMPILATION_CACHE=0`` opts out).
     """
     parser = build_parser()
     args = parser.parse_args(argv)

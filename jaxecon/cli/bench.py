@@ -183,7 +183,7 @@ def _run_agents(args, parser: argparse.ArgumentParser, device) -> dict:
 def run_from_args(args, parser: argparse.ArgumentParser) -> dict:
     """Run the benchmark for parsed ``args``; print the table; write the JSON. Returns the result."""
     from jaxecon.bench import format_table, plot_throughput, run_benchmark, summary_lines  # JAX: only now
-    from jaxecon.compilation_cache import ENV_VAR as COMPILATION_CACHE_VAR
+    from jaxecon.compilation_cache import ENV_VAR as COMPILATION_CACHE_VAR, enable_persistent_cache
 
     try:
         device = select_device(args.device)
@@ -203,6 +203,8 @@ def run_from_args(args, parser: argparse.ArgumentParser) -> dict:
     # compile times are measured: no persistent cache unless asked for (also in
     # the shim's child process, which inherits the environment)
     asked = COMPILATION_CACHE_VAR in os.environ
+    if asked:
+        enable_persistent_cache()
     os.environ.setdefault(COMPILATION_CACHE_VAR, "0")
     if args.agents:
         try:

@@ -15,11 +15,14 @@ compare types, pytree structure and leaf shapes, never values.
 - ``check_masks(obs, template, groups, argument)``: each group's
   ``obs[group]["action_mask"]`` has the shape of ``template``'s (an
   observation of this economy, e.g. ``jax.eval_shape`` of its reset), so that
-  actions are never sampled from another economy's masks.
+  actions are never sampled from another economy's masks;
+  ``mask_arrays(obs, groups, argument)``: the same dicts with each mask an
+  array (a nested list of numbers, as a host program may hold it, becomes a
+  numpy array; anything else is refused by name).
 - ``check_completions(completions, argument)``: an episode count (Foundation's
   ``_completions``, which drives the tax annealing and the energy warm-up) is
   an integer scalar, and, where its value is known in Python (an int, a numpy
-  or a concrete jax scalar), >= 0. A traced count (inside ``jax.jit``,
+  or a concrete jax scalar), in 0..2**31 - 1 (an int32 in the state). A traced count (inside ``jax.jit``,
   ``vmap``, ``scan``) is checked for dtype and shape only: its value is used
   as given, so pass a count >= 0 (a negative one would run the "decay"
   warm-up backwards, i.e. reward labor).
@@ -33,7 +36,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-__all__ = ["check_completions", "check_key", "check_like", "check_masks"]
+__all__ = ["MAX_COMPLETIONS", "check_completions", "check_key", "check_like", "check_masks", "mask_arrays"]
+
+#: The largest episode count ``check_completions`` accepts (the state holds it as an int32).
+MAX_COMPLETIONS = 2**31 - 1
 
 
 def check_key(key, argument: str = "key") -> None:
@@ -108,18 +114,20 @@ def check_like(tree, template, argument: str, kind: type, accepted: str,
 
 def check_completions(completions, argument: str = "completions") -> None:
     """Raise unless ``completions`` is an episode count: an integer scalar,
-    >= 0 where its value is known in Python (not traced); see the module docstring.
+    in 0..``MAX_COMPLETIONS`` where its value is known in Python (not traced);
+    see the module docstring.
 
     Raises:
         ValueError: a bool, a float, a non-scalar or non-integer array, another
-            type, or a known value < 0, naming ``argument`` and what it accepts.
+            type, or a known value outside 0..2**31 - 1 (the state holds it as an
+            int32), naming ``argument`` and what it accepts.
     """
-    accepted = (f"{argument} must be an int >= 0 (episodes completed before this one; it drives the tax "
-                "annealing and the energy warm-up)")
+    accepted = (f"{argument} must be an int in 0..{MAX_COMPLETIONS} (episodes completed before this one; "
+                "it drives the tax annealing and the energy warm-up)")
     if isinstance(completions, (bool, np.bool_)):
         raise ValueError(f"{accepted}, got {completions!r}")
     if isinstance(completions, (int, np.integer)):
-        if completions < 0:
+        if not 0 <= completions <= MAX_COMPLETIONS:
             raise ValueError(f"{accepted}, got {completions!r}")
         return
     if not isinstance(completions, (jax.Array, np.ndarray)):
@@ -128,7 +136,7 @@ def check_completions(completions, argument: str = "completions") -> None:
         raise ValueError(f"{accepted}, got an array of dtype {completions.dtype} and shape {completions.shape}")
     if isinstance(completions, jax.core.Tracer):
         return  # its value is not known here: used as given (module docstring)
-    if int(completions) < 0:
+    if not 0 <= int(completions) <= MAX_COMPLETIONS:
         raise ValueError(f"{accepted}, got {int(completions)}")
 
 
@@ -146,3 +154,30 @@ def check_masks(obs, template, groups, argument: str = "obs") -> None:
         if got != want:
             raise ValueError(f'{argument}["{g}"]["action_mask"] has shape {got}, this env\'s has {want} '
                              f"({argument} of another economy?)")
+
+
+def mask_arrays(obs, groups, argument: str = "obs") -> dict:
+    """``obs`` with each group's ``obs[group]["action_mask"]`` as an array (``obs``
+    already known to be a dict of dicts holding the masks): jax arrays (traced
+    ones too) as given, array-likes of numbers or bools (nested lists, numpy)
+    as numpy arrays.
+
+    Raises:
+        TypeError: a mask that is not numbers (strings, None, a ragged list),
+            naming it and what it accepts.
+    """
+    out = dict(obs)
+    for g in groups:
+        mask = obs[g]["action_mask"]
+        if isinstance(mask, jax.Array):
+            continue
+        try:
+            arr = np.asarray(mask)
+        except ValueError:  # ragged nested lists
+            arr = None
+        if arr is None or not (arr.dtype == np.bool_ or np.issubdtype(arr.dtype, np.number)):
+            got = "a ragged list" if arr is None else f"dtype {arr.dtype}"
+            raise TypeError(f'{argument}["{g}"]["action_mask"] must be an array of numbers (1 = allowed, '
+                            f"as reset and step give it), got {got}")
+        out[g] = {**obs[g], "action_mask": arr}
+    return out

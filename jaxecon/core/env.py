@@ -52,7 +52,7 @@ from jax.experimental import checkify
 from jaxecon import spaces
 from jaxecon.core import metric_keys, phases
 from jaxecon.core.agent_kinds import as_rewards
-from jaxecon.core.arg_checks import check_completions, check_key, check_like, check_masks
+from jaxecon.core.arg_checks import check_completions, check_key, check_like, check_masks, mask_arrays
 from jaxecon.core.component import Component
 from jaxecon.core.group_codec import AGENT_IDS, GroupCodec
 from jaxecon.core.groups import MOBILE, PLANNER
@@ -308,7 +308,7 @@ class Economy:
                 PRNG key, ``params`` or ``prev_state`` that are not this
                 economy's (``check_params``, ``check_state``).
             ValueError: ``completions`` that is not an integer scalar, or
-                negative where its value is known (``arg_checks.check_completions``).
+                outside 0..2**31 - 1 where its value is known (``arg_checks.check_completions``).
         """
         check_key(key, "key")
         if completions is not None:
@@ -435,7 +435,8 @@ class Economy:
             state: ``EnvState``.
             actions: ``{"a": int [n_agents] (single-action mode) or
                 int [n_agents, n_subspaces] (multi-action mode), "p": int [] or
-                int [n_planner_subspaces]}``; a missing entry means NO-OP.
+                int [n_planner_subspaces]}``; a missing entry (or
+                ``actions=None``, as Foundation's ``step(None)``) means NO-OP.
                 With declared groups, one entry per group (``group_names``),
                 a mobile group's ``[count]`` or ``[count, n_subspaces]``.
                 Out-of-range indices act as NO-OP (see ``checked_step``).
@@ -580,9 +581,14 @@ class Economy:
 
         Returns the ``actions`` dict for ``step``. Requires ``flatten_masks``.
 
+        Args:
+            key: one PRNG key.
+            obs: the observation dict of ``reset`` or ``step`` (batched or
+                not); its ``action_mask`` entries may be any array-like of numbers.
         Raises:
             ValueError: ``flatten_masks=False``; ``obs`` without every group's
                 ``action_mask``, or masks of another economy's shape.
+            TypeError: ``key`` is not a PRNG key; a mask that is not numbers.
         """
         if not self.flatten_masks:
             raise ValueError("sample_actions needs flatten_masks=True")
@@ -593,6 +599,7 @@ class Economy:
                              + " and ".join(f'obs["{g}"]["action_mask"]' for g in self.group_names)
                              + f"; got {type(obs).__qualname__}"
                              + (f" with keys {list(obs)}" if isinstance(obs, dict) else ""))
+        obs = mask_arrays(obs, self.group_names)
         check_masks(obs, self._mask_template, self.group_names)
         return self.codec.sample_actions(key, obs)
 

@@ -200,7 +200,7 @@ class Scenario:
         n_agents: int >= 2, number of mobile agents.
         world_size: [H, W] list/tuple of two positive ints (a world whose maps
             alone exceed the machine's memory is a ValueError naming it).
-        episode_length: int >= 1, timesteps per episode.
+        episode_length: int in 1..2**31 - 1 (the timestep is an int32), timesteps per episode.
         multi_action_mode_agents: bool (False): one action per subspace per step.
         multi_action_mode_planner: bool (True).
         flatten_observations: bool (True): pack non-spatial obs into ``"flat"``.
@@ -302,7 +302,8 @@ class Scenario:
             cfg.check_int("world_size[0]", world_size[0], minimum=1),
             cfg.check_int("world_size[1]", world_size[1], minimum=1),
         )
-        self.episode_length = cfg.check_int("episode_length", episode_length, minimum=1)
+        # the timestep is an int32: a longer episode would never end
+        self.episode_length = cfg.check_int("episode_length", episode_length, minimum=1, maximum=2**31 - 1)
         self.multi_action_mode_agents = cfg.check_bool(
             "multi_action_mode_agents", multi_action_mode_agents
         )

@@ -25,8 +25,9 @@ Engines are cached by ``engine_for(scenario_name, kwargs)``: environments
 built with the same scenario and keyword arguments (the shim-only
 ``dense_log_frequency`` and ``world_dense_log_frequency`` aside) share one
 engine, so only the first construction in a process compiles; with the
-persistent compilation cache (``jaxecon.compilation_cache``) a
-new process loads the executables from disk. The compiles of one engine run
+persistent compilation cache (``jaxecon.compilation_cache``), which the first
+engine turns on when ``$JAXECON_COMPILATION_CACHE`` asks (or the script called
+``jaxecon.enable_persistent_cache()``), a new process loads the executables from disk. The compiles of one engine run
 in parallel threads.
 """
 
@@ -41,6 +42,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxecon.compilation_cache import enable_persistent_cache
 from jaxecon.compile_notice import CompileNotice
 from jaxecon.core.backend import unrolled_threefry_impl
 from jaxecon.foundation.agent_classes import group_keys
@@ -188,7 +190,9 @@ class Engine:
         self._compile(self.COMPILED)
 
     def _setup(self, core) -> None:
-        """The packings and argument shapes of ``core`` (nothing is compiled)."""
+        """The packings and argument shapes of ``core`` (nothing is compiled);
+        the persistent compilation cache turned on first if ``$JAXECON_COMPILATION_CACHE`` asks."""
+        enable_persistent_cache(default=False)  # the user's opt-in: a Foundation script runs unchanged
         self.core = core
         params = core.default_params
         self.key_impl = unrolled_threefry_impl()

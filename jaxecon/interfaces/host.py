@@ -28,6 +28,7 @@ from jaxecon.core.env import Economy
 from jaxecon.env_checks import env_type_error
 from jaxecon.factory import make_from_config
 from jaxecon.render import render_world
+from jaxecon.wrappers.base import unwrap_state
 
 __all__ = ["RENDER_MODES", "HostEconomy", "Outputs", "as_env", "check_action", "render_state", "spaces_of"]
 
@@ -66,6 +67,10 @@ def spaces_of(env: Economy) -> dict:
     return {g: (env.observation_space(g), env.action_space(g)) for g in env.group_names}
 
 
+#: How many bad entries an action's error lists by index (the rest are counted).
+_SHOWN = 5
+
+
 def check_action(value, shape: tuple, low, high, name: str) -> np.ndarray:
     """``value`` as an int32 array of ``shape`` with ``low <= value <= high``.
 
@@ -76,7 +81,7 @@ def check_action(value, shape: tuple, low, high, name: str) -> np.ndarray:
         name: how the error messages call the value, e.g. ``'action["a"]'``.
     Raises:
         ValueError: not an integer, wrong shape, or out of bounds (names
-            ``name``, the bad entries and the allowed range).
+            ``name``, the first five bad entries and how many more, and the allowed range).
     """
     arr = np.asarray(value)
     if arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):
@@ -87,12 +92,13 @@ def check_action(value, shape: tuple, low, high, name: str) -> np.ndarray:
     high = np.broadcast_to(high, shape)
     bad = (arr < low) | (arr > high)
     if np.any(bad):
-        where = np.argwhere(bad)[:5].tolist() if arr.ndim else []
+        where = np.argwhere(bad).tolist() if arr.ndim else []
+        more = f" and {len(where) - _SHOWN} more" if len(where) > _SHOWN else ""
         allowed = (f"0..{int(high.flat[0])}" if np.all(low == 0) and np.all(high == high.flat[0])
                    else f"per entry {low.tolist()}..{high.tolist()}")
         raise ValueError(
             f"{name} is outside the action space: {arr.tolist()}"
-            + (f" (bad entries at {where})" if where else "") + f"; allowed: {allowed}"
+            + (f" (bad entries at {where[:_SHOWN]}{more})" if where else "") + f"; allowed: {allowed}"
         )
     return arr.astype(np.int32)
 
@@ -107,13 +113,21 @@ def render_state(state) -> np.ndarray:
     ``HostEconomy``'s state, PettingZoo and Gymnasium the Foundation shim's.
 
     Args:
-        state: an ``EnvState`` (device or numpy leaves), with any leading
-            batch axes ``B``; its maps, House owners and agent locations are
-            fetched in one transfer.
+        state: an ``EnvState`` (device or numpy leaves), or a wrapper's state
+            holding one, with any leading batch axes ``B``; its maps, House
+            owners and agent locations are fetched in one transfer.
     Returns:
         uint8 ``[*B, H * 16, W * 16, 3]``: resources, water, houses by owner
         and the mobile agents at their locations.
+    Raises:
+        TypeError: ``state`` is not one (batched) ``EnvState``: a tuple or
+            list of states is refused, saying how to stack them.
     """
+    if isinstance(state, (tuple, list)):
+        raise TypeError(f"state must be one EnvState (several: one EnvState with a leading batch axis, "
+                        f"jax.tree.map(lambda *x: jnp.stack(x), *states)), got a {type(state).__name__} "
+                        f"of {len(state)}")
+    state = unwrap_state(state)
     maps, owner, loc = jax.device_get((state.maps, state.owner, state.loc))
     lead = np.shape(loc)[:-2]
     frames = [

@@ -252,8 +252,11 @@ class BaseEnv(_Base):
         n, count = env.n_agents, len(players)
         if num_players is not None and num_players != count:
             per_group = ", ".join(f"{g.name} {g.count}" for g in env.agent_groups)
-            raise ValueError(f"num_players must be n_agents + {count - n} = {count} (one player per agent "
-                             f"of each group: {per_group}), got {num_players!r}")
+            planners = count - n
+            whom = (f"n_agents ({n}) plus {planners} planner{'s' if planners > 1 else ''}" if planners
+                    else f"n_agents ({n}), no planner")
+            raise ValueError(f"num_players must be {count}: {whom}, one player per agent of each group "
+                             f"({per_group}); got {num_players!r}")
         self._economy = HostEconomy(env)
         of = spaces_of(env)
         env_spec = EnvSpec(

@@ -31,6 +31,7 @@ import numpy as np
 __all__ = [
     "agent_series",
     "check_dense_log",
+    "check_steps",
     "load_dense_log",
     "n_agents",
     "snapshot_timesteps",
@@ -65,14 +66,17 @@ def check_dense_log(dense_log) -> dict:
     Raises:
         ValueError: naming the problem: not a dict, no ``"states"`` /
             ``"world"`` list, lists of different lengths, a state without
-            agent ``"0"`` or its ``"loc"``/``"inventory"``, or no world snapshot.
+            agent ``"0"`` or its ``"loc"``/``"inventory"``, no world snapshot,
+            or what :func:`check_steps` refuses.
     """
     if not isinstance(dense_log, dict):
         raise ValueError(f"dense_log must be a dict (a Foundation-style dense log), got {type(dense_log).__name__}")
     for key in ("world", "states"):
-        if not isinstance(dense_log.get(key), list) or not dense_log[key]:
-            raise ValueError(f"dense_log needs a non-empty {key!r} list (one entry per timestep 0..T), "
-                             f"its keys are {sorted(dense_log)}")
+        entries = dense_log.get(key)
+        if not isinstance(entries, list) or not entries:
+            got = (f"its keys are {sorted(map(str, dense_log))}" if entries is None
+                   else f"got {'an empty list' if isinstance(entries, list) else type(entries).__name__}")
+            raise ValueError(f"dense_log[{key!r}] must be a non-empty list (one entry per timestep 0..T), {got}")
     if len(dense_log["world"]) != len(dense_log["states"]):
         raise ValueError(f"dense_log['world'] has {len(dense_log['world'])} entries but dense_log['states'] "
                          f"{len(dense_log['states'])}; both need one per timestep 0..T")
@@ -84,7 +88,72 @@ def check_dense_log(dense_log) -> dict:
             raise ValueError(f"dense_log['states'][0]['0'] has no {field!r}; its fields are {sorted(first['0'])}")
     if not any(dense_log["world"]):
         raise ValueError("dense_log['world'] holds no world snapshot (every entry is empty)")
+    check_steps(dense_log)
     return dense_log
+
+
+def check_steps(dense_log) -> list:
+    """Check the per-timestep entries of ``dense_log`` (a dict with a non-empty
+    ``"states"`` list): every state a dict holding the same agents, each
+    agent's and the planner's state a dict whose ``"loc"`` is ``[row, col]``
+    and whose ``"inventory"``, ``"escrow"``, ``"endogenous"`` are dicts;
+    ``"actions"`` and ``"rewards"``, where present, T dicts for T + 1 states.
+    Agents may be keyed by int (an in-memory log) or str (JSON).
+
+    Returns:
+        The agent keys as strs, ``["0", ..., "n-1"]``.
+    Raises:
+        ValueError: one line naming the field (``dense_log['states'][3]['1']['loc']``, ...),
+            what it must be and what it is.
+    """
+    states = dense_log["states"]
+    T = len(states) - 1
+    agents = None
+    for t, state in enumerate(states):
+        if not isinstance(state, dict) or not ("0" in state or 0 in state):
+            raise ValueError(f"dense_log['states'][{t}] must be a dict keyed by agent index ('0', '1', ..., 'p')")
+        here = sorted((str(k) for k in state if str(k).isdigit()), key=int)
+        if agents is None:
+            agents = here
+        elif here != agents:
+            raise ValueError(f"dense_log['states'][{t}] has agents {here}, dense_log['states'][0] {agents}: "
+                             "every timestep needs the same agents")
+        for a in here + ["p"]:
+            st = state.get(a, state.get(int(a))) if a != "p" else state.get("p", {})
+            where = f"dense_log['states'][{t}][{a!r}]"
+            if not isinstance(st, dict):
+                raise ValueError(f"{where} must be a dict (the agent's state), got {type(st).__name__}")
+            if "loc" in st and not _is_loc(st["loc"]):
+                raise ValueError(f"{where}['loc'] must be [row, col] (two integers), got {st['loc']!r}")
+            for group in ("inventory", "escrow", "endogenous"):
+                if group in st and not isinstance(st[group], dict):
+                    raise ValueError(f"{where}[{group!r}] must be a dict {{name: number}}, "
+                                     f"got {type(st[group]).__name__}")
+    for key in ("actions", "rewards"):
+        if key in dense_log:
+            entries = dense_log[key]
+            if not isinstance(entries, list) or len(entries) != T:
+                got = f"{len(entries)} entries" if isinstance(entries, list) else type(entries).__name__
+                raise ValueError(f"dense_log[{key!r}] must be a list of {T} dicts (one per step 1..T, "
+                                 f"'states' has {T + 1} timesteps), got {got}")
+            for t, e in enumerate(entries):
+                if not isinstance(e, dict):
+                    raise ValueError(f"dense_log[{key!r}][{t}] must be a dict keyed by agent index and 'p', "
+                                     f"got {type(e).__name__}")
+    return agents
+
+
+def _is_loc(v) -> bool:
+    """Whether ``v`` is ``[row, col]``: two integral numbers (a list, tuple or numpy array)."""
+    if isinstance(v, (str, bytes, dict)):
+        return False
+    try:
+        pair = list(v)
+    except TypeError:
+        return False
+    return len(pair) == 2 and all(
+        isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool) and float(x).is_integer()
+        for x in pair)
 
 
 def n_agents(dense_log) -> int:

@@ -53,6 +53,8 @@ import os
 
 import numpy as np
 
+from jaxecon.plotting.logs import check_steps
+
 __all__ = ["Replay", "check_replay_log", "replay", "replay_data"]
 
 _CORE = ("loc", "inventory", "escrow", "endogenous")
@@ -94,27 +96,100 @@ class Replay:
 
 
 def check_replay_log(dense_log) -> dict:
-    """``dense_log`` itself, after checking the page can be built from it.
+    """``dense_log`` itself, after checking that it is one consistent episode the page can show.
+
+    Checks the fields the page reads (each optional one where present):
+    ``"states"`` (T + 1 dicts with the same agents ``"0"``..``"n-1"``, each
+    agent state a dict whose ``"loc"`` is ``[row, col]`` and whose
+    ``"inventory"``, ``"escrow"``, ``"endogenous"`` are dicts), ``"world"``
+    (T + 1 entries), ``"actions"`` and ``"rewards"`` (T dicts; the per-step
+    entries: :func:`jaxecon.plotting.logs.check_steps`),
+    ``"n_agents"`` (n), ``"world_size"`` (``[rows, cols]``, the maps' shape),
+    ``"episode_length"`` (T), ``"world_dense_log_frequency"`` (>= 1),
+    ``"episode"``/``"env_index"`` (None or >= 0), ``"agent_groups"``
+    (``{name: [agent index, ...]}``) and ``"agent_skills"`` (``{name: [n numbers]}``).
 
     Raises:
-        ValueError: naming the problem: not a dict, no non-empty ``"states"``
-            list, a ``"world"`` list of another length, states without agent
-            ``"0"``.
+        ValueError: one line naming the field (``dense_log['states'][3]['1']['loc']``, ...),
+            what it must be and what it is.
     """
     if not isinstance(dense_log, dict):
         raise ValueError(f"dense_log must be a dict (a Foundation-style dense log), got {type(dense_log).__name__}")
     states = dense_log.get("states")
     if not isinstance(states, list) or not states:
-        raise ValueError(f"dense_log needs a non-empty 'states' list (one entry per timestep 0..T), "
-                         f"its keys are {sorted(dense_log)}")
+        got = (f"its keys are {sorted(map(str, dense_log))}" if states is None
+               else f"got {'an empty list' if isinstance(states, list) else type(states).__name__}")
+        raise ValueError(f"dense_log['states'] must be a non-empty list (one entry per timestep 0..T), {got}")
+    T = len(states) - 1
     world = dense_log.get("world", [])
     if not isinstance(world, list) or (world and len(world) != len(states)):
         raise ValueError(f"dense_log['world'] must be a list with one entry per timestep like 'states' "
                          f"({len(states)}), got {len(world) if isinstance(world, list) else type(world).__name__}")
-    for t, s in enumerate(states):
-        if not isinstance(s, dict) or not ("0" in s or 0 in s):
-            raise ValueError(f"dense_log['states'][{t}] must be a dict keyed by agent index ('0', '1', ..., 'p')")
+    agents = check_steps(dense_log)
+    _check_metadata(dense_log, T, agents)
     return dense_log
+
+
+def _is_count(v, low: int) -> bool:
+    """Whether ``v`` is an int (Python or numpy, not bool) >= ``low``."""
+    return isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= low
+
+
+def _check_metadata(log: dict, T: int, agents: list) -> None:
+    """Check ``jaxecon run``'s metadata fields of the log where present (see ``check_replay_log``)."""
+    n = len(agents)
+    if "n_agents" in log and not (_is_count(log["n_agents"], 0) and log["n_agents"] == n):
+        raise ValueError(f"dense_log['n_agents'] must be the number of agents its states hold ({n}), "
+                         f"got {log['n_agents']!r}")
+    if "episode_length" in log and not (_is_count(log["episode_length"], 0) and log["episode_length"] == T):
+        raise ValueError(f"dense_log['episode_length'] must be the number of steps it logs ({T}), "
+                         f"got {log['episode_length']!r}")
+    if "world_dense_log_frequency" in log and not _is_count(log["world_dense_log_frequency"], 1):
+        raise ValueError(f"dense_log['world_dense_log_frequency'] must be an int >= 1, "
+                         f"got {log['world_dense_log_frequency']!r}")
+    for key in ("episode", "env_index"):
+        if log.get(key) is not None and not _is_count(log[key], 0):
+            raise ValueError(f"dense_log[{key!r}] must be None or an int >= 0, got {log[key]!r}")
+    if "world_size" in log:
+        size = log["world_size"]
+        ok = isinstance(size, (list, tuple)) and len(size) == 2 and all(_is_count(x, 1) for x in size)
+        shape = _map_shape(log.get("world") or [])
+        if not ok or (shape is not None and list(size) != list(shape)):
+            want = f"[rows, cols] of its maps, {list(shape)}" if shape is not None else "[rows, cols], ints >= 1"
+            raise ValueError(f"dense_log['world_size'] must be {want}, got {size!r}")
+    groups = log.get("agent_groups")
+    if groups is not None:
+        named = set(agents)
+        if not isinstance(groups, dict) or not all(
+                isinstance(idx, (list, tuple)) and all(str(i) in named for i in idx) for idx in groups.values()):
+            raise ValueError(f"dense_log['agent_groups'] must be {{group name: [agent index, ...]}} over the "
+                             f"agents {agents}, got {groups!r}"[:300])
+    skills = log.get("agent_skills")
+    if skills is not None:
+        if not isinstance(skills, dict) or not all(
+                isinstance(v, (list, tuple)) and len(v) == n and all(_number(x) is not None for x in v)
+                for v in skills.values()):
+            raise ValueError(f"dense_log['agent_skills'] must be {{skill name: [{n} numbers, one per agent]}}, "
+                             f"got {skills!r}"[:300])
+
+
+def _map_shape(world: list):
+    """``(rows, cols)`` of the first world snapshot's first map, or None without one."""
+    from jaxecon.render import MAP_NAMES
+
+    for w in world:
+        if isinstance(w, dict) and w:
+            for k in MAP_NAMES:
+                v = w.get(k)
+                v = v.get("health") if isinstance(v, dict) else v
+                if v is not None:
+                    try:
+                        a = np.asarray(v, np.float64)
+                    except (TypeError, ValueError):  # ragged or not numbers: no map to draw
+                        return None
+                    return tuple(a.shape) if a.ndim == 2 and a.size else None
+            return None
+    return None
 
 
 def _string_keys(log: dict) -> dict:
@@ -264,15 +339,8 @@ def replay_data(dense_log) -> dict:
     n = len(agents)
     world = log.get("world") or [{}] * (T + 1)
     snap_t = [t for t, w in enumerate(world) if isinstance(w, dict) and w]
-    H = W = 0
-    map_names = []
-    if snap_t:
-        w0 = world[snap_t[0]]
-        map_names = [k for k in MAP_NAMES if k in w0]
-        for k in map_names:
-            v = w0[k]["health"] if isinstance(w0[k], dict) else w0[k]
-            H, W = len(v), len(v[0]) if v else 0
-            break
+    H, W = _map_shape(world) or (0, 0)
+    map_names = [k for k in MAP_NAMES if k in world[snap_t[0]]] if snap_t else []
     snaps = [_map_snapshot(world[t], map_names, H, W) for t in snap_t] if H and W else []
     if not snaps:
         snap_t = []
@@ -362,12 +430,9 @@ def replay_data(dense_log) -> dict:
                 events.append([t, int(g["agent"]), "G", _loc(g.get("loc")), str(g.get("resource", "?")),
                                _number(g.get("n"))])
 
-    skills = {}  # jaxecon run's "agent_skills" (at reset), where the states do not hold them
-    if isinstance(log.get("agent_skills"), dict):
-        for k, v in log["agent_skills"].items():
-            vals = [_number(x) for x in (v if isinstance(v, (list, tuple)) else [])]
-            if k not in extra_names and len(vals) == n and all(x is not None for x in vals):
-                skills[str(k)] = _compact(vals, 4)
+    # jaxecon run's "agent_skills" (at reset), where the states do not hold them
+    skills = {str(k): _compact([_number(x) for x in v], 4)
+              for k, v in (log.get("agent_skills") or {}).items() if k not in extra_names}
 
     metrics = {}
     if "Coin" in inv:

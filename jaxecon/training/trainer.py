@@ -24,7 +24,7 @@ and process 0 alone writes ``config.yaml``, the logs, the PNG and
 
 The update is compiled once per run, saying so (``jaxecon.compile_notice``);
 JAX's persistent compilation cache is turned on, as by the ``jaxecon``
-commands (``jaxecon.compilation_cache``: ``$JAXECON_COMPILATION_CACHE``,
+commands (``jaxecon.enable_persistent_cache``: ``$JAXECON_COMPILATION_CACHE``,
 ``0`` to opt out; here too for other libraries' environments), so a resumed
 or repeated run skips the compilation.
 

@@ -10,6 +10,7 @@ observation spaces (``jaxecon.wrappers.flat``), checks actions, and gives
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
 
 import numpy as np
 
@@ -80,9 +81,13 @@ class Front:
         NO-OP, as in the functional env)."""
         if hasattr(value, "dtype") and hasattr(value, "shape"):
             dtype, got = np.dtype(value.dtype), tuple(value.shape)
-        else:
-            arr = np.asarray(value)
-            dtype, got = arr.dtype, arr.shape
+        else:  # a number or a (nested) list, whose entries a jitted call has made tracers
+            try:
+                arr = jax.eval_shape(jnp.asarray, value)
+            except (TypeError, ValueError):
+                raise ValueError(f"{name} must be an integer array of shape {tuple(shape)}, "
+                                 f"got {type(value).__name__} {value!r}"[:300]) from None
+            dtype, got = np.dtype(arr.dtype), tuple(arr.shape)
         if not np.issubdtype(dtype, np.integer) or got != tuple(shape):
             raise ValueError(f"{name} must be an integer array of shape {tuple(shape)}, got {dtype} {got}")
 
