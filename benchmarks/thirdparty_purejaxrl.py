@@ -129,17 +129,18 @@ def economy_state(state) -> EnvState:
     return state
 
 
-def labor_weight(env_cfg: dict, state: EnvState) -> np.ndarray:
-    """float [economies]: Foundation's labor-cost weight of each economy of a
-    per-agent batch (``1 - exp(-x / energy_warmup_constant)``, ``x`` the "auto"
-    integrator or the completed episodes; 1 without a warm-up), one per
-    economy (every ``num_agents``-th entry)."""
+def labor_weight(env_cfg: dict, state: EnvState, entries_per_economy: int = 1) -> np.ndarray:
+    """float [economies]: Foundation's labor-cost weight (``energy_weight``) of each
+    economy of a batch of states (leaves [entries, ...]): ``1 - exp(-x /
+    energy_warmup_constant)``, ``x`` the "auto" integrator or the completed
+    episodes; 1 without a warm-up. ``entries_per_economy``: the entries that
+    hold copies of one economy (GymnaxEnv's per-agent mode: its agents)."""
     const = float(env_cfg.get("energy_warmup_constant", 0))
     if const <= 0:
         return np.ones(1)
     auto = env_cfg.get("energy_warmup_method", "decay") == "auto"
     x = np.asarray(state.scenario.auto_warmup_integrator if auto else state.completions, np.float64)
-    return 1.0 - np.exp(-x[:: env_cfg["n_agents"]] / const)
+    return 1.0 - np.exp(-x[::entries_per_economy] / const)
 
 
 def interval(values) -> str:
@@ -203,7 +204,7 @@ def main(argv=None) -> None:
         out = jax.block_until_ready(train(jax.random.PRNGKey(seed)))
         wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
         train_state = out["runner_state"][0]
-        weight = labor_weight(env_cfg, economy_state(out["runner_state"][1]))
+        weight = labor_weight(env_cfg, economy_state(out["runner_state"][1]), env.num_agents)
 
         def trained(key, obs, mask, params=train_state.params):
             pi, _ = train_state.apply_fn(params, obs)
