@@ -237,7 +237,7 @@ def main(argv=None) -> None:
         out = jax.block_until_ready(train(jax.random.PRNGKey(seed)))
         wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
         if args.script == "ippo_ff_mpe":
-            curve = np.asarray(out["metrics"]["returned_episode_returns"]).mean(axis=(1, 2))
+            curve = np.asarray(out["metrics"]["returned_episode_returns"])
             train_state, env_state = out["runner_state"][:2]
         else:
             curve = np.asarray([float(m["returns"]) for m in logged])
