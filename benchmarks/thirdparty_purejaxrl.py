@@ -27,7 +27,8 @@ at the FULL labor cost (``energy_warmup_constant`` 0: where the warm-up
 ends, Foundation's phase-2 labor cost, taxes as the economy has them).
 Prints per seed, per agent-episode, the mean return and the productivity at
 the episode's end (``social/productivity``, total coin produced), the share
-of NO-OPs among the trained policy's sampled actions, and the warm-up's
+of NO-OPs and of forbidden actions (remapped, or NO-OPs under ``"noop"``)
+among the trained policy's sampled actions, and the warm-up's
 labor weight each training economy reached; then the mean over seeds with
 95% intervals, whether PPO beat NO-OP on return and random valid actions on
 productivity, wall and CPU seconds and the load average.
@@ -95,9 +96,10 @@ def load_ppo(clone: pathlib.Path, env) -> types.ModuleType:
 
 
 def rollout(env, policy, key, num_envs: int, steps: int):
-    """``(returns, productivity, actions)``: the return and the productivity at
-    the steps that end an episode (float [n_episodes x entries] each), and
-    every action chosen (int32 [steps, num_envs]), for ``policy(key, obs,
+    """``(returns, productivity, actions, forbidden)``: the return and the
+    productivity at the steps that end an episode (float [n_episodes x
+    entries] each), every action chosen (int32 [steps, num_envs]) and whether
+    the mask forbade it (bool [steps, num_envs]), for ``policy(key, obs,
     mask) -> action`` (obs [num_envs, obs_dim], mask bool [num_envs, n_actions])."""
     params = env.default_params
     step = jax.vmap(env.step, in_axes=(0, 0, 0, None))
@@ -106,10 +108,12 @@ def rollout(env, policy, key, num_envs: int, steps: int):
     def body(carry, key):
         obs, state, ret = carry
         k_act, k_step = jax.random.split(key)
-        action = policy(k_act, obs, mask_of(state, params))
+        mask = mask_of(state, params)
+        action = policy(k_act, obs, mask)
+        forbidden = ~jnp.take_along_axis(mask, action[:, None], axis=1)[:, 0]
         obs, state, reward, done, info = step(jax.random.split(k_step, num_envs), state, action, params)
         ret = ret + reward
-        return (obs, state, jnp.where(done, 0.0, ret)), (done, ret, info["social/productivity"], action)
+        return (obs, state, jnp.where(done, 0.0, ret)), (done, ret, info["social/productivity"], action, forbidden)
 
     def run(key):
         k_reset, k_run = jax.random.split(key)
@@ -117,8 +121,8 @@ def rollout(env, policy, key, num_envs: int, steps: int):
         _, out = jax.lax.scan(body, (obs, state, jnp.zeros(num_envs)), jax.random.split(k_run, steps))
         return out
 
-    done, ret, productivity, actions = (np.asarray(x) for x in jax.jit(run)(key))
-    return ret[done], productivity[done], actions
+    done, ret, productivity, actions, forbidden = (np.asarray(x) for x in jax.jit(run)(key))
+    return ret[done], productivity[done], actions, forbidden
 
 
 def economy_state(state) -> EnvState:
@@ -195,7 +199,7 @@ def main(argv=None) -> None:
         return jnp.zeros(obs.shape[0], jnp.int32)
 
     steps = args.eval_episodes * length
-    header = (f"{'seed':>4} {'PPO return':>11} {'PPO prod.':>10} {'NO-OP share':>12} {'random ret.':>12} "
+    header = (f"{'seed':>4} {'PPO return':>11} {'PPO prod.':>10} {'NO-OP share':>12} {'forbidden':>10} {'random ret.':>12} "
               f"{'random prod.':>13} {'NO-OP ret.':>11} {'weight reached':>15} {'train s':>8} {'CPU s':>7}")
     print(header)
     rows = []
@@ -213,12 +217,13 @@ def main(argv=None) -> None:
         key = jax.random.key(seed + 1000)
         row = {"seed": seed, "wall": wall, "cpu": cpu, "weight": weight}
         for name, policy in (("ppo", trained), ("random", random_valid), ("noop", noop)):
-            returns, productivity, actions = rollout(full_cost, policy, key, args.num_envs, steps)
+            returns, productivity, actions, forbidden = rollout(full_cost, policy, key, args.num_envs, steps)
             row[name] = (float(returns.mean()), float(productivity.mean()))
             if name == "ppo":
-                row["noop_share"] = float((actions == 0).mean())
+                row["noop_share"], row["forbidden_share"] = float((actions == 0).mean()), float(forbidden.mean())
         rows.append(row)
         print(f"{seed:>4} {row['ppo'][0]:>11.2f} {row['ppo'][1]:>10.1f} {row['noop_share']:>12.1%} "
+              f"{row['forbidden_share']:>10.1%} "
               f"{row['random'][0]:>12.2f} {row['random'][1]:>13.1f} {row['noop'][0]:>11.2f} "
               f"{np.array2string(weight, precision=2):>15} {wall:>8.0f} {cpu:>7.0f}")
     won_return = sum(r["ppo"][0] > r["noop"][0] for r in rows)
