@@ -190,7 +190,7 @@ def gather_build_no_planner_config() -> dict:
 #: where some agent earns coin), so the weight ``1 - exp(-count / 2000)``
 #: passes 0.95 after 6000 such steps: within a 1M-step budget of 16 vmapped
 #: economies (62,500 steps each) once the agents earn on about one step in ten.
-#: Measured: 0.93 to 0.97 at the end of the third-party benchmarks' 1M-step
+#: Measured: 0.92 to 0.99 at the end of the third-party benchmarks' 1M-step
 #: runs (``benchmarks/RESULTS.md``).
 PHASE1_WARMUP_CONSTANT = 2000
 
