@@ -318,3 +318,62 @@ def test_bad_input(env, genv):
         genv.reset(jax.random.key(0), {"isoelastic_eta": 0.23})
     with pytest.raises(ValueError, match=r"planner_policy returned an action of shape \(3,\)"):
         jax.eval_shape(lambda k, s: bad.step_env(k, s, jnp.zeros(2, jnp.int32), params), jax.random.key(0), state)
+
+
+def test_phase1_warmup_carries_across_the_fronts_auto_resets(jitted_env):
+    """``phase1``'s labor-cost warm-up ("auto": the integrator) and the completed
+    episodes survive the auto-reset of both fronts, vmapped as PureJaxRL and
+    JaxMARL vmap them; the labor weight read after the reset is Foundation's
+    ``1 - exp(-integrator / energy_warmup_constant)``."""
+    from jaxecon.configs import PHASE1_WARMUP_CONSTANT, phase1_config
+    from jaxecon.wrappers import MultiAgentEnv
+
+    cfg = two_agents(phase1_config(), EPISODE)
+    assert cfg["energy_warmup_method"] == "auto" and cfg["energy_warmup_constant"] == PHASE1_WARMUP_CONSTANT
+    assert [c["PeriodicBracketTax"]["disable_taxes"] for c in cfg["components"] if "PeriodicBracketTax" in c] == [True]
+    econ = jitted_env(cfg).env
+    integ, done_before = 1000, 7
+
+    def seeded(state: EnvState) -> EnvState:
+        return state.replace(completions=jnp.full_like(state.completions, done_before),
+                             scenario=state.scenario.replace(
+                                 auto_warmup_integrator=jnp.full_like(state.scenario.auto_warmup_integrator, integ)))
+
+    genv = GymnaxEnv(econ, step_api="legacy", agents_as_batch=True)
+    params = genv.default_params
+
+    def gymnax_episode(key):
+        keys = jax.random.split(key, 2 * econ.n_agents)  # two economies
+        _, state = jax.vmap(genv.reset, in_axes=(0, None))(keys, params)
+        state = state.replace(env_state=seeded(state.env_state))
+
+        def body(state, key):
+            action = jnp.zeros(keys.shape[0], jnp.int32)
+            _, state, _, done, _ = jax.vmap(genv.step, in_axes=(0, 0, 0, None))(
+                jax.random.split(key, keys.shape[0]), state, action, params)
+            return state, done
+
+        state, done = jax.lax.scan(body, state, jax.random.split(key, EPISODE))
+        return state.env_state, done
+
+    menv = MultiAgentEnv(econ)
+
+    def jaxmarl_episode(key):
+        _, state = jax.vmap(menv.reset)(jax.random.split(key, 2))
+        state = seeded(state)
+
+        def body(state, key):
+            actions = {a: jnp.zeros(2, jnp.int32) for a in menv.agents}
+            _, state, _, dones, _ = jax.vmap(menv.step)(jax.random.split(key, 2), state, actions)
+            return state, dones["__all__"]
+
+        return jax.lax.scan(body, state, jax.random.split(key, EPISODE))
+
+    for state, done in (jax.jit(gymnax_episode)(jax.random.key(4)), jax.jit(jaxmarl_episode)(jax.random.key(5))):
+        assert bool(done[-1].all()) and not bool(done[:-1].any())  # the last step reset every economy
+        np.testing.assert_array_equal(np.asarray(state.timestep), 0)
+        np.testing.assert_array_equal(np.asarray(state.completions), done_before + 1)
+        # NO-OP earns nothing, so no step counted: the integrator is the one carried over
+        np.testing.assert_array_equal(np.asarray(state.scenario.auto_warmup_integrator), integ)
+        weight = jax.vmap(econ.scenario.energy_weight, in_axes=(0, None))(state, params)
+        np.testing.assert_allclose(np.asarray(weight), 1 - np.exp(-integ / PHASE1_WARMUP_CONSTANT), rtol=1e-6)

@@ -101,3 +101,18 @@ def test_a_world_too_large_for_memory_names_world_size(monkeypatch):
     small = jaxecon.make("uniform/simple_wood_and_stone", components=[("Build", {}), ("Gather", {})],
                          n_agents=4, world_size=[20, 20], episode_length=10)  # fits
     assert small.world_size == (20, 20)
+
+
+def test_max_steps_in_episode_is_the_episode_length(env):
+    """gymnax's name for the episode length, static: rejax's evaluation reads it.
+    A copy claiming another length is refused by name (the episode would not change)."""
+    params = env.default_params
+    assert params.max_steps_in_episode == env.episode_length == 5
+    assert jax.tree.leaves(params) == jax.tree.leaves(params.replace(max_steps_in_episode=5))
+    env.check_params(params)
+    with pytest.raises(ValueError, match=r"params.max_steps_in_episode must be the economy's episode_length 5, got 6"):
+        env.check_params(params.replace(max_steps_in_episode=6))
+    with pytest.raises(ValueError, match=r"params.max_steps_in_episode must be the economy's episode_length 5"):
+        jax.jit(env.step)(jax.random.key(0), env.reset(jax.random.key(0), params)[1],
+                          {"a": jnp.zeros(2, jnp.int32), "p": jnp.zeros(7, jnp.int32)},
+                          params.replace(max_steps_in_episode=6))

@@ -213,11 +213,13 @@ class Economy:
     @property
     def default_params(self) -> EnvParams:
         """``EnvParams`` holding every numeric knob at the values given to ``make``
-        (a group's ``reward`` values per agent: ``GroupCodec.per_agent_reward_params``)."""
+        (a group's ``reward`` values per agent: ``GroupCodec.per_agent_reward_params``),
+        and ``max_steps_in_episode`` = ``episode_length`` (static)."""
         return EnvParams(
             scenario=self.codec.per_agent_reward_params(self.scenario.default_scenario_params(),
                                                         self.agent_reward_params),
             components={c.name: c.default_params() for c in self.components},
+            max_steps_in_episode=self.episode_length,
         )
 
     @property
@@ -244,8 +246,14 @@ class Economy:
         Raises:
             TypeError: ``params`` is not an ``EnvParams``.
             ValueError: params of another economy (the message names the
-                leaves that differ and both economies).
+                leaves that differ and both economies), or a
+                ``max_steps_in_episode`` other than ``episode_length``.
         """
+        steps = getattr(params, "max_steps_in_episode", self.episode_length)
+        if isinstance(params, EnvParams) and steps != self.episode_length:
+            raise ValueError(f"{argument}.max_steps_in_episode must be the economy's episode_length "
+                             f"{self.episode_length}, got {steps!r}: it reports the episode length, it does not "
+                             "set it (make the economy with another episode_length)")
         check_like(params, self._templates[0], argument, EnvParams,
                    "the env's EnvParams (env.default_params, or a copy made with .replace)", _describe,
                    batched=batched)

@@ -94,6 +94,13 @@ class EnvParams:
         components: dict component name -> that component's parameter dataclass
             (e.g. ``components["Build"].payment``).
 
+        max_steps_in_episode: int, static (not a leaf): the economy's
+            ``episode_length``, under gymnax's name for it, so that gymnax code
+            that reads ``env_params.max_steps_in_episode`` (rejax's default
+            evaluation) finds it. Changing it does not change the episode: a
+            ``.replace`` with another value is params of another economy, which
+            ``env.check_params`` refuses (``ValueError``).
+
     Leaves are Python floats (or arrays), so ``jax.grad`` with respect to them and
     ``jax.vmap`` over a batch of them both work. Structure (which fields exist) is
     fixed by ``jaxecon.make``.
@@ -101,6 +108,7 @@ class EnvParams:
 
     scenario: Any
     components: dict
+    max_steps_in_episode: int = struct.field(pytree_node=False, kw_only=True)
 
 
 def owner_dtype(n_agents: int):
