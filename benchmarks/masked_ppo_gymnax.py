@@ -2,6 +2,7 @@
 
     python benchmarks/masked_ppo_gymnax.py                       # default economy, 200-step episodes
     python benchmarks/masked_ppo_gymnax.py --timesteps 4000000 --seeds 0 1 2
+    python benchmarks/masked_ppo_gymnax.py --economy phase1 --timesteps 1000000 --num-envs 16 --seeds 0 1 2
 
 What a PureJaxRL user changes to make ``ppo.py`` mask-aware on jaxecon,
 written out (jaxecon's own code, not PureJaxRL's): the env is ``GymnaxEnv(econ,
@@ -42,7 +43,7 @@ import optax
 from flax.training.train_state import TrainState
 
 import jaxecon
-from jaxecon.configs import default_config
+from jaxecon.configs import ECONOMIES, economy_config
 from jaxecon.wrappers import GymnaxEnv
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
@@ -173,13 +174,18 @@ def main(argv=None) -> None:
     parser.add_argument("--timesteps", type=int, default=2_000_000, help="agent-steps of training per seed")
     parser.add_argument("--num-envs", type=int, default=64, help="batch entries (agents), a multiple of 4")
     parser.add_argument("--num-steps", type=int, default=128)
+    parser.add_argument("--economy", choices=tuple(ECONOMIES), default="default",
+                        help="the named economy (jaxecon.configs.ECONOMIES), evaluated at the full labor cost")
     parser.add_argument("--episode-length", type=int, default=200)
     parser.add_argument("--eval-episodes", type=int, default=2, help="episodes per entry for each policy")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
     args = parser.parse_args(argv)
 
-    econ = jaxecon.make_from_config(default_config() | {"episode_length": args.episode_length})
-    env = GymnaxEnv(econ, step_api="legacy", agents_as_batch=True)
+    env_cfg = economy_config(args.economy) | {"episode_length": args.episode_length}
+    env = GymnaxEnv(jaxecon.make_from_config(env_cfg), step_api="legacy", agents_as_batch=True)
+    # evaluated where the labor cost is whole from the first step (phase1 warms it in while training)
+    eval_env = GymnaxEnv(jaxecon.make_from_config(env_cfg | {"energy_warmup_constant": 0}), step_api="legacy",
+                         agents_as_batch=True)
     if args.num_envs % env.num_agents:
         raise SystemExit(f"--num-envs must be a multiple of the economy's {env.num_agents} agents, got {args.num_envs}")
     cfg = {"num_envs": args.num_envs, "num_steps": args.num_steps, "timesteps": args.timesteps, "lr": 3e-4,
@@ -195,7 +201,7 @@ def main(argv=None) -> None:
 
     steps = args.eval_episodes * args.episode_length
     rows = {}
-    print(f"masked PPO on {env.name} (per-agent mode, {env.num_agents} agents, {args.episode_length}-step "
+    print(f"masked PPO on {args.economy} (per-agent mode, {env.num_agents} agents, {args.episode_length}-step "
           f"episodes): {n_updates} updates of {args.num_envs} x {args.num_steps} agent-steps per seed", flush=True)
     for seed in args.seeds:
         start = time.perf_counter()
@@ -215,7 +221,7 @@ def main(argv=None) -> None:
               f"agent-steps/s, compile included); mean reward per step {float(rewards[0]):.4f} -> "
               f"{float(rewards[-1]):.4f}", flush=True)
         for name, policy in policies:
-            ret, prod = rollout(env, policy, jax.random.key(1000 + seed), args.num_envs, steps)
+            ret, prod, _, _ = rollout(eval_env, policy, jax.random.key(1000 + seed), args.num_envs, steps)
             rows.setdefault(name, []).append((ret.mean(), prod.mean()))
             print(f"  {name:<13} return/agent-episode {ret.mean():8.3f}   productivity {prod.mean():8.2f}", flush=True)
     if len(args.seeds) > 1:
