@@ -40,12 +40,23 @@ def env_type_error(value, argument: str, accepted: str) -> TypeError:
 
 
 
-def check_economy(env, argument: str = "env") -> None:
+def check_economy(env, argument: str = "env", wrappers: bool = False) -> None:
     """Raise ``env_type_error`` unless ``env`` is a jaxecon functional env (``jaxecon.make``'s).
 
+    Args:
+        env: the object given.
+        argument: the argument's name, used in the message.
+        wrappers: also accept a pure-JAX wrapper over one
+            (``jaxecon.wrappers.Wrapper``: its class declares
+            ``keeps_functional_api``, so ``reset``/``step`` keep the
+            functional signatures; the gymnax and JaxMARL fronts do not).
     Raises:
         TypeError: naming ``argument``, what it accepts and, for a shim env or
             a front, what to pass instead.
     """
-    if not isinstance(env, Economy):
-        raise env_type_error(env, argument, "a jaxecon env (jaxecon.make(...))")
+    if isinstance(env, Economy):
+        return
+    if wrappers and getattr(type(env), "keeps_functional_api", False) and isinstance(env.unwrapped, Economy):
+        return
+    accepted = "a jaxecon env (jaxecon.make(...))" + (" or a jaxecon.wrappers.Wrapper over one" if wrappers else "")
+    raise env_type_error(env, argument, accepted)

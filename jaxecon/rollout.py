@@ -190,7 +190,8 @@ def scan_steps(
     """``n_steps`` steps of ``env`` from ``carry`` as one ``lax.scan``.
 
     Args:
-        env: an environment from ``jaxecon.make``.
+        env: an environment from ``jaxecon.make``, or a ``jaxecon.wrappers.Wrapper``
+            over one (same signatures: an observation adapter, ``LogWrapper``, ...).
         params: ``EnvParams``, shared by the whole batch (may be traced:
             differentiate or vmap over it).
         carry: ``RolloutCarry`` to start from (e.g. right after
@@ -222,7 +223,7 @@ def scan_steps(
             policy or recorder that is not callable; neither ``carry.key`` nor
             ``step_keys``; ``step_keys`` or ``actions`` of the wrong shape.
     """
-    check_economy(env)
+    check_economy(env, wrappers=True)
     if not isinstance(carry, RolloutCarry):
         raise TypeError(f"carry must be a RolloutCarry (RolloutCarry(obs=obs, state=state, key=key) from "
                         f"env.reset's outputs), got {type(carry).__qualname__}")

@@ -125,6 +125,21 @@ def test_arguments_that_failed_deep_inside_are_named(env):
         episode(env, key, params, T, recorder=5)
 
 
+def test_scan_steps_runs_a_pure_jax_wrapper_and_refuses_a_front(env):
+    """A jaxecon.wrappers.Wrapper keeps the functional signatures (the bench times
+    observation adapters through scan_steps); a front does not."""
+    from jaxecon.wrappers import GymnaxEnv, LogWrapper
+
+    wrapped = LogWrapper(env)
+    params = env.default_params
+    obs, state = wrapped.reset(jax.random.key(0), params)
+    carry, _ = scan_steps(wrapped, params, RolloutCarry(obs=obs, state=state, key=jax.random.key(1)), T)
+    assert int(carry.state.env_state.timestep) == T
+    with pytest.raises(TypeError, match=r"must be a jaxecon env \(jaxecon\.make\(\.\.\.\)\) or a "
+                                        r"jaxecon\.wrappers\.Wrapper over one, got jaxecon\.wrappers\.gymnax\.GymnaxEnv"):
+        scan_steps(GymnaxEnv(env), params, RolloutCarry(obs=obs, state=state, key=jax.random.key(1)), T)
+
+
 def test_masks_drawn_from_wait_for_the_actions_and_keep_every_bit():
     from jaxecon.rollout import _masks_after
 

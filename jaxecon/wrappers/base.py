@@ -101,7 +101,13 @@ class Wrapper:
     wrapper translates for the environment it wraps, so that
     ``AutoResetWrapper`` carries over what Foundation keeps across episodes
     through any stack.
+
+    ``keeps_functional_api`` (True) tells the checks below this package
+    (``jaxecon.env_checks.check_economy(..., wrappers=True)``, used by
+    ``rollout.scan_steps``) that the class keeps the functional signatures.
     """
+
+    keeps_functional_api = True
 
     def __init__(self, env):
         check_env(env)
