@@ -11,7 +11,7 @@
   updates per run, seeds 0 and 1) through the command line, in a
   subprocess compiled with XLA's cheaper backend optimisation (as the
   notebook tests): interrupted (``--max-updates 1``), resumed, evaluated; then
-  ``jaxecon evaluate`` of one run.
+  ``jaxecon evaluate`` of one run and ``benchmarks/cross_evaluate.py``.
 """
 
 from __future__ import annotations
@@ -426,9 +426,9 @@ def test_protocol_figure_joins_the_phases_and_draws_the_schedules(tmp_path):
 
 
 # ------------------------------------------------------ the whole protocol
-def _cli(args: list, cwd: pathlib.Path) -> subprocess.CompletedProcess:
+def _cli(args: list, cwd: pathlib.Path, script=("-m", "jaxecon.cli")) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p))
-    return subprocess.run([sys.executable, "-m", "jaxecon.cli", *args], cwd=cwd, env=env, capture_output=True,
+    return subprocess.run([sys.executable, *script, *args], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=900)
 
 
@@ -496,6 +496,17 @@ def test_reproduce_runs_interrupts_resumes_and_evaluates_the_protocol(tmp_path):
     single = _cli(["evaluate", "p/seed0/phase1", "--num-envs", "4"], tmp_path)
     assert single.returncode == 0, single.stdout + single.stderr
     assert "trained (greedy)" in single.stdout and "no-op" in single.stdout and "+-" in single.stdout
+    # benchmarks/cross_evaluate.py: its diagonal rows are the evaluation's planner rows
+    cross = _cli(["p", "--num-envs", "4", "--json", "cross.json"], tmp_path,
+                 script=(str(REPO / "benchmarks" / "cross_evaluate.py"),))
+    assert cross.returncode == 0, cross.stdout + cross.stderr
+    rows = json.loads((tmp_path / "cross.json").read_text())["rows"]
+    assert sorted(rows) == ["0", "1"]
+    for s in ("0", "1"):
+        assert len(rows[s]) == 4
+        for label, planner in (("learned agents, learned planner", "learned"), ("saez agents, Saez", "saez")):
+            assert rows[s][label]["equality x productivity"] == pytest.approx(
+                res["planners"][planner]["seeds"][s]["metrics"][KEY_EP], rel=1e-6)
 
 
 def test_the_evaluation_table_has_a_return_column_per_agent_type():
