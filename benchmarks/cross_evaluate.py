@@ -48,7 +48,8 @@ def cross_rows(protocol_dirs, num_envs: int, seed: int, log=print) -> dict:
     that has both a learned and a saez phase-2 run under ``protocol_dirs``.
 
     Raises:
-        ValueError: no seed with both runs.
+        FileNotFoundError, ValueError: as ``comparison.find_runs``; ValueError:
+            no seed with both runs (``main`` prints either and exits with 1).
     """
     from jaxecon.training import checkpoint as ckpt
     from jaxecon.training.comparison import find_runs
@@ -58,7 +59,8 @@ def cross_rows(protocol_dirs, num_envs: int, seed: int, log=print) -> dict:
     runs = {(r.planner, r.seed): r for r in find_runs(protocol_dirs)}
     seeds = sorted(s for p, s in runs if p == "learned" and ("saez", s) in runs)
     if not seeds:
-        raise ValueError("protocol_dirs hold no seed with both a phase2-learned and a phase2-saez run")
+        raise ValueError(f"{[str(d) for d in protocol_dirs]} hold no seed with both a phase2-learned and a "
+                         "phase2-saez run (benchmarks/taxed_phase1.py makes them)")
     out = {}
     for s in seeds:
         econ, params = {}, {}
@@ -96,7 +98,10 @@ def main(argv=None) -> int:
 
     from jaxecon.training.comparison import mean_ci
 
-    rows = cross_rows(args.protocols, args.num_envs, args.seed)
+    try:
+        rows = cross_rows(args.protocols, args.num_envs, args.seed)
+    except (FileNotFoundError, ValueError) as e:
+        raise SystemExit(f"cross_evaluate.py: {e}") from None
     seeds = sorted(rows)
     print(f"\nmean over {len(seeds)} training seeds ± 95% interval (Student t)")
     for label, _, _ in ROWS:
