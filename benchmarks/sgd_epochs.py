@@ -24,16 +24,10 @@ import argparse
 import dataclasses
 import os
 import pathlib
-import resource
 import time
 
 RETURN = ("agents' return (per agent)", "a/episode_return")
 PRODUCTIVITY = ("productivity (coin)", "episode/social/productivity")
-
-
-def _cpu_s() -> float:
-    r = resource.getrusage(resource.RUSAGE_SELF)
-    return r.ru_utime + r.ru_stime
 
 
 def main(argv=None) -> int:
@@ -61,11 +55,11 @@ def main(argv=None) -> int:
             c = base.replace(general=dataclasses.replace(base.general, episodes=args.episodes),
                              trainer=dataclasses.replace(base.trainer, num_sgd_iter=k, seed=s))
             runs.append((c, out / f"epochs{k}" / f"seed{s}"))
-        c0, t0 = _cpu_s(), time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         if train_or_resume_seeds(runs, print, progress=True) != ["done"] * len(runs):
             raise SystemExit(f"the runs of {k} epochs did not finish")
         steps = len(runs) * runs[0][0].total_env_steps
-        cpu[k] = (_cpu_s() - c0, time.perf_counter() - t0, steps)
+        cpu[k] = (time.process_time() - c0, time.perf_counter() - t0, steps)
         print(f"{k} epochs: {cpu[k][0]:.0f} CPU-s, {cpu[k][1]:.0f} s wall for {steps:,} env steps "
               f"({cpu[k][0] / steps * 1e6:.1f} CPU-s per million env steps, compile included; "
               f"load {os.getloadavg()[0]:.2f})")
