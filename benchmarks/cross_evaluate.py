@@ -45,16 +45,16 @@ ROWS = (("learned agents, learned planner", "learned", "learned"),
 
 def cross_rows(protocol_dirs, num_envs: int, seed: int, log=print) -> dict:
     """``{train seed: {row label: {metric name: mean over the episodes}}}`` for each seed
-    that has both a learned and a saez phase-2 run under ``protocol_dirs``.
+    that has both a learned and a saez phase-2 run under ``protocol_dirs``
+    (the agents' group ``"a"`` swapped between the runs; ``METRICS``: coin,
+    coin, equality as a fraction 0..1, coin per episode).
 
     Raises:
         FileNotFoundError, ValueError: as ``comparison.find_runs``; ValueError:
             no seed with both runs (``main`` prints either and exits with 1).
     """
-    from jaxecon.training import checkpoint as ckpt
-    from jaxecon.training.comparison import find_runs
-    from jaxecon.training.evaluate import (SAEZ_MARKER, episode_runner, evaluation_env_config,
-                                           restore_policies, row_env_params, summarize_samples)
+    from jaxecon.training.comparison import find_runs, run_economy
+    from jaxecon.training.evaluate import restore_policies, row_env_params, summarize_samples
 
     runs = {(r.planner, r.seed): r for r in find_runs(protocol_dirs)}
     seeds = sorted(s for p, s in runs if p == "learned" and ("saez", s) in runs)
@@ -66,12 +66,8 @@ def cross_rows(protocol_dirs, num_envs: int, seed: int, log=print) -> dict:
         econ, params = {}, {}
         for planner in ("learned", "saez"):
             run = runs[(planner, s)]
-            env_cfg = evaluation_env_config(run.cfg.env)
-            runner = episode_runner(run.cfg, env_cfg, num_envs)
-            saez = (ckpt.restore_subtree(run.path, runner.saez_template(), SAEZ_MARKER)
-                    if planner == "saez" else None)
-            econ[planner] = (runner, env_cfg, saez)
-            params[planner] = restore_policies(run.path, runner)
+            econ[planner] = run_economy(run, num_envs)
+            params[planner] = restore_policies(run.path, econ[planner][0])
         out[s] = {}
         for label, agents, planner in ROWS:
             runner, env_cfg, saez = econ[planner]

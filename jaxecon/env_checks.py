@@ -39,7 +39,6 @@ def env_type_error(value, argument: str, accepted: str) -> TypeError:
     return TypeError(f"{argument} must be {accepted}, got {cls.__module__}.{cls.__qualname__}{hint}")
 
 
-
 def check_economy(env, argument: str = "env", wrappers: bool = False) -> None:
     """Raise ``env_type_error`` unless ``env`` is a jaxecon functional env (``jaxecon.make``'s).
 

@@ -677,4 +677,3 @@ class FoundationEnv(EnvAttributes):
         """``{agent key: {key: value}}``: the keys user code added to an
         ``agent.state`` by writing them (kept on the host, see ``live_state``)."""
         return {k: v for k, v in self._extra_state_fields.items() if v}
-

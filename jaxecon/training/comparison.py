@@ -70,7 +70,7 @@ from jaxecon.training import checkpoint as ckpt
 
 __all__ = ["AGENT_ROWS", "EXTRA", "PHASE2_AGENT_ROWS", "METRICS", "PAPER_2020", "PAPER_ECONOMY", "PAPER_ORDER", "PLANNER_LABELS",
            "RunInfo", "compare", "find_runs", "format_markdown", "format_text", "is_run_dir", "mean_ci",
-           "write_outputs"]
+           "run_economy", "write_outputs"]
 
 #: (name, metric key, unit) of the comparison's columns.
 METRICS = BRIEF_METRICS + (
@@ -322,10 +322,7 @@ def compare(paths, *, num_envs: int = 32, episodes: int = 1, seed: int = 1000,
     for planner, group in planners.items():
         per_seed = {}
         for r in group:
-            env_cfg = evaluation_env_config(r.cfg.env)
-            runner = episode_runner(r.cfg, env_cfg, num_envs)
-            # the saez planner continues its run's income buffer
-            saez = ckpt.restore_subtree(r.path, runner.saez_template(), SAEZ_MARKER) if planner == "saez" else None
+            runner, env_cfg, saez = run_economy(r, num_envs)
             per_seed[r.seed] = _row(runner, r, env_cfg, runner.ppo.role_modes(), seed, episodes, 0, say,
                                     f"planner {planner}", f"planner {planner}, seed {r.seed}", saez=saez)
         result["planners"][planner] = _summary(per_seed)
@@ -335,6 +332,24 @@ def compare(paths, *, num_envs: int = 32, episodes: int = 1, seed: int = 1000,
                 result["differences"][f"learned - {base}"] = _difference(result["planners"]["learned"], row)
     result["evaluation"]["wall_s"] = time.perf_counter() - t0
     return result
+
+
+def run_economy(run: RunInfo, num_envs: int) -> tuple:
+    """``(runner, env_cfg, saez)``: what evaluates ``run`` as ``compare`` does: the
+    ``EpisodeRunner`` of its evaluation economy (``evaluation_env_config`` of its
+    config; pass it ``row_env_params(runner, env_cfg)``), and for a saez run the
+    income buffer its economies ended with (``SaezState`` arrays with a leading
+    economy axis, read from its checkpoint; None for the other planners).
+
+    Raises:
+        FileNotFoundError: no checkpoint; ConfigError: a checkpoint without the
+            saez buffer (``checkpoint.restore_subtree``).
+    """
+    env_cfg = evaluation_env_config(run.cfg.env)
+    runner = episode_runner(run.cfg, env_cfg, num_envs)
+    # the saez planner continues its run's income buffer
+    saez = ckpt.restore_subtree(run.path, runner.saez_template(), SAEZ_MARKER) if run.planner == "saez" else None
+    return runner, env_cfg, saez
 
 
 #: What may differ between the seeds of one planner's runs: ``checkpoint.SEED_KEYS``
